@@ -1,0 +1,42 @@
+package contracts
+
+import "encoding/json"
+
+// Risk is how much harm a tool call can do.
+type Risk string
+
+// Risk levels, from harmless to irreversible.
+const (
+	RiskRead        Risk = "read"
+	RiskWrite       Risk = "write"
+	RiskDestructive Risk = "destructive"
+)
+
+// Tags that policy acts on (seed 004 §4.2).
+const (
+	TagPII          = "pii"
+	TagExternalSend = "external_send"
+	TagFinancial    = "financial"
+	TagAdmin        = "admin"
+	TagDelete       = "delete"
+	TagSharePublic  = "share_public"
+)
+
+// Contract is what a tool promises (seed 004 §3.1): who it is, how risky it
+// is, what it takes and returns, and which state keys its result yields.
+// It is plain data, as plugins send it; NewTool checks and compiles it.
+type Contract struct {
+	Tool           string            `json:"tool"` // "service.name"
+	Service        string            `json:"service"`
+	Description    string            `json:"description"`
+	RiskLevel      Risk              `json:"risk_level"`
+	ScopesRequired []string          `json:"scopes_required,omitempty"`
+	Tags           []string          `json:"tags,omitempty"`
+	InputSchema    json.RawMessage   `json:"input_schema"`
+	OutputSchema   json.RawMessage   `json:"output_schema"`
+	ProducesMap    map[string]string `json:"produces_map,omitempty"` // state key -> JSONPath into the result
+	TimeoutMS      int               `json:"timeout_ms,omitempty"`
+	Idempotent     bool              `json:"idempotent,omitempty"`
+	// SecretFields are top-level payload fields redacted in step records.
+	SecretFields []string `json:"secret_fields,omitempty"`
+}

@@ -1,0 +1,202 @@
+package contracts
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// RunFormatVersion is the checkpoint format this build writes. Stores keep
+// it beside every checkpoint; readers upgrade older versions on load.
+const RunFormatVersion = 1
+
+// RunStatus is where a run stands.
+type RunStatus string
+
+// Run statuses. Completed, failed, rejected and cancelled are final.
+const (
+	RunPending     RunStatus = "pending"     // created, not yet planned
+	RunReady       RunStatus = "ready"       // planned and approved, not yet executing
+	RunRunning     RunStatus = "running"     // a server is executing it
+	RunInterrupted RunStatus = "interrupted" // waiting for a person (see Interrupt)
+	RunCompleted   RunStatus = "completed"
+	RunFailed      RunStatus = "failed"
+	RunRejected    RunStatus = "rejected"
+	RunCancelled   RunStatus = "cancelled"
+)
+
+// Final reports whether no more work will happen on a run in this status.
+func (s RunStatus) Final() bool {
+	switch s {
+	case RunCompleted, RunFailed, RunRejected, RunCancelled:
+		return true
+	}
+	return false
+}
+
+// Run is the whole record of one goal's journey, and the value a checkpoint
+// stores. Steps and Decisions are append-only: retries, re-plans and
+// resumes add records and never rewrite one.
+type Run struct {
+	FormatVersion int       `json:"format_version"`
+	ID            string    `json:"id"`
+	UserID        string    `json:"user_id,omitempty"`
+	Goal          string    `json:"goal"`
+	Status        RunStatus `json:"status"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	// Seq is the sequence number of the checkpoint that holds this value.
+	// A store accepts a write only if Seq is one more than the stored one.
+	Seq     int64      `json:"seq"`
+	Options RunOptions `json:"options"`
+
+	Plans     []PlanRevision             `json:"plans,omitempty"`  // versions; the last is current
+	Policy    map[string]PolicyDecision  `json:"policy,omitempty"` // by action id of the current plan
+	State     map[string]json.RawMessage `json:"state,omitempty"`
+	Steps     []StepRecord               `json:"steps,omitempty"`
+	Interrupt *Interrupt                 `json:"interrupt,omitempty"`
+	Decisions []DecisionRecord           `json:"decisions,omitempty"`
+
+	ReplanCount int            `json:"replan_count"`
+	LLMCalls    map[string]int `json:"llm_calls,omitempty"` // by role: planner, replanner, filler, verifier, composer, tool
+	Result      *RunResult     `json:"result,omitempty"`
+	Error       *Error         `json:"error,omitempty"`
+}
+
+// RunOptions are per-run switches that override configuration.
+type RunOptions struct {
+	// AutoApprove approves what policy allows without asking (policy
+	// denials still stop the run).
+	AutoApprove bool `json:"auto_approve,omitempty"`
+	// HITL overrides the configured human-in-the-loop switches; nil keeps them.
+	HITL *HITLSwitches `json:"hitl,omitempty"`
+	// Scopes are the caller's granted scopes, checked against contracts.
+	Scopes   []string `json:"scopes,omitempty"`
+	Timezone string   `json:"timezone,omitempty"`
+	Locale   string   `json:"locale,omitempty"`
+	// Services restricts planning to these services or tool prefixes.
+	Services []string `json:"services,omitempty"`
+}
+
+// HITLSwitches turn the human-in-the-loop points on and off (seed 002).
+// Enabled is the global switch: off means no point interrupts, except a
+// policy require_confirm, which always asks unless the run auto-approves.
+type HITLSwitches struct {
+	Enabled       bool `json:"enabled" yaml:"enabled"`
+	Clarification bool `json:"clarification" yaml:"clarification"`
+	PlanApproval  bool `json:"plan_approval" yaml:"plan_approval"`
+	StepApproval  bool `json:"step_approval" yaml:"step_approval"`
+}
+
+// PlanRevision is one version of a run's plan and where it came from.
+type PlanRevision struct {
+	Version   int        `json:"version"`
+	Source    string     `json:"source"` // planner | replanner | caller | edit | template
+	Plan      Plan       `json:"plan"`
+	Levels    [][]string `json:"levels,omitempty"` // topological levels: ids that may run together
+	Mermaid   string     `json:"mermaid,omitempty"`
+	Reason    string     `json:"reason,omitempty"` // why a re-plan happened
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+// Policy decisions.
+const (
+	PolicyAllow          = "allow"
+	PolicyRequireConfirm = "require_confirm"
+	PolicyDeny           = "deny"
+)
+
+// PolicyDecision is policy's verdict on one action.
+type PolicyDecision struct {
+	Decision string `json:"decision"` // allow | require_confirm | deny
+	Reason   string `json:"reason,omitempty"`
+}
+
+// StepStatus is how one attempt of an action ended.
+type StepStatus string
+
+// Step statuses. A started record with no end is a call that was in flight
+// when the process stopped; resume re-issues it with the same key.
+const (
+	StepStarted   StepStatus = "started"
+	StepSucceeded StepStatus = "succeeded"
+	StepFailed    StepStatus = "failed"
+	StepSkipped   StepStatus = "skipped"
+)
+
+// StepRecord is one attempt of one action.
+type StepRecord struct {
+	ActionID       string          `json:"action_id"`
+	Tool           string          `json:"tool"`
+	PlanVersion    int             `json:"plan_version"`
+	Attempt        int             `json:"attempt"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	Payload        json.RawMessage `json:"payload,omitempty"` // secrets redacted
+	Result         json.RawMessage `json:"result,omitempty"`
+	Produced       []string        `json:"produced,omitempty"` // state keys this attempt set
+	Status         StepStatus      `json:"status"`
+	Error          *Error          `json:"error,omitempty"`
+	StartedAt      time.Time       `json:"started_at"`
+	EndedAt        time.Time       `json:"ended_at,omitzero"`
+}
+
+// InterruptKind names why a run waits for a person.
+type InterruptKind string
+
+// Interrupt kinds (seeds 001 §4.3 and 002).
+const (
+	InterruptClarify       InterruptKind = "clarify"
+	InterruptPlanApproval  InterruptKind = "plan_approval"
+	InterruptStepApproval  InterruptKind = "step_approval"
+	InterruptInputRequired InterruptKind = "input_required"
+)
+
+// Interrupt is what a waiting run asks for.
+type Interrupt struct {
+	Kind        InterruptKind             `json:"kind"`
+	Message     string                    `json:"message"`
+	Questions   []string                  `json:"questions,omitempty"`   // clarify
+	Suggestions map[string]string         `json:"suggestions,omitempty"` // clarify: remembered answers
+	PlanVersion int                       `json:"plan_version,omitempty"`
+	Mermaid     string                    `json:"mermaid,omitempty"`   // plan_approval
+	Policy      map[string]PolicyDecision `json:"policy,omitempty"`    // plan_approval
+	ActionID    string                    `json:"action_id,omitempty"` // step_approval, input_required
+	Tool        string                    `json:"tool,omitempty"`
+	Payload     json.RawMessage           `json:"payload,omitempty"` // step_approval: the bound payload
+	Fields      []string                  `json:"fields,omitempty"`  // input_required: paths still MISSING
+	CreatedAt   time.Time                 `json:"created_at"`
+}
+
+// DecisionKind is a person's answer to an interrupt.
+type DecisionKind string
+
+// Decision kinds; which fit depends on the interrupt.
+const (
+	DecisionApprove DecisionKind = "approve" // plan_approval, step_approval
+	DecisionEdit    DecisionKind = "edit"    // plan_approval (Plan), step_approval (Payload)
+	DecisionReject  DecisionKind = "reject"  // plan_approval, step_approval
+	DecisionSkip    DecisionKind = "skip"    // step_approval
+	DecisionAnswer  DecisionKind = "answer"  // clarify, input_required (Answers)
+)
+
+// Decision resumes an interrupted run.
+type Decision struct {
+	Kind    DecisionKind    `json:"decision"`
+	Plan    *Plan           `json:"plan,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	Answers map[string]any  `json:"answers,omitempty"`
+	By      string          `json:"by,omitempty"` // who decided: a user id, "auto", "memory"
+	Note    string          `json:"note,omitempty"`
+}
+
+// DecisionRecord keeps each interrupt with the decision that ended it.
+type DecisionRecord struct {
+	Interrupt Interrupt `json:"interrupt"`
+	Decision  Decision  `json:"decision"`
+	At        time.Time `json:"at"`
+}
+
+// RunResult is a finished run's answer.
+type RunResult struct {
+	Answer   string `json:"answer"`
+	Composer string `json:"composer"` // llm | template
+}

@@ -44,3 +44,33 @@ type RunSummary struct {
 	CreatedAt time.Time           `json:"created_at"`
 	UpdatedAt time.Time           `json:"updated_at"`
 }
+
+// Leaser is implemented by stores that can say which process drives a run,
+// so several servers sharing a store never drive one run at once and a run
+// whose driver died is picked up by another. A lease is an owner id and an
+// expiry on the store's clock; the owner renews it while it works.
+type Leaser interface {
+	// Acquire gives owner the lease on runID for ttl. It succeeds if the run
+	// has no lease, the lease expired, or owner already holds it; otherwise
+	// it returns contracts.CodeLeaseHeld. Unknown runs give CodeRunNotFound.
+	Acquire(ctx context.Context, runID, owner string, ttl time.Duration) error
+	// Renew extends owner's lease; CodeLeaseHeld if owner no longer holds it
+	// (it expired and someone else took it, or it was released).
+	Renew(ctx context.Context, runID, owner string, ttl time.Duration) error
+	// Release gives the lease up; releasing a lease owner does not hold is a
+	// no-op, so it is safe in deferred clean-up.
+	Release(ctx context.Context, runID, owner string) error
+	// ClaimExpired takes the lease, for owner, on up to limit unfinished
+	// runs whose lease expired (their driver died) and returns their ids.
+	// Runs that were released or never leased are not claimed: nobody was
+	// driving them.
+	ClaimExpired(ctx context.Context, owner string, ttl time.Duration, limit int) ([]string, error)
+}
+
+// Importer is implemented by stores that can take a checkpoint exactly as
+// another store or an older build wrote it (to move runs between stores).
+// The bytes are kept as they are and upgraded when loaded. Import refuses a
+// run the store already holds with contracts.CodeSequenceConflict.
+type Importer interface {
+	Import(ctx context.Context, data []byte, version int) error
+}

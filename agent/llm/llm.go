@@ -1,0 +1,72 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one completion. Schema, when set, is the JSON Schema the answer
+// must satisfy; a provider either enforces it (structured output) or asks
+// for it in the prompt. Name labels the schema (a-z, 0-9, _ and -).
+type Request struct {
+	Messages   []Message
+	Schema     json.RawMessage
+	SchemaName string
+}
+
+// Usage is the token count of one call.
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+// Response is the model's answer.
+type Response struct {
+	Text  string
+	Usage Usage
+}
+
+// LLM completes chat requests. Implementations return coded errors
+// (contracts.CodeLLMFailed, CodeLLMTimeout, CodeLLMInvalidOutput).
+type LLM interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+type observerKey struct{}
+
+// WithObserver returns a context whose LLM calls made through Observed are
+// reported to fn with the caller's role. The engine uses it to count the
+// built-in LLM tools' calls under role "tool" in the run that made them.
+func WithObserver(ctx context.Context, fn func(role string, u Usage)) context.Context {
+	return context.WithValue(ctx, observerKey{}, fn)
+}
+
+// Observed wraps m so that every call, failed or not, is reported under role
+// to the observer found in the call's context (if any).
+func Observed(m LLM, role string) LLM { return observed{m, role} }
+
+type observed struct {
+	LLM
+	role string
+}
+
+func (o observed) Complete(ctx context.Context, req Request) (Response, error) {
+	resp, err := o.LLM.Complete(ctx, req)
+	if fn, ok := ctx.Value(observerKey{}).(func(string, Usage)); ok {
+		fn(o.role, resp.Usage)
+	}
+	return resp, err
+}

@@ -1,0 +1,117 @@
+package openai_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/agent/llm"
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/agent/llm/openai"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+var schema = []byte(`{"type":"object","required":["ok"],"properties":{"ok":{"type":"boolean"}}}`)
+
+func ask(system string) llm.Request {
+	return llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: "hi"}},
+		Schema:   schema, SchemaName: "verdict",
+	}
+}
+
+func TestStructuredOutputSendsJSONSchema(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Role: "verifier", Content: `{"ok":true}`})
+	c, err := openai.New(openai.Config{BaseURL: srv.URL, Model: "m", StructuredOutput: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Complete(context.Background(), ask("role: verifier\nJudge."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != `{"ok":true}` || resp.Usage.PromptTokens != 10 || resp.Usage.CompletionTokens != 5 {
+		t.Fatalf("resp = %+v", resp)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Role != "verifier" || reqs[0].Model != "m" {
+		t.Fatalf("requests = %+v", reqs)
+	}
+	rf := string(reqs[0].ResponseFormat)
+	if !strings.Contains(rf, `"json_schema"`) || !strings.Contains(rf, `"verdict"`) || !strings.Contains(rf, `"ok"`) {
+		t.Fatalf("response_format = %s", rf)
+	}
+}
+
+func TestPlainJSONPromptingWithoutStructuredOutput(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Content: `{"ok":false}`})
+	c, err := openai.New(openai.Config{BaseURL: srv.URL, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Complete(context.Background(), ask("role: planner\nPlan.")); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Requests()[0]
+	if len(r.ResponseFormat) != 0 {
+		t.Fatalf("response_format sent: %s", r.ResponseFormat)
+	}
+	if !strings.Contains(r.Messages[0].Content, `"required":["ok"]`) {
+		t.Fatalf("schema missing from system prompt: %q", r.Messages[0].Content)
+	}
+}
+
+func TestHTTPErrorIsCodedLLMFailed(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Status: http.StatusBadRequest, Content: "bad model"})
+	c, _ := openai.New(openai.Config{BaseURL: srv.URL, Model: "m"})
+	_, err := c.Complete(context.Background(), ask("role: planner"))
+	if contracts.CodeOf(err) != contracts.CodeLLMFailed {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRetriesTransientFailure(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Status: http.StatusServiceUnavailable, Content: "busy"}, llmtest.Reply{Content: `{"ok":true}`})
+	c, _ := openai.New(openai.Config{BaseURL: srv.URL, Model: "m", MaxRetries: 1})
+	resp, err := c.Complete(context.Background(), ask("role: planner"))
+	if err != nil || resp.Text != `{"ok":true}` || srv.Count("") != 2 {
+		t.Fatalf("resp=%+v err=%v calls=%d", resp, err, srv.Count(""))
+	}
+}
+
+func TestWholeCallBoundedByTimeout(t *testing.T) {
+	block := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hs.Close()
+	defer close(block)
+	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", Timeout: 50 * time.Millisecond, MaxRetries: 3})
+	_, err := c.Complete(context.Background(), ask("role: planner"))
+	if contracts.CodeOf(err) != contracts.CodeLLMTimeout {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestConfigRefusesBadValues(t *testing.T) {
+	if _, err := openai.New(openai.Config{}); contracts.CodeOf(err) != contracts.CodeInvalidConfig {
+		t.Fatalf("no model: %v", err)
+	}
+	t.Setenv("ORDO_LLM_TIMEOUT", "soon")
+	if _, err := openai.ConfigFromEnv(); contracts.CodeOf(err) != contracts.CodeInvalidConfig {
+		t.Fatalf("bad timeout: %v", err)
+	}
+	t.Setenv("ORDO_LLM_TIMEOUT", "2s")
+	t.Setenv("ORDO_LLM_MODEL", "llama")
+	t.Setenv("ORDO_LLM_STRUCTURED", "true")
+	c, err := openai.ConfigFromEnv()
+	if err != nil || c.Timeout != 2*time.Second || c.Model != "llama" || !c.StructuredOutput {
+		t.Fatalf("cfg=%+v err=%v", c, err)
+	}
+}

@@ -1,0 +1,66 @@
+package prompts
+
+import (
+	"embed"
+	"errors"
+	"io/fs"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Prompt names.
+const (
+	Planner   = "planner"
+	Replanner = "replanner"
+	Filler    = "filler"
+	Verifier  = "verifier"
+	Composer  = "composer"
+	Generate  = "generate"
+	Summarize = "summarize"
+)
+
+var names = []string{Planner, Replanner, Filler, Verifier, Composer, Generate, Summarize}
+
+//go:embed defaults/*.md
+var defaults embed.FS
+
+// Set is a loaded set of prompts.
+type Set map[string]string
+
+// Load returns the defaults with any NAME.md found at the root of override
+// replacing its default. A nil override gives the defaults. An empty
+// override file is refused, naming the file.
+func Load(override fs.FS) (Set, error) {
+	s := Set{}
+	for _, n := range names {
+		b, err := fs.ReadFile(defaults, "defaults/"+n+".md")
+		if err != nil {
+			return nil, contracts.Errorf(contracts.CodeInternal, "prompts: default %s: %w", n, err)
+		}
+		s[n] = string(b)
+		if override == nil {
+			continue
+		}
+		b, err = fs.ReadFile(override, n+".md")
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "prompts: %s.md: %w", n, err).With("field", n+".md")
+		case strings.TrimSpace(string(b)) == "":
+			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "prompts: %s.md is empty", n).With("field", n+".md")
+		default:
+			s[n] = string(b)
+		}
+	}
+	return s, nil
+}
+
+// Defaults returns the embedded prompts.
+func Defaults() Set {
+	s, err := Load(nil)
+	if err != nil {
+		panic(err) // the embedded files are part of the build
+	}
+	return s
+}

@@ -1,0 +1,36 @@
+package prompts
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+func TestDefaultsNameTheirRole(t *testing.T) {
+	s := Defaults()
+	for _, n := range []string{Planner, Replanner, Filler, Verifier, Composer} {
+		if got := llmtest.RoleOf(s[n]); got != n {
+			t.Errorf("%s prompt role = %q", n, got)
+		}
+	}
+	if !strings.Contains(s[Filler], `"MISSING"`) || !strings.Contains(s[Planner], "ONLY from the tool candidates") {
+		t.Error("seed 004 §4 rules missing from prompts")
+	}
+}
+
+func TestOverrideReplacesOneFile(t *testing.T) {
+	s, err := Load(fstest.MapFS{"composer.md": {Data: []byte("role: composer\nBe terse.")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s[Composer] != "role: composer\nBe terse." || s[Planner] != Defaults()[Planner] {
+		t.Fatal("override not applied to exactly one prompt")
+	}
+	_, err = Load(fstest.MapFS{"planner.md": {Data: []byte("  \n")}})
+	if contracts.CodeOf(err) != contracts.CodeInvalidConfig {
+		t.Fatalf("empty override accepted: %v", err)
+	}
+}

@@ -1,0 +1,145 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/ordo-run/ordo/contracts"
+	pb "github.com/ordo-run/ordo/plugins/proto"
+)
+
+// Handshake is the go-plugin handshake of protocol version 1. Host and
+// plugin refuse each other unless all three values match. Treat it as a
+// constant.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "ORDO_PLUGIN",
+	MagicCookieValue: "ordo-tool-plugin-7d3f9b1e0c5a4e28",
+}
+
+// PluginName is the name the ToolPlugin service is dispensed under.
+const PluginName = "tools"
+
+// GRPCPlugin is the go-plugin glue for the ToolPlugin service, used on both
+// sides: a plugin sets Impl; the host only needs the client half.
+type GRPCPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl pb.ToolPluginServer
+}
+
+// GRPCServer registers the service on the plugin's gRPC server.
+func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterToolPluginServer(s, p.Impl)
+	return nil
+}
+
+// GRPCClient returns a pb.ToolPluginClient for the host.
+func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return pb.NewToolPluginClient(c), nil
+}
+
+// Serve checks the tools' contracts and serves them over go-plugin gRPC
+// until the host stops the plugin. A broken contract ends the process with
+// the error on stderr (which the host logs). It must be called from main.
+func Serve(tools ...Tool) {
+	s, err := NewServer(tools...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ordo plugin:", err)
+		os.Exit(1)
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Impl: NewGRPCService(s, BuildVersion())}},
+		GRPCServer:      plugin.DefaultGRPCServer,
+	})
+}
+
+// BuildVersion describes the running binary: its module version and, when
+// built from a VCS checkout, the revision.
+func BuildVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += "+" + s.Value[:12]
+		}
+	}
+	return v
+}
+
+// NewGRPCService adapts a Server to the ToolPlugin gRPC service.
+func NewGRPCService(s *Server, version string) pb.ToolPluginServer {
+	return &service{s: s, version: version}
+}
+
+type service struct {
+	pb.UnimplementedToolPluginServer
+	s       *Server
+	version string
+}
+
+func (g *service) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	resp := &pb.DescribeResponse{PluginVersion: g.version}
+	for _, c := range g.s.Describe() {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		resp.Contracts = append(resp.Contracts, b)
+	}
+	return resp, nil
+}
+
+func (g *service) Call(ctx context.Context, req *pb.CallRequest) (*pb.CallResponse, error) {
+	if req.DeadlineUnixMs > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.UnixMilli(req.DeadlineUnixMs))
+		defer cancel()
+	}
+	out, err := g.s.Call(ctx, req.Tool, req.PayloadJson, req.IdempotencyKey)
+	if err != nil {
+		return &pb.CallResponse{Outcome: &pb.CallResponse_Error{Error: ErrorToWire(err)}}, nil
+	}
+	return &pb.CallResponse{Outcome: &pb.CallResponse_ResultJson{ResultJson: out}}, nil
+}
+
+func (g *service) Health(context.Context, *pb.HealthRequest) (*pb.HealthResponse, error) {
+	return &pb.HealthResponse{Ok: true}, nil
+}
+
+// ErrorToWire encodes an error as a protocol ToolError.
+func ErrorToWire(err error) *pb.ToolError {
+	ce := contracts.AsError(err)
+	te := &pb.ToolError{Code: int32(ce.Code), Message: ce.Message, Retryable: ce.Retryable}
+	if len(ce.Details) > 0 {
+		te.DetailsJson, _ = json.Marshal(ce.Details) // details that do not marshal are dropped
+	}
+	return te
+}
+
+// ErrorFromWire decodes a protocol ToolError; a missing code (0) becomes
+// CodeToolFailed.
+func ErrorFromWire(te *pb.ToolError) *contracts.Error {
+	code := contracts.Code(te.GetCode())
+	if code == 0 {
+		code = contracts.CodeToolFailed
+	}
+	e := &contracts.Error{Code: code, Message: te.GetMessage(), Retryable: te.GetRetryable()}
+	if len(te.GetDetailsJson()) > 0 {
+		var d map[string]any
+		if json.Unmarshal(te.GetDetailsJson(), &d) == nil {
+			e.Details = d
+		}
+	}
+	return e
+}

@@ -1,0 +1,59 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteFileReplacesAndLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "store.json")
+	for _, content := range []string{"first", "second, longer"} {
+		if err := WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != content {
+			t.Fatalf("read back %q, %v; want %q", got, err, content)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("dir holds %d entries, want only the target: %v", len(entries), entries)
+	}
+	info, _ := os.Stat(path)
+	if info.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, want 0600", info.Mode().Perm())
+	}
+}
+
+func TestWriteInSubdirAndRefusesEscape(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := WriteIn(root, "sub/x.txt", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "sub", "x.txt")); string(got) != "x" {
+		t.Fatalf("got %q", got)
+	}
+	if err := WriteIn(root, "../escape.txt", []byte("x"), 0o644); err == nil {
+		t.Fatal("WriteIn wrote outside its root")
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escape.txt")); err == nil {
+		t.Fatal("escape.txt exists outside the root")
+	}
+}
+
+func TestWriteFileMissingDirFails(t *testing.T) {
+	if err := WriteFile(filepath.Join(t.TempDir(), "no", "such", "f"), nil, 0o600); err == nil {
+		t.Fatal("want an error for a missing directory")
+	}
+}

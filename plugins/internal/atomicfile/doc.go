@@ -1,0 +1,5 @@
+// Package atomicfile replaces a file so that a crash at any moment leaves
+// either the old content or the new, never a torn mix: write a temporary
+// file in the same directory, fsync it, rename it over the target, fsync
+// the directory. The notes store and files.write rely on it.
+package atomicfile

@@ -1,0 +1,98 @@
+package safepath
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/internal/toolerr"
+)
+
+// Root is a directory that tool paths may not leave.
+type Root struct {
+	dir string // absolute, symlinks resolved
+	fs  *os.Root
+}
+
+// Open opens dir as a root. dir must exist and be a directory; a bad one is
+// a CodeInvalidConfig error naming envVar (the setting it came from).
+func Open(envVar, dir string) (*Root, error) {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "%s: root %q: %w", envVar, dir, err).With("setting", envVar)
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "%s: root %q: %w", envVar, dir, err).With("setting", envVar)
+	}
+	if !info.IsDir() {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "%s: root %q is not a directory", envVar, dir).With("setting", envVar)
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "%s: open root %q: %w", envVar, dir, err).With("setting", envVar)
+	}
+	return &Root{dir: abs, fs: r}, nil
+}
+
+// Dir is the root's absolute, symlink-free path.
+func (r *Root) Dir() string { return r.dir }
+
+// FS is the confined file system that all I/O under the root goes through.
+func (r *Root) FS() *os.Root { return r.fs }
+
+// Close releases the root's directory handle.
+func (r *Root) Close() error { return r.fs.Close() }
+
+// Resolve checks that name, the value of payload field field, stays inside
+// the root and returns its cleaned root-relative form ("." is the root
+// itself). A refusal is a non-retryable tool error with details field and
+// path.
+func (r *Root) Resolve(field, name string) (string, error) {
+	refuse := func(why string) error {
+		return toolerr.Refuse(field, "%s %q %s", field, name, why).With("path", name)
+	}
+	switch {
+	case name == "":
+		return "", refuse("is empty")
+	case strings.ContainsRune(name, 0):
+		return "", refuse("contains a NUL byte")
+	case filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.HasPrefix(name, `\`):
+		return "", refuse("is absolute; paths are relative to the root")
+	}
+	clean := filepath.Clean(name)
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return "", refuse("escapes the root")
+	}
+	// Resolve the longest existing prefix: a symlink anywhere in it may point
+	// outside. A path that does not exist yet is judged by its parent.
+	existing := filepath.Join(r.dir, clean)
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", refuse(fmt.Sprintf("cannot be checked: %v", err))
+		}
+		existing = filepath.Dir(existing)
+	}
+	resolved, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", refuse("goes through a symlink that cannot be resolved")
+	}
+	if !within(r.dir, resolved) {
+		return "", refuse("goes through a symlink that points outside the root")
+	}
+	return clean, nil
+}
+
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}

@@ -1,0 +1,183 @@
+package contracts
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/theory/jsonpath"
+)
+
+// Tool is a checked contract with its schemas and produces_map paths
+// compiled once, so validation on every call is cheap and a broken
+// contract is refused when the tool is added, not when it is first used.
+type Tool struct {
+	Contract Contract
+	input    *jsonschema.Schema
+	output   *jsonschema.Schema
+	paths    map[string]*jsonpath.Path
+}
+
+var (
+	toolNamePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)+$`)
+	serviceNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$`)
+	knownTags          = []string{TagPII, TagExternalSend, TagFinancial, TagAdmin, TagDelete, TagSharePublic}
+)
+
+// NewTool checks c and compiles it. Every refusal is CodeInvalidContract
+// with details "tool" and "field" naming what is broken.
+func NewTool(c Contract) (*Tool, error) {
+	bad := func(field, format string, args ...any) error {
+		return Errorf(CodeInvalidContract, "tool %q: %s: "+format, append([]any{c.Tool, field}, args...)...).
+			With("tool", c.Tool).With("field", field)
+	}
+	if !toolNamePattern.MatchString(c.Tool) {
+		return nil, bad("tool", "want service.name (letters, digits, _ and -, dot-separated)")
+	}
+	if !serviceNamePattern.MatchString(c.Service) {
+		return nil, bad("service", "%q is not a service name", c.Service)
+	}
+	if !strings.HasPrefix(c.Tool, c.Service+".") {
+		return nil, bad("service", "tool name does not start with %q", c.Service+".")
+	}
+	switch c.RiskLevel {
+	case RiskRead, RiskWrite, RiskDestructive:
+	default:
+		return nil, bad("risk_level", "%q is not one of read, write, destructive", c.RiskLevel)
+	}
+	for _, tag := range c.Tags {
+		if !slices.Contains(knownTags, tag) {
+			return nil, bad("tags", "unknown tag %q (want one of %s)", tag, strings.Join(knownTags, ", "))
+		}
+	}
+	for _, s := range c.ScopesRequired {
+		if strings.TrimSpace(s) == "" {
+			return nil, bad("scopes_required", "empty scope")
+		}
+	}
+	for _, s := range c.SecretFields {
+		if s == "" {
+			return nil, bad("secret_fields", "empty field name")
+		}
+	}
+	if c.TimeoutMS < 0 {
+		return nil, bad("timeout_ms", "%d is negative", c.TimeoutMS)
+	}
+	t := &Tool{Contract: c, paths: make(map[string]*jsonpath.Path, len(c.ProducesMap))}
+	var err error
+	if len(c.InputSchema) == 0 {
+		return nil, bad("input_schema", "missing (use {} to accept any input)")
+	}
+	if t.input, err = compileSchema("ordo:///tools/"+c.Tool+"/input_schema.json", c.InputSchema); err != nil {
+		return nil, schemaCompileError(c.Tool, "input_schema", err)
+	}
+	if len(c.OutputSchema) == 0 {
+		return nil, bad("output_schema", "missing (use {} to accept any result)")
+	}
+	if t.output, err = compileSchema("ordo:///tools/"+c.Tool+"/output_schema.json", c.OutputSchema); err != nil {
+		return nil, schemaCompileError(c.Tool, "output_schema", err)
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.ProducesMap)) {
+		if key == "" {
+			return nil, bad("produces_map", "empty state key")
+		}
+		p, err := jsonpath.Parse(c.ProducesMap[key])
+		if err != nil {
+			return nil, Errorf(CodeInvalidContract, "tool %q: produces_map[%q]: %w", c.Tool, key, err).
+				With("tool", c.Tool).With("field", "produces_map."+key)
+		}
+		t.paths[key] = p
+	}
+	return t, nil
+}
+
+// Name is the tool id, "service.name".
+func (t *Tool) Name() string { return t.Contract.Tool }
+
+// ValidateInput checks a payload against the input schema (CodeSchemaViolation).
+func (t *Tool) ValidateInput(payload any) error {
+	return t.check(t.input, payload, CodeSchemaViolation, "input of "+t.Name())
+}
+
+// ValidateOutput checks a result against the output schema (CodeToolInvalidOutput).
+func (t *Tool) ValidateOutput(result any) error {
+	return t.check(t.output, result, CodeToolInvalidOutput, "output of "+t.Name())
+}
+
+func (t *Tool) check(sch *jsonschema.Schema, v any, code Code, what string) error {
+	jv, err := jsonValue(v)
+	if err != nil {
+		return Errorf(code, "%s: %w", what, err).With("tool", t.Name())
+	}
+	if err := validate(sch, jv, code, what); err != nil {
+		return AsError(err).With("tool", t.Name())
+	}
+	return nil
+}
+
+// CanProduce reports whether the produces_map yields key.
+func (t *Tool) CanProduce(key string) bool {
+	_, ok := t.paths[key]
+	return ok
+}
+
+// Produce applies the whole produces_map to a result: the state updates.
+func (t *Tool) Produce(result any) (map[string]any, error) {
+	return t.ProduceKeys(result, slices.Sorted(maps.Keys(t.paths)))
+}
+
+// ProduceKeys applies only the named keys of the produces_map, for an
+// action that declares a subset. A path matching one node yields its
+// value, several nodes a list, none CodeMissingPath naming the key. A key
+// the map lacks is CodeUnproducibleKey. On error nothing is returned.
+func (t *Tool) ProduceKeys(result any, keys []string) (map[string]any, error) {
+	v, err := jsonValue(result)
+	if err != nil {
+		return nil, Errorf(CodeToolInvalidOutput, "result of %s: %w", t.Name(), err).With("tool", t.Name())
+	}
+	out := make(map[string]any, len(keys))
+	for _, key := range keys {
+		p, ok := t.paths[key]
+		if !ok {
+			return nil, Errorf(CodeUnproducibleKey, "tool %s has no produces_map entry for %q", t.Name(), key).
+				With("tool", t.Name()).With("key", key)
+		}
+		nodes := p.Select(v)
+		switch len(nodes) {
+		case 0:
+			return nil, Errorf(CodeMissingPath, "result of %s has nothing at %s for %q", t.Name(), p, key).
+				With("tool", t.Name()).With("key", key).With("path", p.String())
+		case 1:
+			out[key] = nodes[0]
+		default:
+			out[key] = []any(nodes)
+		}
+	}
+	return out, nil
+}
+
+// Catalog finds tools by name; the host's live catalog and ToolMap both
+// implement it.
+type Catalog interface {
+	Lookup(name string) (*Tool, bool)
+}
+
+// ToolMap is a fixed catalog keyed by tool name.
+type ToolMap map[string]*Tool
+
+// Lookup implements Catalog.
+func (m ToolMap) Lookup(name string) (*Tool, bool) {
+	t, ok := m[name]
+	return t, ok
+}
+
+// NewToolMap indexes tools by name; a later tool of the same name wins.
+func NewToolMap(tools ...*Tool) ToolMap {
+	m := make(ToolMap, len(tools))
+	for _, t := range tools {
+		m[t.Name()] = t
+	}
+	return m
+}

@@ -1,0 +1,49 @@
+package plugenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestDataDirPrecedence(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("HOME", filepath.Join(tmp, "home"))
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv(DataDirEnv, "")
+	for _, tc := range []struct{ env, xdg, want string }{
+		{"", "", filepath.Join(tmp, "home", ".local", "share", "ordo", "plugins", "notes")},
+		{"", filepath.Join(tmp, "xdg"), filepath.Join(tmp, "xdg", "ordo", "plugins", "notes")},
+		{filepath.Join(tmp, "host-given"), filepath.Join(tmp, "xdg"), filepath.Join(tmp, "host-given")},
+	} {
+		t.Setenv(DataDirEnv, tc.env)
+		t.Setenv("XDG_DATA_HOME", tc.xdg)
+		got, err := DataDir("notes")
+		if err != nil || got != tc.want {
+			t.Fatalf("DataDir = %q, %v; want %q", got, err, tc.want)
+		}
+		if info, err := os.Stat(got); err != nil || !info.IsDir() {
+			t.Fatalf("%q not created: %v", got, err)
+		}
+	}
+}
+
+func TestDirOr(t *testing.T) {
+	tmp := t.TempDir()
+	def := filepath.Join(tmp, "default", "root")
+	t.Setenv("ORDO_TEST_ROOT", "")
+	if got, err := DirOr("ORDO_TEST_ROOT", def); err != nil || got != def {
+		t.Fatalf("DirOr = %q, %v", got, err)
+	}
+	if _, err := os.Stat(def); err != nil {
+		t.Fatalf("default not created: %v", err)
+	}
+	set := filepath.Join(tmp, "typo")
+	t.Setenv("ORDO_TEST_ROOT", set)
+	if got, err := DirOr("ORDO_TEST_ROOT", def); err != nil || got != set {
+		t.Fatalf("DirOr = %q, %v", got, err)
+	}
+	if _, err := os.Stat(set); err == nil {
+		t.Fatal("DirOr created a directory named by the environment")
+	}
+}

@@ -126,13 +126,17 @@ func actionName(actions []any, i int) string {
 	return "actions[" + strconv.Itoa(i) + "]"
 }
 
-var indexRef = regexp.MustCompile(`(?i)^(?:(?:tasks?|steps?|actions?)[._ -]?)?#?([0-9]+)$`)
+var (
+	indexRef  = regexp.MustCompile(`(?i)^\s*(?:(?:tasks?|steps?|actions?)[._ -]?)?#?([0-9]+)\s*$`)
+	idPattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_\-]{0,63}$`) // the schema's action id pattern
+)
 
 // coerceDependencies rewrites depends_on entries that LLMs write as
 // positions ("tasks.1", "step_1", "1", 1) into the ids of those 1-based
-// actions (seed 003). An existing id always wins over an index. Entries it
-// cannot resolve are CodeAmbiguousReference; entries of other JSON types
-// are left for the schema to reject.
+// actions (seed 003). An existing id always wins over an index. A
+// position out of range, or text that is neither a position nor an id, is
+// CodeAmbiguousReference; a well-formed unknown id is left for CheckPlan
+// (CodeUnknownDependency), and other JSON types for the schema.
 func coerceDependencies(v any) error {
 	actions := actionsOf(v)
 	ids := make(map[string]bool, len(actions))
@@ -165,6 +169,9 @@ func coerceDependencies(v any) error {
 			default:
 				continue
 			}
+			if !indexRef.MatchString(ref) && idPattern.MatchString(ref) {
+				continue // a plain unknown id: CheckPlan reports CodeUnknownDependency
+			}
 			id, ok := resolveIndex(actions, ref)
 			if !ok {
 				name := actionName(actions, i)
@@ -178,7 +185,7 @@ func coerceDependencies(v any) error {
 }
 
 func resolveIndex(actions []any, ref string) (string, bool) {
-	m := indexRef.FindStringSubmatch(strings.TrimSpace(ref))
+	m := indexRef.FindStringSubmatch(ref)
 	if m == nil {
 		return "", false
 	}

@@ -147,8 +147,9 @@ func (t *Tool) ProduceKeys(result any, keys []string) (map[string]any, error) {
 		nodes := p.Select(v)
 		switch len(nodes) {
 		case 0:
-			return nil, Errorf(CodeMissingPath, "result of %s has nothing at %s for %q", t.Name(), p, key).
-				With("tool", t.Name()).With("key", key).With("path", p.String())
+			path := t.Contract.ProducesMap[key]
+			return nil, Errorf(CodeMissingPath, "result of %s has nothing at %s for %q", t.Name(), path, key).
+				With("tool", t.Name()).With("key", key).With("path", path)
 		case 1:
 			out[key] = nodes[0]
 		default:

@@ -201,16 +201,20 @@ func jsonEqual(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// number reads any JSON-like number exactly.
 func number(v any) (*big.Rat, bool) {
-	switch v := v.(type) {
-	case json.Number:
-		return new(big.Rat).SetString(v.String())
-	case float64:
+	if n, ok := v.(json.Number); ok {
+		return new(big.Rat).SetString(n.String())
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return new(big.Rat).SetInt64(rv.Int()), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return new(big.Rat).SetUint64(rv.Uint()), true
+	case reflect.Float32, reflect.Float64:
 		r := new(big.Rat)
-		if r.SetFloat64(v) == nil {
-			return nil, false
-		}
-		return r, true
+		return r, r.SetFloat64(rv.Float()) != nil
 	}
 	return nil, false
 }

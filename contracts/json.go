@@ -85,8 +85,9 @@ func isObject(s string) bool {
 }
 
 // objectsInProse finds the outermost valid JSON objects in text: from each
-// '{' it scans to the matching '}' (string-aware) and keeps the span if it
-// is valid JSON, then resumes after it.
+// '{' it scans to the matching '}' (string-aware), keeps the span if it is
+// valid JSON, and resumes after it either way, so no object is ever taken
+// from inside a broken or truncated one.
 func objectsInProse(text string) []string {
 	var out []string
 	for i := 0; i < len(text); i++ {
@@ -95,12 +96,12 @@ func objectsInProse(text string) []string {
 		}
 		end := matchBrace(text, i)
 		if end < 0 {
-			continue
+			break // the rest is inside an unclosed brace, e.g. a truncated answer
 		}
 		if span := text[i : end+1]; json.Valid([]byte(span)) {
 			out = append(out, span)
-			i = end
 		}
+		i = end // never take an object from inside a broken one
 	}
 	return out
 }

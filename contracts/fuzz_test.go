@@ -1,0 +1,157 @@
+package contracts
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/theory/jsonpath"
+)
+
+// Seeds beyond testdata/fuzz/*: the plans of testdata/plans.
+func FuzzParsePlan(f *testing.F) {
+	for _, name := range []string{"scenario1.json", "scenario2.json"} {
+		f.Add(readPlan(f, name))
+	}
+	cat := testCatalog(f)
+	f.Fuzz(func(t *testing.T, text []byte) {
+		p, err := ParsePlan(text)
+		if err != nil {
+			if c := CodeOf(err); c.Category() != "validation" {
+				t.Fatalf("non-validation code %d: %v", c, err)
+			}
+			return
+		}
+		if err := ValidatePlan(p); err != nil {
+			t.Fatalf("a parsed plan does not re-validate: %v", err)
+		}
+		g, err := CheckPlan(p, cat, CheckOptions{InitialState: []string{"summary"}})
+		if err != nil {
+			if c := CodeOf(err); c.Category() != "validation" {
+				t.Fatalf("non-validation code %d: %v", c, err)
+			}
+			return
+		}
+		// Every action sits in exactly one level, after all it waits for.
+		levelOf := map[string]int{}
+		for l, ids := range g.Levels {
+			for _, id := range ids {
+				if _, dup := levelOf[id]; dup {
+					t.Fatalf("%s in two levels", id)
+				}
+				levelOf[id] = l
+			}
+		}
+		if len(levelOf) != len(p.Actions) {
+			t.Fatalf("%d actions, %d placed", len(p.Actions), len(levelOf))
+		}
+		for id, deps := range g.Deps {
+			for _, d := range deps {
+				if levelOf[d] >= levelOf[id] {
+					t.Fatalf("%s waits for %s but is not after it", id, d)
+				}
+			}
+		}
+		if m := g.Mermaid(p); !strings.HasPrefix(m, "flowchart TD\n") {
+			t.Fatalf("mermaid: %q", m)
+		}
+	})
+}
+
+func FuzzExtractJSON(f *testing.F) {
+	f.Add("```json\n{\"a\":1}\n```")
+	f.Fuzz(func(t *testing.T, text string) {
+		got, err := ExtractJSON(text)
+		if err != nil {
+			if CodeOf(err) != CodeInvalidJSON || got != nil {
+				t.Fatalf("got %q, %v", got, err)
+			}
+			return
+		}
+		if !json.Valid(got) || got[0] != '{' {
+			t.Fatalf("not a JSON object: %q", got)
+		}
+		if !strings.Contains(text, string(got)) {
+			t.Fatalf("%q is not taken from the text", got)
+		}
+		if _, err := DecodeJSON(got); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzFindMissing checks each reported path with an RFC 9535 parser: it
+// must select exactly one "MISSING" string, and no MISSING may be unreported.
+func FuzzFindMissing(f *testing.F) {
+	f.Add([]byte(`{"a":"MISSING","b":[{"c":"MISSING"}],"odd key":"MISSING"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := DecodeJSON(data)
+		if err != nil {
+			return
+		}
+		paths := FindMissing(v)
+		if !slices.IsSorted(paths) {
+			t.Fatalf("unsorted: %q", paths)
+		}
+		for _, p := range paths {
+			q, err := jsonpath.Parse(p)
+			if err != nil {
+				t.Fatalf("%q is not RFC 9535: %v", p, err)
+			}
+			if nodes := q.Select(v); len(nodes) != 1 || nodes[0] != Missing {
+				t.Fatalf("%q selects %v", p, nodes)
+			}
+		}
+		if want := countMissing(v); len(paths) != want {
+			t.Fatalf("%d paths for %d MISSING values", len(paths), want)
+		}
+	})
+}
+
+func countMissing(v any) int {
+	switch v := v.(type) {
+	case string:
+		if v == Missing {
+			return 1
+		}
+	case map[string]any:
+		n := 0
+		for _, c := range v {
+			n += countMissing(c)
+		}
+		return n
+	case []any:
+		n := 0
+		for _, c := range v {
+			n += countMissing(c)
+		}
+		return n
+	}
+	return 0
+}
+
+func FuzzParseCriterion(f *testing.F) {
+	f.Add("len(rows) >= 1")
+	state := map[string]any{"page_url": "u", "rows": []any{1, 2}, "n": json.Number("2"), "nil": nil}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCriterion(s)
+		if err != nil {
+			if CodeOf(err) != CodeInvalidInput {
+				t.Fatal(err)
+			}
+			return
+		}
+		ok, why := c.Check(state)
+		if why == "" {
+			t.Fatal("no reason")
+		}
+		again, err := ParseCriterion(c.String())
+		if err != nil {
+			t.Fatalf("%q does not re-parse: %v", c.String(), err)
+		}
+		if ok2, _ := again.Check(state); ok2 != ok {
+			t.Fatalf("%q checks differently after re-parsing", s)
+		}
+	})
+}

@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// finish ends the run as completed or rejected with a composed answer: one
+// composer LLM call, or a template when there is no model or it fails.
+func (e *Engine) finish(ctx context.Context, run *contracts.Run, status contracts.RunStatus) error {
+	run.Status = status
+	run.Interrupt = nil
+	run.Result = e.compose(ctx, run)
+	if err := e.save(ctx, run); err != nil {
+		return err
+	}
+	kind := EventCompleted
+	if status == contracts.RunRejected {
+		kind = EventRejected
+	}
+	e.emit(ctx, run, kind, "", "", run.Result.Answer)
+	return nil
+}
+
+type stepSummary struct {
+	Summary string `json:"summary"`
+	Intent  string `json:"intent,omitempty"`
+	Status  string `json:"status"`
+	Error   string `json:"error,omitempty"`
+}
+
+func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.RunResult {
+	if e.deps.LLM == nil {
+		return &contracts.RunResult{Answer: templateAnswer(run), Composer: "template"}
+	}
+	var steps []stepSummary
+	for _, s := range run.Steps {
+		if s.Status == contracts.StepStarted {
+			continue
+		}
+		a, _ := actionOf(run, s.PlanVersion, s.ActionID)
+		ss := stepSummary{Summary: describeAction(a), Intent: a.Intent, Status: string(s.Status)}
+		if s.Error != nil {
+			ss.Error = s.Error.Message
+		}
+		steps = append(steps, ss)
+	}
+	in := map[string]any{"goal": run.Goal, "status": run.Status, "state": run.State, "steps": steps, "locale": run.Options.Locale}
+	if n := len(run.Plans); n > 0 && run.Plans[n-1].Plan.FinalResponse != nil {
+		in["final_response"] = run.Plans[n-1].Plan.FinalResponse
+	}
+	text, err := e.complete(ctx, run, "composer", in, nil)
+	if err != nil || strings.TrimSpace(text) == "" {
+		e.log.Warn("composer failed; using the template", "run", run.ID, "err", err)
+		return &contracts.RunResult{Answer: templateAnswer(run), Composer: "template"}
+	}
+	return &contracts.RunResult{Answer: strings.TrimSpace(text), Composer: "llm"}
+}
+
+// templateAnswer is the deterministic answer: the outcome and one line per
+// finished step, from the records alone.
+func templateAnswer(run *contracts.Run) string {
+	var b strings.Builder
+	switch run.Status {
+	case contracts.RunCompleted:
+		fmt.Fprintf(&b, "Done: %s", run.Goal)
+	case contracts.RunRejected:
+		fmt.Fprintf(&b, "Stopped: the plan for %q was rejected.", run.Goal)
+	default:
+		fmt.Fprintf(&b, "Could not finish %q", run.Goal)
+		if run.Error != nil {
+			fmt.Fprintf(&b, ": %s", run.Error.Message)
+		}
+	}
+	for _, s := range run.Steps {
+		if s.Status == contracts.StepStarted {
+			continue
+		}
+		a, _ := actionOf(run, s.PlanVersion, s.ActionID)
+		fmt.Fprintf(&b, "\n- %s: %s", describeAction(a), s.Status)
+		if len(s.Produced) > 0 {
+			var kv []string
+			for _, k := range s.Produced {
+				kv = append(kv, k+"="+string(run.State[k]))
+			}
+			fmt.Fprintf(&b, " (%s)", strings.Join(kv, ", "))
+		}
+	}
+	return b.String()
+}
+
+func actionOf(run *contracts.Run, version int, id string) (contracts.Action, bool) {
+	for _, rev := range run.Plans {
+		if rev.Version != version {
+			continue
+		}
+		for _, a := range rev.Plan.Actions {
+			if a.ID == id {
+				return a, true
+			}
+		}
+	}
+	return contracts.Action{ID: id}, false
+}

@@ -1,0 +1,256 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/ordo-run/ordo/agent/llm"
+	"github.com/ordo-run/ordo/agent/policy"
+	"github.com/ordo-run/ordo/agent/prompts"
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
+)
+
+// Tools is the engine's view of the tool catalog: the host implements it.
+// Call validates the payload and result against the contract and retries
+// retryable tool errors; the key is the same for a re-issued call.
+type Tools interface {
+	Lookup(name string) (*contracts.Tool, bool)
+	List() []*contracts.Tool
+	Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string) (json.RawMessage, error)
+}
+
+// Recommender ranks tool names for a query, best first.
+type Recommender interface {
+	Recommend(ctx context.Context, query string, k int) ([]string, error)
+}
+
+// Verifier modes.
+const (
+	VerifyCode = "code" // output schema, produces, success_criteria (default)
+	VerifyLLM  = "llm"  // code checks, then an LLM critic scores the result
+)
+
+// VerifierConfig configures result verification. In llm mode a critic
+// scores each result that passed the code checks; a score below Threshold
+// retries the action with the critic's feedback (up to MaxIterations
+// attempts in all), then re-plans. The critic always judges the latest
+// attempt.
+type VerifierConfig struct {
+	Mode          string   `json:"mode" yaml:"mode"`
+	Threshold     float64  `json:"threshold" yaml:"threshold"`           // default 0.7
+	MaxIterations int      `json:"max_iterations" yaml:"max_iterations"` // default 3
+	Tools         []string `json:"tools,omitempty" yaml:"tools"`         // tools to critique; empty = all
+}
+
+// PolicyConfig is the tenant policy (see agent/policy).
+type PolicyConfig = policy.Config
+
+// Config tunes the engine. The zero value works: no HITL interrupts except
+// policy confirmations, parallelism 4, 3 re-plans, 8 candidates, code
+// verification, UTC, embedded prompts. DefaultConfig gives the seed's HITL
+// defaults instead.
+type Config struct {
+	Parallelism  int `json:"parallelism" yaml:"parallelism"`     // actions in flight at once (default 4)
+	ReplanBudget int `json:"replan_budget" yaml:"replan_budget"` // re-plans per run (default 3; <0 means none)
+	CandidatesK  int `json:"candidates_k" yaml:"candidates_k"`   // tools shown to the planner (default 8)
+	HITL         contracts.HITLSwitches
+	Policy       PolicyConfig
+	Verifier     VerifierConfig
+	Timezone     string `json:"timezone" yaml:"timezone"` // default UTC
+	Locale       string `json:"locale" yaml:"locale"`     // default en-US
+	// Prompts overrides the embedded prompts file by file (NAME.md).
+	Prompts fs.FS `json:"-" yaml:"-"`
+}
+
+// DefaultConfig is Config with seed 002's HITL defaults: HITL on,
+// clarification and plan approval on, step approval off.
+func DefaultConfig() Config {
+	return Config{HITL: contracts.HITLSwitches{Enabled: true, Clarification: true, PlanApproval: true}}
+}
+
+// Deps are the engine's collaborators. Tools and Store are required (a nil
+// Store means an in-memory one); LLM nil means callers must supply plans
+// and answers are composed from templates.
+type Deps struct {
+	Tools       Tools
+	LLM         llm.LLM
+	Store       memory.Checkpointer
+	Recommender Recommender
+	Logger      *slog.Logger
+	Events      func(Event)
+}
+
+// Event kinds.
+const (
+	EventRunStarted    = "run_started"
+	EventPlanReady     = "plan_ready"
+	EventPolicy        = "policy_decided"
+	EventInterrupted   = "interrupted"
+	EventResumed       = "resumed"
+	EventStepStarted   = "step_started"
+	EventStepSucceeded = "step_succeeded"
+	EventStepFailed    = "step_failed"
+	EventStepSkipped   = "step_skipped"
+	EventReplan        = "replan"
+	EventCompleted     = "completed"
+	EventFailed        = "failed"
+	EventRejected      = "rejected"
+	EventCancelled     = "cancelled"
+)
+
+// Event reports progress as a run goes, to Deps.Events and to a per-call
+// subscriber set with WithEvents.
+type Event struct {
+	RunID    string              `json:"run_id"`
+	Seq      int64               `json:"seq"` // the checkpoint the event follows
+	Kind     string              `json:"kind"`
+	ActionID string              `json:"action_id,omitempty"`
+	Tool     string              `json:"tool,omitempty"`
+	Status   contracts.RunStatus `json:"status"`
+	Message  string              `json:"message,omitempty"`
+	Time     time.Time           `json:"time"`
+}
+
+type eventsKey struct{}
+
+// WithEvents returns a context whose engine calls also report events to fn
+// (for MCP progress notifications of one request).
+func WithEvents(ctx context.Context, fn func(Event)) context.Context {
+	return context.WithValue(ctx, eventsKey{}, fn)
+}
+
+// Request starts a run: a goal to plan, or a plan the caller wrote.
+type Request struct {
+	Goal    string
+	Plan    *contracts.Plan // when set, no planner call is made
+	Context string          // extra facts for the planner
+	UserID  string
+	Options contracts.RunOptions
+}
+
+// Engine runs plans. It holds no per-run memory: every method loads the
+// run from the store, so any engine sharing the store can continue it.
+type Engine struct {
+	cfg     Config
+	deps    Deps
+	prompts prompts.Set
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// New builds an engine. Bad prompt overrides fall back to the embedded
+// defaults with an error logged; use prompts.Load to check them first.
+func New(cfg Config, deps Deps) *Engine {
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = 4
+	}
+	if cfg.ReplanBudget == 0 {
+		cfg.ReplanBudget = 3
+	}
+	if cfg.CandidatesK <= 0 {
+		cfg.CandidatesK = 8
+	}
+	if cfg.Timezone == "" {
+		cfg.Timezone = "UTC"
+	}
+	if cfg.Locale == "" {
+		cfg.Locale = "en-US"
+	}
+	if cfg.Verifier.Threshold <= 0 {
+		cfg.Verifier.Threshold = 0.7
+	}
+	if cfg.Verifier.MaxIterations <= 0 {
+		cfg.Verifier.MaxIterations = 3
+	}
+	if deps.Store == nil {
+		deps.Store = memory.NewMemStore()
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ps, err := prompts.Load(cfg.Prompts)
+	if err != nil {
+		log.Error("prompt overrides refused, using defaults", "err", err)
+		ps = prompts.Defaults()
+	}
+	return &Engine{cfg: cfg, deps: deps, prompts: ps, log: log, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Get returns the full record of a run.
+func (e *Engine) Get(ctx context.Context, runID string) (*contracts.Run, error) {
+	return e.deps.Store.Load(ctx, runID)
+}
+
+func newRunID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + hex.EncodeToString(b[:])
+}
+
+// save checkpoints run as its next sequence number. A refused write
+// (CodeSequenceConflict: another process advanced the run) is returned
+// as is; the caller must stop driving the run. Saving never observes
+// cancellation so a cancelled run still leaves its checkpoint.
+func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
+	run.Seq++
+	run.UpdatedAt = e.now()
+	if err := e.deps.Store.Save(context.WithoutCancel(ctx), run); err != nil {
+		run.Seq--
+		if contracts.CodeOf(err) == contracts.CodeSequenceConflict {
+			e.log.Warn("run advanced elsewhere; stopping", "run", run.ID, "seq", run.Seq+1)
+			return err
+		}
+		return contracts.Errorf(contracts.CodeStore, "checkpoint run %s: %w", run.ID, err).With("run", run.ID)
+	}
+	return nil
+}
+
+func (e *Engine) emit(ctx context.Context, run *contracts.Run, kind, actionID, tool, msg string) {
+	ev := Event{RunID: run.ID, Seq: run.Seq, Kind: kind, ActionID: actionID, Tool: tool, Status: run.Status, Message: msg, Time: e.now()}
+	e.log.Debug("run event", "run", run.ID, "kind", kind, "action", actionID, "tool", tool, "msg", msg)
+	if e.deps.Events != nil {
+		e.deps.Events(ev)
+	}
+	if fn, ok := ctx.Value(eventsKey{}).(func(Event)); ok {
+		fn(ev)
+	}
+}
+
+// hitl is the run's effective switch set.
+func (e *Engine) hitl(run *contracts.Run) contracts.HITLSwitches {
+	if run.Options.HITL != nil {
+		return *run.Options.HITL
+	}
+	return e.cfg.HITL
+}
+
+// complete makes one orchestration LLM call, counted under role in the run.
+func (e *Engine) complete(ctx context.Context, run *contracts.Run, role string, user any, schema []byte) (string, error) {
+	if e.deps.LLM == nil {
+		return "", contracts.Errorf(contracts.CodeNoLLM, "the %s needs a model and none is configured", role)
+	}
+	body, err := json.Marshal(user)
+	if err != nil {
+		return "", contracts.Errorf(contracts.CodeInternal, "%s input: %w", role, err)
+	}
+	if run.LLMCalls == nil {
+		run.LLMCalls = map[string]int{}
+	}
+	run.LLMCalls[role]++
+	resp, err := e.deps.LLM.Complete(ctx, llm.Request{
+		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: e.prompts[role]}, {Role: llm.RoleUser, Content: string(body)}},
+		Schema:     schema,
+		SchemaName: role,
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.Text, nil
+}

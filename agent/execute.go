@@ -1,0 +1,340 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Execute runs a ready run until it completes, fails, is rejected or stops
+// at an interrupt. It also continues a run left running by a process that
+// died: a call that was in flight is re-issued with its idempotency key.
+func (e *Engine) Execute(ctx context.Context, runID string) (*contracts.Run, error) {
+	run, err := e.deps.Store.Load(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case run.Status.Final():
+		return run, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
+	case run.Status == contracts.RunInterrupted:
+		return run, contracts.Errorf(contracts.CodeInvalidInput, "run %s waits for a %s decision: resume it", run.ID, run.Interrupt.Kind).
+			With("run", run.ID).With("interrupt", run.Interrupt.Kind)
+	case run.Status == contracts.RunPending:
+		return run, contracts.Errorf(contracts.CodeInvalidInput, "run %s has no plan yet", run.ID).With("run", run.ID)
+	}
+	return run, e.execute(ctx, run)
+}
+
+// stop is why the DAG loop returned.
+type stop int
+
+const (
+	stopDone stop = iota
+	stopInterrupted
+	stopFailed
+	stopCancelled
+)
+
+// failure is an action that could not be completed in this plan version.
+type failure struct {
+	action string
+	err    *contracts.Error
+}
+
+// execute drives the run through plan versions until it stops.
+func (e *Engine) execute(ctx context.Context, run *contracts.Run) error {
+	run.Status = contracts.RunRunning
+	run.Error = nil
+	if err := e.save(ctx, run); err != nil {
+		return err
+	}
+	for {
+		why, f, err := e.runDAG(ctx, run)
+		if err != nil {
+			return err
+		}
+		switch why {
+		case stopInterrupted:
+			return nil
+		case stopCancelled:
+			run.Status = contracts.RunReady
+			run.Error = contracts.Errorf(contracts.CodeCancelled, "cancelled at a step boundary; Execute continues the run")
+			if err := e.save(ctx, run); err != nil {
+				return err
+			}
+			e.emit(ctx, run, EventCancelled, "", "", run.Error.Message)
+			return nil
+		case stopDone:
+			return e.finish(ctx, run, contracts.RunCompleted)
+		}
+		replanned, err := e.replan(ctx, run, f)
+		if err != nil || !replanned {
+			return err
+		}
+	}
+}
+
+// outcome is what a worker brings back from one tool call.
+type outcome struct {
+	action  contracts.Action
+	tool    *contracts.Tool
+	started contracts.StepRecord
+	result  json.RawMessage
+	err     error
+	toolLLM int
+}
+
+// runDAG executes the current plan version: every action whose
+// dependencies are done is dispatched, up to the parallelism limit; results
+// come back to this goroutine, which alone changes the run.
+func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure, error) {
+	rev := run.Plans[len(run.Plans)-1]
+	plan := rev.Plan
+	g, err := contracts.CheckPlan(&plan, e.deps.Tools, contracts.CheckOptions{InitialState: slices.Collect(maps.Keys(run.State)), AllowedServices: run.Options.Services})
+	if err != nil {
+		return stopFailed, nil, e.fail(ctx, run, planFailed("the plan no longer checks against the catalog", err))
+	}
+	state, err := decodeState(run.State)
+	if err != nil {
+		return stopFailed, nil, e.fail(ctx, run, err)
+	}
+	running := map[string]bool{}
+	results := make(chan outcome)
+	var (
+		fail    *failure
+		pending *contracts.Interrupt
+		dataErr error
+	)
+	for {
+		if fail == nil && pending == nil && dataErr == nil && ctx.Err() == nil {
+			for _, a := range plan.Actions {
+				if len(running) >= e.cfg.Parallelism {
+					break
+				}
+				if running[a.ID] || doneIn(run, rev.Version, a.ID) || !depsDone(run, rev.Version, g.Deps[a.ID]) {
+					continue
+				}
+				if missing := missingKeys(state, a.Requires); len(missing) > 0 {
+					fail = &failure{a.ID, contracts.Errorf(contracts.CodeUnsatisfiedRequires,
+						"action %s cannot run: state lacks %s (a step it depends on was skipped or produced nothing)", a.ID, strings.Join(missing, ", ")).
+						With("action", a.ID).With("keys", missing)}
+					break
+				}
+				o, in, err := e.prepare(ctx, run, rev.Version, a, state)
+				if err != nil {
+					if contracts.CodeOf(err) == contracts.CodeSequenceConflict || contracts.CodeOf(err) == contracts.CodeStore {
+						dataErr = err
+						break
+					}
+					if f := e.recordFailure(ctx, run, rev.Version, a, nil, err); f != nil {
+						fail = f
+						break
+					}
+					continue
+				}
+				if in != nil {
+					pending = in
+					break
+				}
+				if err := e.save(ctx, run); err != nil {
+					dataErr = err
+					break
+				}
+				e.emit(ctx, run, EventStepStarted, a.ID, a.Tool, fmt.Sprintf("attempt %d", o.started.Attempt))
+				running[a.ID] = true
+				go func(o outcome) { results <- e.call(ctx, o) }(o)
+			}
+		}
+		if len(running) == 0 {
+			switch {
+			case dataErr != nil:
+				return stopFailed, nil, dataErr
+			case pending != nil:
+				return stopInterrupted, nil, e.interrupt(ctx, run, pending)
+			case fail != nil:
+				return stopFailed, fail, nil
+			case ctx.Err() != nil:
+				return stopCancelled, nil, nil
+			case allDone(run, rev):
+				return stopDone, nil, nil
+			}
+			return stopFailed, nil, e.fail(ctx, run, contracts.Errorf(contracts.CodeInternal, "no action can run and the plan is not done"))
+		}
+		o := <-results
+		delete(running, o.action.ID)
+		if f, err := e.finishStep(ctx, run, rev.Version, o, state); err != nil {
+			dataErr = err
+		} else if f != nil && fail == nil {
+			fail = f
+		}
+	}
+}
+
+// finishStep verifies a call's outcome, records it and checkpoints. It
+// returns a failure when the action cannot succeed in this plan version.
+func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, version int, o outcome, state map[string]any) (*failure, error) {
+	if o.toolLLM > 0 {
+		if run.LLMCalls == nil {
+			run.LLMCalls = map[string]int{}
+		}
+		run.LLMCalls["tool"] += o.toolLLM
+	}
+	rec := o.started
+	rec.EndedAt = e.now()
+	rec.Result = o.result
+	produced, err := o.err, error(nil)
+	var values map[string]any
+	if produced == nil {
+		values, err = e.verify(ctx, run, o.action, o.tool, o.result, state, rec.Attempt)
+	} else {
+		err = produced
+	}
+	if err != nil {
+		f := e.recordFailure(ctx, run, version, o.action, &rec, err)
+		if serr := e.save(ctx, run); serr != nil {
+			return nil, serr
+		}
+		return f, nil
+	}
+	if run.State == nil {
+		run.State = map[string]json.RawMessage{}
+	}
+	for k, v := range values {
+		b, _ := json.Marshal(v)
+		run.State[k] = b
+		state[k] = v
+		rec.Produced = append(rec.Produced, k)
+	}
+	slices.Sort(rec.Produced)
+	rec.Status = contracts.StepSucceeded
+	run.Steps = append(run.Steps, rec)
+	if err := e.save(ctx, run); err != nil {
+		return nil, err
+	}
+	e.emit(ctx, run, EventStepSucceeded, o.action.ID, o.action.Tool, fmt.Sprintf("attempt %d", rec.Attempt))
+	return nil, nil
+}
+
+// recordFailure appends a failed attempt (rec nil: it failed before any
+// call) and says whether the action is out of attempts.
+func (e *Engine) recordFailure(ctx context.Context, run *contracts.Run, version int, a contracts.Action, rec *contracts.StepRecord, err error) *failure {
+	ce := contracts.AsError(err)
+	if rec == nil {
+		now := e.now()
+		rec = &contracts.StepRecord{ActionID: a.ID, Tool: a.Tool, PlanVersion: version, Attempt: attempts(run, version, a.ID) + 1, StartedAt: now, EndedAt: now}
+	}
+	rec.Status = contracts.StepFailed
+	rec.Error = ce
+	run.Steps = append(run.Steps, *rec)
+	e.emit(ctx, run, EventStepFailed, a.ID, a.Tool, ce.Message)
+	if retryable(ce) && rec.Attempt < e.maxAttempts(a, ce) {
+		return nil
+	}
+	return &failure{a.ID, ce}
+}
+
+// retryable: validation errors (bad payload, missing produces) will not
+// change on a retry, nor will a result the critic wants re-planned;
+// everything else may.
+func retryable(e *contracts.Error) bool {
+	if next, _ := e.Details["next"].(string); next == "replan" || next == "ask_user" {
+		return false
+	}
+	return e.Code/1000 != 1 && e.Code != contracts.CodeNoLLM
+}
+
+func (e *Engine) maxAttempts(a contracts.Action, err *contracts.Error) int {
+	if _, critic := err.Details["score"]; critic {
+		return e.cfg.Verifier.MaxIterations
+	}
+	if a.Retries != nil && a.Retries.MaxAttempts > 0 {
+		return a.Retries.MaxAttempts
+	}
+	return 1
+}
+
+// The helpers below read the append-only step list; it is the truth.
+
+func doneIn(run *contracts.Run, version int, id string) bool {
+	for _, s := range run.Steps {
+		if s.PlanVersion == version && s.ActionID == id && (s.Status == contracts.StepSucceeded || s.Status == contracts.StepSkipped) {
+			return true
+		}
+	}
+	return false
+}
+
+func depsDone(run *contracts.Run, version int, deps []string) bool {
+	for _, d := range deps {
+		if !doneIn(run, version, d) {
+			return false
+		}
+	}
+	return true
+}
+
+func allDone(run *contracts.Run, rev contracts.PlanRevision) bool {
+	for _, a := range rev.Plan.Actions {
+		if !doneIn(run, rev.Version, a.ID) {
+			return false
+		}
+	}
+	return true
+}
+
+// attempts is the highest attempt number recorded for an action.
+func attempts(run *contracts.Run, version int, id string) int {
+	n := 0
+	for _, s := range run.Steps {
+		if s.PlanVersion == version && s.ActionID == id {
+			n = max(n, s.Attempt)
+		}
+	}
+	return n
+}
+
+// inFlight returns the started record of an attempt that never ended: a
+// call that was in flight when a process stopped.
+func inFlight(run *contracts.Run, version int, id string) (contracts.StepRecord, bool) {
+	var last contracts.StepRecord
+	found := false
+	for _, s := range run.Steps {
+		if s.PlanVersion != version || s.ActionID != id {
+			continue
+		}
+		if s.Status == contracts.StepStarted {
+			last, found = s, true
+		} else if found && s.Attempt == last.Attempt {
+			found = false
+		}
+	}
+	return last, found
+}
+
+func missingKeys(state map[string]any, keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if _, ok := state[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func decodeState(raw map[string]json.RawMessage) (map[string]any, error) {
+	out := make(map[string]any, len(raw))
+	for k, v := range raw {
+		d, err := contracts.DecodeJSON(v)
+		if err != nil {
+			return nil, contracts.Errorf(contracts.CodeCheckpointFormat, "state key %s: %w", k, err).With("key", k)
+		}
+		out[k] = d
+	}
+	return out, nil
+}

@@ -1,0 +1,312 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/ordo-run/ordo/agent/policy"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Plan creates a run and plans it: the planner (one LLM call) or the
+// caller's plan, validation (fail closed), then policy. It stops before
+// any tool runs: the run is ready, interrupted (clarify, plan_approval) or
+// failed. A run that fails is returned with a nil error and run.Error set;
+// the error is for bad requests and store failures.
+func (e *Engine) Plan(ctx context.Context, req Request) (*contracts.Run, error) {
+	goal := strings.TrimSpace(req.Goal)
+	if goal == "" && req.Plan != nil {
+		goal = req.Plan.Goal
+	}
+	if goal == "" {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "a goal or a plan with a goal is required").With("field", "goal")
+	}
+	if req.Plan == nil && e.deps.LLM == nil {
+		return nil, contracts.Errorf(contracts.CodeNoLLM, "no model is configured: supply a plan").With("field", "plan")
+	}
+	now := e.now()
+	run := &contracts.Run{
+		FormatVersion: contracts.RunFormatVersion, ID: newRunID(), UserID: req.UserID, Goal: goal,
+		Status: contracts.RunPending, CreatedAt: now, Options: req.Options,
+	}
+	if run.Options.Timezone == "" {
+		run.Options.Timezone = e.cfg.Timezone
+	}
+	if run.Options.Locale == "" {
+		run.Options.Locale = e.cfg.Locale
+	}
+	if err := e.save(ctx, run); err != nil {
+		return nil, err
+	}
+	e.emit(ctx, run, EventRunStarted, "", "", goal)
+	if err := e.planStage(ctx, run, req.Context, req.Plan); err != nil {
+		return run, err
+	}
+	return run, nil
+}
+
+// Run plans and, when the plan is ready, executes it.
+func (e *Engine) Run(ctx context.Context, req Request) (*contracts.Run, error) {
+	run, err := e.Plan(ctx, req)
+	if err != nil || run.Status != contracts.RunReady {
+		return run, err
+	}
+	return run, e.execute(ctx, run)
+}
+
+type candidate struct {
+	Tool        string            `json:"tool"`
+	Description string            `json:"description"`
+	Risk        contracts.Risk    `json:"risk_level"`
+	Tags        []string          `json:"tags,omitempty"`
+	Input       json.RawMessage   `json:"input_schema"`
+	Produces    map[string]string `json:"produces_map,omitempty"`
+}
+
+// planStage gets a plan (given or from the planner), validates it, applies
+// policy and decides whether a person must approve it.
+func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string, given *contracts.Plan) error {
+	var p *contracts.Plan
+	source := "caller"
+	if given != nil {
+		cp := clonePlan(given)
+		p = &cp
+		e.planDefaults(run, p)
+		if err := contracts.ValidatePlan(p); err != nil {
+			return e.fail(ctx, run, planFailed("the supplied plan is invalid", err))
+		}
+	} else {
+		source = "planner"
+		cands := e.candidates(ctx, run.Goal)
+		in := map[string]any{
+			"user_request": run.Goal, "context": extra, "timezone": run.Options.Timezone, "locale": run.Options.Locale,
+			"connected_services": run.Options.Services, "tool_candidates": describe(cands),
+		}
+		text, err := e.complete(ctx, run, "planner", in, contracts.PlanSchema())
+		if err != nil {
+			return e.fail(ctx, run, planFailed("the planner failed", err))
+		}
+		if p, err = contracts.ParsePlan([]byte(text)); err != nil {
+			return e.fail(ctx, run, planFailed("the planner's answer is not a valid plan", err))
+		}
+		e.planDefaults(run, p)
+		if p.Context == nil {
+			p.Context = &contracts.PlanContext{}
+		}
+		p.Context.UserText = run.Goal
+		p.Context.ToolCandidates = names(cands)
+	}
+	if len(p.ClarificationQuestions) > 0 {
+		h := e.hitl(run)
+		if !h.Enabled || !h.Clarification {
+			return e.fail(ctx, run, contracts.Errorf(contracts.CodePlanFailed, "the goal is ambiguous and clarification is off: %s",
+				strings.Join(p.ClarificationQuestions, " ")).With("questions", p.ClarificationQuestions))
+		}
+		return e.interrupt(ctx, run, &contracts.Interrupt{
+			Kind: contracts.InterruptClarify, Message: "the goal is ambiguous; please answer", Questions: p.ClarificationQuestions,
+		})
+	}
+	rev, decisions, err := e.checkPlan(run, p, source, "", nil)
+	if err != nil {
+		code := contracts.CodeOf(err)
+		if code == contracts.CodePolicyDenied {
+			e.commitPlan(ctx, run, rev, decisions)
+			return e.fail(ctx, run, err)
+		}
+		return e.fail(ctx, run, planFailed("the plan does not check", err))
+	}
+	e.commitPlan(ctx, run, rev, decisions)
+	return e.afterPlan(ctx, run)
+}
+
+// afterPlan asks for plan approval where configured, else makes the run ready.
+func (e *Engine) afterPlan(ctx context.Context, run *contracts.Run) error {
+	rev := run.Plans[len(run.Plans)-1]
+	h := e.hitl(run)
+	if len(rev.Plan.Actions) > 0 && h.Enabled && h.PlanApproval && !run.Options.AutoApprove {
+		return e.interrupt(ctx, run, &contracts.Interrupt{
+			Kind: contracts.InterruptPlanApproval, Message: "approve, edit or reject the plan",
+			PlanVersion: rev.Version, Mermaid: rev.Mermaid, Policy: run.Policy,
+		})
+	}
+	run.Status = contracts.RunReady
+	run.Interrupt = nil
+	return e.save(ctx, run)
+}
+
+func (e *Engine) planDefaults(run *contracts.Run, p *contracts.Plan) {
+	if p.Version == "" {
+		p.Version = contracts.PlanVersion
+	}
+	if p.Goal == "" {
+		p.Goal = run.Goal
+	}
+	if p.Timezone == "" {
+		p.Timezone = run.Options.Timezone
+	}
+	for i := range p.Actions {
+		if p.Actions[i].Requires == nil {
+			p.Actions[i].Requires = []string{}
+		}
+		if p.Actions[i].Produces == nil {
+			p.Actions[i].Produces = []string{}
+		}
+	}
+}
+
+func planFailed(msg string, err error) error {
+	return contracts.Errorf(contracts.CodePlanFailed, "%s: %w", msg, err).With("cause_code", int(contracts.CodeOf(err)))
+}
+
+// checkPlan validates p as the run's next plan version, with the state's
+// keys counting as produced, and applies policy. It changes nothing; on a
+// policy denial it returns the revision and decisions with the error.
+func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason string, initial []string) (*contracts.PlanRevision, map[string]contracts.PolicyDecision, error) {
+	g, err := contracts.CheckPlan(p, e.deps.Tools, contracts.CheckOptions{InitialState: initial, AllowedServices: run.Options.Services})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range p.Actions {
+		for _, c := range a.SuccessCriteria {
+			if _, err := contracts.ParseCriterion(c); err != nil {
+				return nil, nil, contracts.Errorf(contracts.CodeInvalidInput, "action %s: success criterion: %w", a.ID, err).
+					With("action", a.ID).With("field", "success_criteria")
+			}
+		}
+	}
+	rev := &contracts.PlanRevision{
+		Version: len(run.Plans) + 1, Source: source, Plan: *p, Levels: g.Levels, Mermaid: g.Mermaid(p),
+		Reason: reason, CreatedAt: e.now(),
+	}
+	decisions := policy.Evaluate(e.cfg.Policy, p, func(name string) (contracts.Contract, bool) {
+		t, ok := e.deps.Tools.Lookup(name)
+		if !ok {
+			return contracts.Contract{}, false
+		}
+		return t.Contract, true
+	}, run.Options.Scopes)
+	for _, a := range p.Actions {
+		if d := decisions[a.ID]; d.Decision == contracts.PolicyDeny {
+			return rev, decisions, contracts.Errorf(contracts.CodePolicyDenied, "policy denies action %s (%s): %s", a.ID, a.Tool, d.Reason).
+				With("action", a.ID).With("tool", a.Tool).With("reason", d.Reason)
+		}
+	}
+	return rev, decisions, nil
+}
+
+// commitPlan makes rev the run's current plan.
+func (e *Engine) commitPlan(ctx context.Context, run *contracts.Run, rev *contracts.PlanRevision, decisions map[string]contracts.PolicyDecision) {
+	run.Plans = append(run.Plans, *rev)
+	run.Policy = decisions
+	e.emit(ctx, run, EventPlanReady, "", "", rev.Source)
+	for _, a := range rev.Plan.Actions {
+		d := decisions[a.ID]
+		e.emit(ctx, run, EventPolicy, a.ID, a.Tool, d.Decision+" "+d.Reason)
+	}
+}
+
+// candidates are the tools the planner may choose from: all of them when
+// the catalog is small, else the recommender's top K, else a lexical top K.
+func (e *Engine) candidates(ctx context.Context, goal string) []*contracts.Tool {
+	all := e.deps.Tools.List()
+	k := e.cfg.CandidatesK
+	if len(all) <= k {
+		return all
+	}
+	if e.deps.Recommender != nil {
+		names, err := e.deps.Recommender.Recommend(ctx, goal, k)
+		if err == nil {
+			var out []*contracts.Tool
+			for _, n := range names {
+				if t, ok := e.deps.Tools.Lookup(n); ok {
+					out = append(out, t)
+				}
+			}
+			if len(out) > 0 {
+				return out
+			}
+		}
+		e.log.Warn("recommender failed; ranking tools lexically", "err", err)
+	}
+	return lexicalTop(goal, all, k)
+}
+
+// lexicalTop ranks tools by how many of the goal's words their name and
+// description contain; ties keep name order.
+func lexicalTop(goal string, all []*contracts.Tool, k int) []*contracts.Tool {
+	words := strings.FieldsFunc(strings.ToLower(goal), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
+	})
+	score := func(t *contracts.Tool) int {
+		text := strings.ToLower(t.Name() + " " + t.Contract.Description)
+		n := 0
+		for _, w := range words {
+			if len(w) > 2 && strings.Contains(text, w) {
+				n++
+			}
+		}
+		return n
+	}
+	ranked := slices.Clone(all)
+	slices.SortStableFunc(ranked, func(a, b *contracts.Tool) int {
+		if c := cmp.Compare(score(b), score(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name(), b.Name())
+	})
+	return ranked[:k]
+}
+
+func describe(ts []*contracts.Tool) []candidate {
+	out := make([]candidate, len(ts))
+	for i, t := range ts {
+		c := t.Contract
+		out[i] = candidate{Tool: c.Tool, Description: c.Description, Risk: c.RiskLevel, Tags: c.Tags, Input: c.InputSchema, Produces: c.ProducesMap}
+	}
+	return out
+}
+
+func names(ts []*contracts.Tool) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+// clonePlan deep-copies a plan through JSON so a caller's value is never shared.
+func clonePlan(p *contracts.Plan) contracts.Plan {
+	var out contracts.Plan
+	b, _ := json.Marshal(p)
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// interrupt records in as the run's question and checkpoints it.
+func (e *Engine) interrupt(ctx context.Context, run *contracts.Run, in *contracts.Interrupt) error {
+	in.CreatedAt = e.now()
+	run.Interrupt = in
+	run.Status = contracts.RunInterrupted
+	if err := e.save(ctx, run); err != nil {
+		return err
+	}
+	e.emit(ctx, run, EventInterrupted, in.ActionID, in.Tool, string(in.Kind)+": "+in.Message)
+	return nil
+}
+
+// fail ends the run closed: the coded error, a template answer saying what
+// happened, and the audit trail as it stands.
+func (e *Engine) fail(ctx context.Context, run *contracts.Run, err error) error {
+	run.Status = contracts.RunFailed
+	run.Error = contracts.AsError(err)
+	run.Interrupt = nil
+	run.Result = &contracts.RunResult{Answer: templateAnswer(run), Composer: "template"}
+	if serr := e.save(ctx, run); serr != nil {
+		return serr
+	}
+	e.emit(ctx, run, EventFailed, "", "", run.Error.Message)
+	return nil
+}

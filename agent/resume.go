@@ -1,0 +1,164 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// fits lists the decisions each interrupt accepts.
+var fits = map[contracts.InterruptKind][]contracts.DecisionKind{
+	contracts.InterruptClarify:       {contracts.DecisionAnswer, contracts.DecisionReject},
+	contracts.InterruptPlanApproval:  {contracts.DecisionApprove, contracts.DecisionEdit, contracts.DecisionReject},
+	contracts.InterruptStepApproval:  {contracts.DecisionApprove, contracts.DecisionEdit, contracts.DecisionSkip, contracts.DecisionReject},
+	contracts.InterruptInputRequired: {contracts.DecisionAnswer, contracts.DecisionReject},
+}
+
+// Resume continues a run from the store with a person's decision and runs
+// it to its next stop. It needs nothing from the engine that stopped the
+// run. A decision that does not fit, or an invalid edit, is refused with a
+// coded error and the run stays as it was. A run left running or ready by
+// a stopped process resumes with an empty decision.
+func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision) (*contracts.Run, error) {
+	run, err := e.deps.Store.Load(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case run.Status.Final():
+		return run, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
+	case run.Status == contracts.RunRunning || run.Status == contracts.RunReady:
+		if d.Kind != "" {
+			return run, contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s waits for no decision", run.ID).With("run", run.ID)
+		}
+		e.emit(ctx, run, EventResumed, "", "", "continue")
+		return run, e.execute(ctx, run)
+	case run.Status != contracts.RunInterrupted || run.Interrupt == nil:
+		return run, contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s is %s", run.ID, run.Status).With("run", run.ID)
+	}
+	in := *run.Interrupt
+	if !slices.Contains(fits[in.Kind], d.Kind) {
+		return run, contracts.Errorf(contracts.CodeInvalidDecision, "decision %q does not fit a %s interrupt (want one of %v)", d.Kind, in.Kind, fits[in.Kind]).
+			With("field", "decision").With("interrupt", in.Kind)
+	}
+	if d.By == "" {
+		d.By = "unknown"
+	}
+	record := func() {
+		run.Decisions = append(run.Decisions, contracts.DecisionRecord{Interrupt: in, Decision: d, At: e.now()})
+		run.Interrupt = nil
+		e.emit(ctx, run, EventResumed, in.ActionID, in.Tool, fmt.Sprintf("%s %s by %s", in.Kind, d.Kind, d.By))
+	}
+	if d.Kind == contracts.DecisionReject {
+		record()
+		return run, e.finish(ctx, run, contracts.RunRejected)
+	}
+	switch in.Kind {
+	case contracts.InterruptClarify:
+		if len(d.Answers) == 0 {
+			return run, contracts.Errorf(contracts.CodeInvalidDecision, "answers are required").With("field", "answers")
+		}
+		record()
+		run.Goal = withAnswers(run.Goal, d.Answers)
+		run.Status = contracts.RunPending
+		if err := e.planStage(ctx, run, "", nil); err != nil || run.Status != contracts.RunReady {
+			return run, err
+		}
+	case contracts.InterruptPlanApproval:
+		if d.Kind == contracts.DecisionEdit {
+			if err := e.applyEdit(ctx, run, in, d); err != nil {
+				return run, err
+			}
+			break
+		}
+		record()
+	case contracts.InterruptStepApproval:
+		if err := e.checkStepDecision(run, in, d); err != nil {
+			return run, err
+		}
+		record()
+		if d.Kind == contracts.DecisionSkip {
+			now := e.now()
+			run.Steps = append(run.Steps, contracts.StepRecord{
+				ActionID: in.ActionID, Tool: in.Tool, PlanVersion: in.PlanVersion, Attempt: attempts(run, in.PlanVersion, in.ActionID) + 1,
+				Status: contracts.StepSkipped, StartedAt: now, EndedAt: now,
+			})
+			e.emit(ctx, run, EventStepSkipped, in.ActionID, in.Tool, d.Note)
+		}
+	case contracts.InterruptInputRequired:
+		var missing []string
+		for _, f := range in.Fields {
+			if _, ok := d.Answers[f]; !ok {
+				if _, ok := d.Answers[strings.TrimPrefix(f, "$.")]; !ok {
+					missing = append(missing, f)
+				}
+			}
+		}
+		if len(missing) > 0 {
+			return run, contracts.Errorf(contracts.CodeInvalidDecision, "answers lack %s", strings.Join(missing, ", ")).
+				With("field", "answers").With("missing", missing)
+		}
+		record()
+	}
+	return run, e.execute(ctx, run)
+}
+
+// applyEdit validates an edited plan as a new version; an invalid edit is
+// refused and the run is left untouched.
+func (e *Engine) applyEdit(ctx context.Context, run *contracts.Run, in contracts.Interrupt, d contracts.Decision) error {
+	if d.Plan == nil {
+		return contracts.Errorf(contracts.CodeInvalidDecision, "an edit needs a plan").With("field", "plan")
+	}
+	p := clonePlan(d.Plan)
+	e.planDefaults(run, &p)
+	if err := contracts.ValidatePlan(&p); err != nil {
+		return err
+	}
+	rev, decisions, err := e.checkPlan(run, &p, "edit", d.Note, slices.Collect(maps.Keys(run.State)))
+	if err != nil {
+		return err
+	}
+	run.Decisions = append(run.Decisions, contracts.DecisionRecord{Interrupt: in, Decision: d, At: e.now()})
+	run.Interrupt = nil
+	e.emit(ctx, run, EventResumed, "", "", fmt.Sprintf("plan edited by %s", d.By))
+	e.commitPlan(ctx, run, rev, decisions)
+	return nil
+}
+
+// checkStepDecision refuses an edited payload that breaks the contract or
+// still holds MISSING values.
+func (e *Engine) checkStepDecision(run *contracts.Run, in contracts.Interrupt, d contracts.Decision) error {
+	if d.Kind != contracts.DecisionEdit {
+		return nil
+	}
+	tool, ok := e.deps.Tools.Lookup(in.Tool)
+	if !ok {
+		return contracts.Errorf(contracts.CodeUnknownTool, "tool %s left the catalog", in.Tool).With("tool", in.Tool)
+	}
+	if len(d.Payload) == 0 {
+		return contracts.Errorf(contracts.CodeInvalidDecision, "an edit needs a payload").With("field", "payload")
+	}
+	if fields := contracts.FindMissing(d.Payload); len(fields) > 0 {
+		return contracts.Errorf(contracts.CodeMissingValues, "the edited payload still holds MISSING at %s", strings.Join(fields, ", ")).
+			With("field", "payload").With("fields", fields)
+	}
+	if err := tool.ValidateInput(d.Payload); err != nil {
+		return err
+	}
+	return nil
+}
+
+// withAnswers appends clarification answers to the goal, in key order.
+func withAnswers(goal string, answers map[string]any) string {
+	var b strings.Builder
+	b.WriteString(goal)
+	b.WriteString("\n\nClarifications:")
+	for _, k := range slices.Sorted(maps.Keys(answers)) {
+		fmt.Fprintf(&b, "\n- %s: %v", k, answers[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,369 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ordo-run/ordo/agent/llm"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// prepare readies one attempt of action a: it binds the payload, stops for
+// missing values or an approval, and appends the started record that makes
+// the attempt's idempotency key durable before the call. A returned
+// interrupt means nothing was appended.
+func (e *Engine) prepare(ctx context.Context, run *contracts.Run, version int, a contracts.Action, state map[string]any) (outcome, *contracts.Interrupt, error) {
+	tool, ok := e.deps.Tools.Lookup(a.Tool)
+	if !ok {
+		return outcome{}, nil, contracts.Errorf(contracts.CodeUnknownTool, "tool %s left the catalog", a.Tool).With("action", a.ID).With("tool", a.Tool)
+	}
+	o := outcome{action: a, tool: tool}
+	if rec, ok := inFlight(run, version, a.ID); ok {
+		// Re-issue the interrupted call under the same key; a recorded
+		// payload is exact unless secrets were redacted out of it.
+		if len(tool.Contract.SecretFields) == 0 && len(rec.Payload) > 0 {
+			o.started = rec
+			o.started.StartedAt = e.now()
+			return o, nil, nil
+		}
+		payload, err := e.bind(ctx, run, version, a, tool, state, "")
+		if err != nil {
+			return o, nil, err
+		}
+		o.started = rec
+		o.started.StartedAt = e.now()
+		o.started.Payload = payload
+		return o, nil, nil
+	}
+	payload, approved, err := e.approvedPayload(run, version, a, tool)
+	if err != nil {
+		return o, nil, err
+	}
+	if payload == nil {
+		if payload, err = e.bind(ctx, run, version, a, tool, state, lastFeedback(run, version, a.ID)); err != nil {
+			return o, nil, err
+		}
+	}
+	if fields := contracts.FindMissing(payload); len(fields) > 0 {
+		return o, &contracts.Interrupt{
+			Kind: contracts.InterruptInputRequired, Message: "values needed for " + describeAction(a) + ": " + strings.Join(fields, ", "),
+			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: payload, Fields: fields,
+		}, nil
+	}
+	if !approved && e.needsApproval(run, a) {
+		reason := run.Policy[a.ID].Reason
+		if reason == "" {
+			reason = "step approval is on"
+		}
+		return o, &contracts.Interrupt{
+			Kind: contracts.InterruptStepApproval, Message: "approve, edit or skip: " + describeAction(a) + " (" + reason + ")",
+			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: redact(tool, payload),
+		}, nil
+	}
+	if err := tool.ValidateInput(payload); err != nil {
+		return o, nil, err
+	}
+	attempt := attempts(run, version, a.ID) + 1
+	o.started = contracts.StepRecord{
+		ActionID: a.ID, Tool: a.Tool, PlanVersion: version, Attempt: attempt,
+		IdempotencyKey: fmt.Sprintf("%s/v%d/%s/%d", run.ID, version, a.ID, attempt),
+		Payload:        payload, Status: contracts.StepStarted, StartedAt: e.now(),
+	}
+	rec := o.started
+	rec.Payload = redact(tool, payload)
+	run.Steps = append(run.Steps, rec)
+	return o, nil, nil
+}
+
+// needsApproval: policy asked for confirmation, or step approval is on;
+// auto-approve answers both.
+func (e *Engine) needsApproval(run *contracts.Run, a contracts.Action) bool {
+	if run.Options.AutoApprove {
+		return false
+	}
+	if run.Policy[a.ID].Decision == contracts.PolicyRequireConfirm {
+		return true
+	}
+	h := e.hitl(run)
+	return h.Enabled && h.StepApproval
+}
+
+// approvedPayload reads the person's decisions on this action: approved
+// (with an edited payload, if they edited it) or input given for MISSING
+// fields (merged into the payload the interrupt showed).
+func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool) (json.RawMessage, bool, error) {
+	var payload json.RawMessage
+	approved := false
+	for _, d := range run.Decisions {
+		in := d.Interrupt
+		if in.PlanVersion != version || in.ActionID != a.ID {
+			continue
+		}
+		switch {
+		case in.Kind == contracts.InterruptStepApproval && d.Decision.Kind == contracts.DecisionApprove:
+			approved = true
+		case in.Kind == contracts.InterruptStepApproval && d.Decision.Kind == contracts.DecisionEdit:
+			approved, payload = true, d.Decision.Payload
+		case in.Kind == contracts.InterruptInputRequired:
+			merged, err := applyAnswers(in.Payload, d.Decision.Answers)
+			if err != nil {
+				return nil, false, err
+			}
+			payload = merged
+		}
+	}
+	return payload, approved, nil
+}
+
+// applyAnswers sets answered fields ("$.a.b", "a.b" or "a") in payload.
+func applyAnswers(payload json.RawMessage, answers map[string]any) (json.RawMessage, error) {
+	v, err := contracts.DecodeJSON(payload)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "payload is not an object").With("field", "payload")
+	}
+	for path, val := range answers {
+		parts := strings.Split(strings.TrimPrefix(strings.TrimPrefix(path, "$"), "."), ".")
+		cur := obj
+		for i, p := range parts {
+			if i == len(parts)-1 {
+				cur[p] = val
+				break
+			}
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[p] = next
+			}
+			cur = next
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "answers: %w", err).With("field", "answers")
+	}
+	return b, nil
+}
+
+// bind builds a payload from literal inputs, input_bindings and required
+// state keys named like schema fields. Only if required fields are still
+// unbound (or a critic asked for changes) does one filler LLM call fill
+// the rest; without a model they become MISSING.
+func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, feedback string) (json.RawMessage, error) {
+	payload := map[string]any{}
+	maps.Copy(payload, a.Inputs)
+	for field, key := range a.InputBindings {
+		if v, ok := state[key]; ok {
+			payload[field] = v
+		}
+	}
+	props, required := schemaFields(tool.Contract.InputSchema)
+	for _, key := range a.Requires {
+		if _, bound := payload[key]; !bound && props[key] {
+			payload[key] = state[key]
+		}
+	}
+	var unbound []string
+	for _, f := range required {
+		if _, ok := payload[f]; !ok {
+			unbound = append(unbound, f)
+		}
+	}
+	if (len(unbound) > 0 || feedback != "") && e.deps.LLM != nil {
+		known := map[string]any{}
+		for _, k := range a.Requires {
+			known[k] = state[k]
+		}
+		in := map[string]any{
+			"action": a, "input_schema": tool.Contract.InputSchema, "bound_payload": payload, "state_memory": known,
+			"timezone": run.Options.Timezone, "locale": run.Options.Locale, "user_request": run.Goal, "unbound_required": unbound,
+		}
+		if feedback != "" {
+			in["critic_feedback"] = feedback
+		}
+		text, err := e.complete(ctx, run, "filler", in, tool.Contract.InputSchema)
+		if err != nil {
+			return nil, err
+		}
+		filled, err := decodeObject(text)
+		if err != nil {
+			return nil, contracts.Errorf(contracts.CodeLLMInvalidOutput, "payload filler for %s: %w", a.ID, err).With("action", a.ID)
+		}
+		for k, v := range filled {
+			if _, bound := payload[k]; !bound || feedback != "" {
+				payload[k] = v
+			}
+		}
+	}
+	for _, f := range required {
+		if _, ok := payload[f]; !ok {
+			payload[f] = contracts.Missing
+		}
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "payload of %s: %w", a.ID, err).With("action", a.ID)
+	}
+	return b, nil
+}
+
+// schemaFields reads an object schema's top-level properties and required list.
+func schemaFields(schema json.RawMessage) (map[string]bool, []string) {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	props := make(map[string]bool, len(s.Properties))
+	for k := range s.Properties {
+		props[k] = true
+	}
+	return props, s.Required
+}
+
+func decodeObject(text string) (map[string]any, error) {
+	raw, err := contracts.ExtractJSON(text)
+	if err != nil {
+		return nil, err
+	}
+	v, err := contracts.DecodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, contracts.Errorf(contracts.CodeInvalidJSON, "want a JSON object")
+	}
+	return obj, nil
+}
+
+func redact(tool *contracts.Tool, payload json.RawMessage) json.RawMessage {
+	if len(tool.Contract.SecretFields) == 0 {
+		return payload
+	}
+	if r, ok := contracts.Redact(payload, tool.Contract.SecretFields).(json.RawMessage); ok {
+		return r
+	}
+	return nil
+}
+
+// call runs one tool call in a worker goroutine. Cancellation of ctx does
+// not abort a call in flight: the run stops at the next step boundary.
+func (e *Engine) call(ctx context.Context, o outcome) outcome {
+	ctx = context.WithoutCancel(ctx)
+	if o.started.Attempt > 1 && o.action.Retries != nil && o.action.Retries.BackoffMS > 0 {
+		time.Sleep(time.Duration(o.action.Retries.BackoffMS) * time.Millisecond)
+	}
+	if o.action.TimeoutMS > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(o.action.TimeoutMS)*time.Millisecond)
+		defer cancel()
+	}
+	var toolLLM int
+	ctx = llm.WithObserver(ctx, func(string, llm.Usage) { toolLLM++ })
+	o.result, o.err = e.deps.Tools.Call(ctx, o.tool.Name(), o.started.Payload, o.started.IdempotencyKey)
+	o.started.Payload = redact(o.tool, o.started.Payload)
+	o.toolLLM = toolLLM
+	return o
+}
+
+// verify checks a result by code: the output schema, the keys the action
+// declared it produces (which later actions require), each success
+// criterion against the state as it would become; then, in llm mode, the
+// critic. It returns the state updates.
+func (e *Engine) verify(ctx context.Context, run *contracts.Run, a contracts.Action, tool *contracts.Tool, raw json.RawMessage, state map[string]any, attempt int) (map[string]any, error) {
+	result, err := contracts.DecodeJSON(raw)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeToolInvalidOutput, "result of %s: %w", a.ID, err).With("action", a.ID)
+	}
+	if err := tool.ValidateOutput(result); err != nil {
+		return nil, err
+	}
+	values, err := tool.ProduceKeys(result, a.Produces)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeMissingPath, "action %s did not produce what it promised: %w", a.ID, err).
+			With("action", a.ID).With("key", contracts.AsError(err).Details["key"])
+	}
+	next := maps.Clone(state)
+	maps.Copy(next, values)
+	for _, src := range a.SuccessCriteria {
+		c, err := contracts.ParseCriterion(src)
+		if err != nil {
+			return nil, err
+		}
+		if ok, why := c.Check(next); !ok {
+			return nil, contracts.Errorf(contracts.CodeVerificationFailed, "action %s: %s: %s", a.ID, src, why).With("action", a.ID).With("criterion", src)
+		}
+	}
+	if e.cfg.Verifier.Mode == VerifyLLM && (len(e.cfg.Verifier.Tools) == 0 || slices.Contains(e.cfg.Verifier.Tools, a.Tool)) {
+		if err := e.critic(ctx, run, a, tool, result, values, attempt); err != nil {
+			return nil, err
+		}
+	}
+	return values, nil
+}
+
+type verdict struct {
+	Score    *float64 `json:"score"`
+	Status   string   `json:"status"`
+	Reason   string   `json:"reason"`
+	Feedback string   `json:"feedback"`
+	Next     string   `json:"next"`
+}
+
+const verdictSchema = `{"type":"object","required":["score","status"],"properties":{"score":{"type":"number","minimum":0,"maximum":1},"status":{"enum":["pass","fail"]},"reason":{"type":"string"},"feedback":{"type":"string"},"next":{"enum":["retry","ask_user","replan"]}}}`
+
+// critic asks the verifier model to score the latest attempt's result.
+func (e *Engine) critic(ctx context.Context, run *contracts.Run, a contracts.Action, tool *contracts.Tool, result any, produced map[string]any, attempt int) error {
+	in := map[string]any{
+		"action": a, "success_criteria": a.SuccessCriteria, "output_schema": tool.Contract.OutputSchema,
+		"result": result, "produced": produced, "attempt": attempt, "threshold": e.cfg.Verifier.Threshold,
+	}
+	text, err := e.complete(ctx, run, "verifier", in, []byte(verdictSchema))
+	if err != nil {
+		return err
+	}
+	var v verdict
+	raw, err := contracts.ExtractJSON(text)
+	if err == nil {
+		err = json.Unmarshal(raw, &v)
+	}
+	if err != nil || v.Score == nil {
+		return contracts.Errorf(contracts.CodeLLMInvalidOutput, "critic answer for %s is unusable: %v", a.ID, err).With("action", a.ID)
+	}
+	if *v.Score >= e.cfg.Verifier.Threshold {
+		return nil
+	}
+	ce := contracts.Errorf(contracts.CodeVerificationFailed, "critic scored %s %s below %s: %s", a.ID,
+		strconv.FormatFloat(*v.Score, 'g', 3, 64), strconv.FormatFloat(e.cfg.Verifier.Threshold, 'g', 3, 64), v.Reason).
+		With("action", a.ID).With("score", *v.Score).With("feedback", v.Feedback).With("next", v.Next)
+	return ce
+}
+
+// lastFeedback is the critic's feedback on the action's latest failed attempt.
+func lastFeedback(run *contracts.Run, version int, id string) string {
+	for i := len(run.Steps) - 1; i >= 0; i-- {
+		s := run.Steps[i]
+		if s.PlanVersion == version && s.ActionID == id && s.Status == contracts.StepFailed && s.Error != nil {
+			fb, _ := s.Error.Details["feedback"].(string)
+			return fb
+		}
+	}
+	return ""
+}
+
+func describeAction(a contracts.Action) string {
+	if a.Summary != "" {
+		return a.Summary
+	}
+	return a.Tool
+}

@@ -1,0 +1,70 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/llm"
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
+)
+
+// Engine is the part of the Plan-then-Execute engine (agent.Engine) the
+// server drives. Plan stops before execution; Execute and Resume run until
+// the run completes, fails or waits for a person.
+type Engine interface {
+	Plan(ctx context.Context, req Request) (*contracts.Run, error)
+	Execute(ctx context.Context, runID string) (*contracts.Run, error)
+	Resume(ctx context.Context, runID string, d contracts.Decision) (*contracts.Run, error)
+	Get(ctx context.Context, runID string) (*contracts.Run, error)
+}
+
+// Request is the engine's run request.
+type Request = agent.Request
+
+// Event is one engine event, used for progress and log notifications.
+type Event = agent.Event
+
+// Catalog is the live tool catalog (the host).
+type Catalog interface {
+	List() []*contracts.Tool
+}
+
+// RunLister lists stored runs; memory.Checkpointer satisfies it.
+type RunLister interface {
+	List(ctx context.Context, f memory.Filter) ([]memory.RunSummary, error)
+}
+
+// Searcher recommends catalog tools for a query (the recommender).
+type Searcher interface {
+	Search(ctx context.Context, query string, k int) ([]Hit, error)
+}
+
+// Hit is one recommended tool.
+type Hit struct {
+	Tool     string             `json:"tool"`
+	Score    float64            `json:"score"`
+	Contract contracts.Contract `json:"contract"`
+}
+
+// PluginAdmin is the host's hot add/remove API.
+type PluginAdmin interface {
+	AddPlugin(ctx context.Context, spec PluginSpec) error
+	RemovePlugin(ctx context.Context, name string) error
+	Plugins() []json.RawMessage
+}
+
+// PluginSpec declares a plugin to add.
+type PluginSpec struct {
+	Name   string            `json:"name"`
+	Path   string            `json:"path"`
+	SHA256 string            `json:"sha256,omitempty"`
+	Env    map[string]string `json:"env,omitempty"`
+	Args   []string          `json:"args,omitempty"`
+}
+
+// SamplingEngine builds an engine that plans with the given model. The
+// server uses it, with a model that asks the calling client (MCP
+// sampling), when Options.HasLLM is false.
+type SamplingEngine func(model llm.LLM) Engine

@@ -1,0 +1,263 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Request-state prefixes of the multi round-trip requests the server
+// makes: a parked sampling job, or an elicitation for an interrupted run.
+const (
+	stateSample = "sample:"
+	stateElicit = "elicit:"
+)
+
+// Input request ids inside one round trip.
+const (
+	inputSample = "sample"
+	inputAnswer = "answer"
+)
+
+// engineCall is the engine work of one tool call.
+type engineCall func(ctx context.Context, eng Engine) (*contracts.Run, error)
+
+// drive runs call and renders its run. A retry of a multi round-trip
+// request (RequestState set) continues the parked job or the interrupted
+// run it names instead.
+func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMode, call engineCall) (*mcp.CallToolResult, error) {
+	if st := req.Params.RequestState; st != "" {
+		return s.continueRound(ctx, req, mode, st)
+	}
+	return s.await(ctx, req, s.startJob(ctx, req, call), mode)
+}
+
+// startJob runs call on its own goroutine with the engine this request
+// gets: the configured one, or one planning through the client's model.
+func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, call engineCall) *job {
+	j := &job{user: identityFrom(ctx).User, out: make(chan outcome, 1), timeout: s.opts.SamplingTimeout}
+	eng := s.opts.Engine
+	var jctx context.Context
+	if s.samples(ctx, req) {
+		// The job outlives this request while it waits for the client's
+		// answer, so it is cancelled only by its waiter or its timeout.
+		jctx, j.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		j.token = newToken()
+		eng = s.opts.Sampling(&samplingModel{j: j})
+	} else {
+		jctx, j.cancel = context.WithCancel(ctx)
+	}
+	jctx = agent.WithEvents(jctx, j.event)
+	go func() {
+		defer j.cancel()
+		defer s.jobs.drop(j.token)
+		run, err := call(jctx, eng)
+		j.out <- outcome{run: run, err: err}
+	}()
+	return j
+}
+
+// samples reports whether this request's engine should plan with the
+// client's model: no model is configured, the client offers sampling, and
+// the call is not a task (a task has no way to ask its client).
+func (s *Server) samples(ctx context.Context, req mcp.CallToolRequest) bool {
+	return !s.opts.HasLLM && s.opts.Sampling != nil && req.Params.Task == nil && clientCaps(ctx).Sampling != nil
+}
+
+// await waits for the job's next outcome: a finished call, or a model
+// request to forward to the client (the job then parks until the retry).
+// If ctx ends first (the client cancelled, or its task was cancelled) the
+// job is cancelled and awaited, so the run stops at a step boundary with
+// its checkpoint written.
+func (s *Server) await(ctx context.Context, req mcp.CallToolRequest, j *job, mode viewMode) (*mcp.CallToolResult, error) {
+	j.setSink(s.progressSink(ctx, req))
+	defer j.setSink(nil)
+	select {
+	case o := <-j.out:
+		if o.ask != nil {
+			j.pending = o.ask
+			s.jobs.park(j)
+			return server.NewInputRequestBuilder(stateSample+j.token).Sample(inputSample, o.ask.params).ToolResult(), nil
+		}
+		return s.finish(ctx, req, o.run, o.err, mode)
+	case <-ctx.Done():
+		j.cancel()
+		for o := range j.out {
+			if o.ask == nil {
+				break
+			}
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// finish renders a finished engine call. An interrupted run is asked about
+// inline when the client can answer elicitations.
+func (s *Server) finish(ctx context.Context, req mcp.CallToolRequest, run *contracts.Run, err error, mode viewMode) (*mcp.CallToolResult, error) {
+	if err != nil && (run == nil || !run.Status.Final()) {
+		return nil, err
+	}
+	if run.Status == contracts.RunInterrupted && run.Interrupt != nil && s.elicits(ctx, req, run, mode) {
+		params := elicitationFor(run)
+		state := stateElicit + run.ID + ":" + strconv.FormatInt(run.Seq, 10)
+		return server.NewInputRequestBuilder(state).Elicit(inputAnswer, params).ToolResult(), nil
+	}
+	return runResult(run, mode, "")
+}
+
+// elicits reports whether to ask about run's interrupt inline: the client
+// declared elicitation, the call is not a task, and (for plan) the
+// interrupt is one plan itself should settle.
+func (s *Server) elicits(ctx context.Context, req mcp.CallToolRequest, run *contracts.Run, mode viewMode) bool {
+	if req.Params.Task != nil || clientCaps(ctx).Elicitation == nil {
+		return false
+	}
+	return mode == execView || run.Interrupt.Kind == contracts.InterruptClarify
+}
+
+// continueRound handles the retry of a multi round-trip request.
+func (s *Server) continueRound(ctx context.Context, req mcp.CallToolRequest, mode viewMode, state string) (*mcp.CallToolResult, error) {
+	id := identityFrom(ctx)
+	switch {
+	case strings.HasPrefix(state, stateSample):
+		j := s.jobs.take(strings.TrimPrefix(state, stateSample), id.User)
+		if j == nil {
+			return nil, contracts.Errorf(contracts.CodeInvalidInput, "the sampling request this answers is unknown or expired").With("field", "requestState")
+		}
+		j.pending.reply <- server.SamplingResponse(req.Params.InputResponses, inputSample)
+		j.pending = nil
+		return s.await(ctx, req, j, mode)
+	case strings.HasPrefix(state, stateElicit):
+		runID, seqText, _ := strings.Cut(strings.TrimPrefix(state, stateElicit), ":")
+		seq, err := strconv.ParseInt(seqText, 10, 64)
+		if err != nil {
+			return nil, contracts.Errorf(contracts.CodeInvalidInput, "malformed request state").With("field", "requestState")
+		}
+		run, err := s.loadRun(ctx, runID)
+		if err != nil {
+			return nil, err
+		}
+		if run.Status != contracts.RunInterrupted || run.Interrupt == nil || run.Seq != seq {
+			return nil, contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s no longer waits for this answer (status %s)", run.ID, run.Status).
+				With("run_id", run.ID).With("status", string(run.Status))
+		}
+		answer := server.ElicitationResponse(req.Params.InputResponses, inputAnswer)
+		if answer == nil || answer.Action != mcp.ElicitationResponseActionAccept {
+			action := "no answer"
+			if answer != nil {
+				action = string(answer.Action)
+			}
+			return runResult(run, mode, "the approval request was answered with "+action+": the run stays interrupted; answer it with the approve tool")
+		}
+		d, err := decisionFromElicitation(run.Interrupt, answer.Content)
+		if err != nil {
+			return nil, err
+		}
+		d.By = id.User
+		return s.await(ctx, req, s.startJob(ctx, req, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
+			return eng.Resume(ctx, run.ID, d)
+		}), mode)
+	}
+	return nil, contracts.Errorf(contracts.CodeInvalidInput, "unknown request state").With("field", "requestState")
+}
+
+// clientCaps are the capabilities the client declared: per request on
+// protocol 2026-07-28, at initialize before it.
+func clientCaps(ctx context.Context) mcp.ClientCapabilities {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
+		return *info.ClientCapabilities
+	}
+	if sess, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		return sess.GetClientCapabilities()
+	}
+	return mcp.ClientCapabilities{}
+}
+
+// outcome is what a job reports: a model request for the client, or the
+// engine call's end.
+type outcome struct {
+	ask *ask
+	run *contracts.Run
+	err error
+}
+
+// job is one engine call in flight.
+type job struct {
+	token   string // set when the job may park waiting for sampling
+	user    string
+	cancel  context.CancelFunc
+	out     chan outcome
+	pending *ask // the ask the client is answering while parked
+	timeout time.Duration
+
+	mu   sync.Mutex
+	sink func(Event)
+}
+
+func (j *job) setSink(fn func(Event)) {
+	j.mu.Lock()
+	j.sink = fn
+	j.mu.Unlock()
+}
+
+// event forwards an engine event to the request currently waiting on the
+// job, if any; events while the job is parked are dropped.
+func (j *job) event(ev Event) {
+	j.mu.Lock()
+	fn := j.sink
+	j.mu.Unlock()
+	if fn != nil {
+		fn(ev)
+	}
+}
+
+// jobTable holds jobs parked between the rounds of a sampling request.
+type jobTable struct {
+	mu   sync.Mutex
+	jobs map[string]*job
+}
+
+func newJobTable() *jobTable { return &jobTable{jobs: map[string]*job{}} }
+
+func (t *jobTable) park(j *job) {
+	t.mu.Lock()
+	t.jobs[j.token] = j
+	t.mu.Unlock()
+}
+
+// take removes and returns the parked job for token, only for its owner.
+func (t *jobTable) take(token, user string) *job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	j := t.jobs[token]
+	if j == nil || j.user != user || j.pending == nil {
+		return nil
+	}
+	delete(t.jobs, token)
+	return j
+}
+
+func (t *jobTable) drop(token string) {
+	if token == "" {
+		return
+	}
+	t.mu.Lock()
+	delete(t.jobs, token)
+	t.mu.Unlock()
+}
+
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

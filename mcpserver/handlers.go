@@ -1,0 +1,252 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
+)
+
+// runArgs are the arguments plan and execute share.
+type runArgs struct {
+	RunID    string               `json:"run_id"`
+	Goal     string               `json:"goal"`
+	Context  string               `json:"context"`
+	Services []string             `json:"services"`
+	Plan     json.RawMessage      `json:"plan"`
+	Options  contracts.RunOptions `json:"options"`
+}
+
+// request builds the engine request for a goal or a caller-supplied plan.
+// Without a model the caller must supply the plan, and is told where the
+// plan schema is.
+func (s *Server) request(ctx context.Context, req mcp.CallToolRequest, a runArgs) (Request, error) {
+	r := Request{Goal: strings.TrimSpace(a.Goal), Context: a.Context, UserID: identityFrom(ctx).User, Options: a.Options}
+	r.Options.Services = a.Services
+	if len(a.Plan) > 0 {
+		p, err := contracts.ParsePlan(a.Plan)
+		if err != nil {
+			ce := contracts.AsError(err)
+			return r, contracts.Errorf(ce.Code, "plan: %s", ce.Message).With("field", "plan").With("details", ce.Details)
+		}
+		r.Plan = p
+		return r, nil
+	}
+	if r.Goal == "" {
+		return r, contracts.Errorf(contracts.CodeInvalidInput, "a goal or a plan is required").With("field", "goal")
+	}
+	if !s.opts.HasLLM && !s.samples(ctx, req) {
+		why := "no LLM endpoint is configured and this client does not offer sampling"
+		if req.Params.Task != nil && s.opts.Sampling != nil {
+			why = "no LLM endpoint is configured and a task cannot sample the client's model"
+		}
+		return r, contracts.Errorf(contracts.CodeNoLLM, "%s: supply your own plan (Action Plan JSON Schema at resource %s)", why, uriPlanSchema).
+			With("field", "plan").With("schema", uriPlanSchema)
+	}
+	return r, nil
+}
+
+func (s *Server) handlePlan(ctx context.Context, req mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var a runArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if req.Params.RequestState != "" {
+		return s.drive(ctx, req, planView, nil)
+	}
+	r, err := s.request(ctx, req, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.drive(ctx, req, planView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
+		return eng.Plan(ctx, r)
+	})
+}
+
+func (s *Server) handleExecute(ctx context.Context, req mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var a runArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if req.Params.RequestState != "" {
+		return s.drive(ctx, req, execView, nil)
+	}
+	given := 0
+	for _, set := range []bool{a.RunID != "", a.Goal != "", len(a.Plan) > 0} {
+		if set {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "give exactly one of run_id, goal or plan (got %d)", given).With("field", "run_id")
+	}
+	if a.RunID != "" {
+		if _, err := s.loadRun(ctx, a.RunID); err != nil {
+			return nil, err
+		}
+		return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
+			return eng.Execute(ctx, a.RunID)
+		})
+	}
+	r, err := s.request(ctx, req, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
+		run, err := eng.Plan(ctx, r)
+		if err != nil || run.Status != contracts.RunReady {
+			return run, err
+		}
+		return eng.Execute(ctx, run.ID)
+	})
+}
+
+type approveArgs struct {
+	RunID    string                 `json:"run_id"`
+	Decision contracts.DecisionKind `json:"decision"`
+	Plan     json.RawMessage        `json:"plan"`
+	Payload  json.RawMessage        `json:"payload"`
+	Answers  map[string]any         `json:"answers"`
+	Note     string                 `json:"note"`
+}
+
+func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var a approveArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if req.Params.RequestState != "" {
+		return s.drive(ctx, req, execView, nil)
+	}
+	if _, err := s.loadRun(ctx, a.RunID); err != nil {
+		return nil, err
+	}
+	d := contracts.Decision{Kind: a.Decision, Payload: a.Payload, Answers: a.Answers, Note: a.Note, By: identityFrom(ctx).User}
+	if len(a.Plan) > 0 {
+		p, err := contracts.ParsePlan(a.Plan)
+		if err != nil {
+			ce := contracts.AsError(err)
+			return nil, contracts.Errorf(ce.Code, "plan: %s", ce.Message).With("field", "plan").With("details", ce.Details)
+		}
+		d.Plan = p
+	}
+	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
+		return eng.Resume(ctx, a.RunID, d)
+	})
+}
+
+// loadRun returns a run the caller may see: their own, or any for admins.
+// Someone else's run is reported as not found, so ids do not leak.
+func (s *Server) loadRun(ctx context.Context, runID string) (*contracts.Run, error) {
+	run, err := s.opts.Engine.Get(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	id := identityFrom(ctx)
+	if run.UserID != id.User && !id.Has(RoleAdmin) {
+		return nil, contracts.Errorf(contracts.CodeRunNotFound, "no run %q", runID).With("run_id", runID)
+	}
+	return run, nil
+}
+
+func (s *Server) handleRunStatus(ctx context.Context, _ mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var a struct {
+		RunID string `json:"run_id"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	run, err := s.loadRun(ctx, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	return okResult(run)
+}
+
+func (s *Server) handleListRuns(ctx context.Context, _ mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var a struct {
+		Status []contracts.RunStatus `json:"status"`
+		User   string                `json:"user"`
+		Limit  int                   `json:"limit"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	id := identityFrom(ctx)
+	f := memory.Filter{Status: a.Status, UserID: id.User, Limit: a.Limit}
+	if f.Limit == 0 {
+		f.Limit = 20
+	}
+	if a.User != "" && a.User != id.User {
+		if !id.Has(RoleAdmin) {
+			return nil, contracts.Errorf(contracts.CodeForbidden, "listing another user's runs needs the %s role", RoleAdmin).With("field", "user")
+		}
+		f.UserID = a.User
+		if a.User == "*" {
+			f.UserID = ""
+		}
+	}
+	runs, err := s.opts.Runs.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if runs == nil {
+		runs = []memory.RunSummary{}
+	}
+	return okResult(map[string]any{"runs": runs, "count": len(runs)})
+}
+
+func (s *Server) handleSearchTools(ctx context.Context, _ mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var a struct {
+		Query string `json:"query"`
+		K     int    `json:"k"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.K == 0 {
+		a.K = 5
+	}
+	hits, err := s.opts.Searcher.Search(ctx, a.Query, a.K)
+	if err != nil {
+		return nil, err
+	}
+	if hits == nil {
+		hits = []Hit{}
+	}
+	return okResult(map[string]any{"hits": hits})
+}
+
+func (s *Server) handleAddPlugin(ctx context.Context, _ mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var spec PluginSpec
+	if err := decodeArgs(raw, &spec); err != nil {
+		return nil, err
+	}
+	if err := s.opts.Admin.AddPlugin(ctx, spec); err != nil {
+		return nil, err
+	}
+	s.log.Info("plugin added over MCP", "plugin", spec.Name, "user", identityFrom(ctx).User)
+	return okResult(map[string]any{"added": spec.Name, "plugins": s.opts.Admin.Plugins()})
+}
+
+func (s *Server) handleRemovePlugin(ctx context.Context, _ mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var a struct {
+		Name string `json:"name"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if err := s.opts.Admin.RemovePlugin(ctx, a.Name); err != nil {
+		return nil, err
+	}
+	s.log.Info("plugin removed over MCP", "plugin", a.Name, "user", identityFrom(ctx).User)
+	return okResult(map[string]any{"removed": a.Name, "plugins": s.opts.Admin.Plugins()})
+}
+
+func (s *Server) handleListPlugins(context.Context, mcp.CallToolRequest, json.RawMessage) (*mcp.CallToolResult, error) {
+	return okResult(map[string]any{"plugins": s.opts.Admin.Plugins()})
+}

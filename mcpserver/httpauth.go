@@ -1,0 +1,116 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// authenticate wraps the MCP handler: a missing or unknown bearer token is
+// 401, a tools/call of an admin tool by a caller without the admin role is
+// 403, and the caller's identity rides the request context into handlers.
+// A task-augmented tools/call gets a context that outlives the HTTP
+// exchange, because its work continues after the response is written; it
+// is still cancelled through tasks/cancel.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ordo"`)
+			writeHTTPError(w, http.StatusUnauthorized, contracts.Errorf(contracts.CodeUnauthorized, "a bearer token is required").With("field", "Authorization"))
+			return
+		}
+		id, ok := s.tokens.lookup(token)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ordo", error="invalid_token"`)
+			writeHTTPError(w, http.StatusUnauthorized, contracts.Errorf(contracts.CodeUnauthorized, "the bearer token is not valid").With("field", "Authorization"))
+			return
+		}
+		ctx := withIdentity(r.Context(), id)
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+			if err != nil {
+				var tooBig *http.MaxBytesError
+				if errors.As(err, &tooBig) {
+					writeHTTPError(w, http.StatusRequestEntityTooLarge, contracts.Errorf(contracts.CodeInvalidInput, "request body exceeds %d bytes", s.opts.MaxBodyBytes).With("field", "body"))
+					return
+				}
+				writeHTTPError(w, http.StatusBadRequest, contracts.Errorf(contracts.CodeInvalidInput, "read request body: %w", err).With("field", "body"))
+				return
+			}
+			calls := toolCalls(body)
+			for _, c := range calls {
+				if d := s.tools[c.name]; d != nil && d.admin && !id.Has(RoleAdmin) {
+					writeHTTPError(w, http.StatusForbidden, contracts.Errorf(contracts.CodeForbidden,
+						"tool %q needs the %s role", c.name, RoleAdmin).With("tool", c.name).With("user", id.User))
+					return
+				}
+			}
+			if len(calls) == 1 && calls[0].task {
+				ctx = context.WithoutCancel(ctx)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+type toolCall struct {
+	name string
+	task bool
+}
+
+// toolCalls finds the tools/call requests in a JSON-RPC body (a single
+// message or a batch). Bodies that are not JSON-RPC yield none; mcp-go
+// answers those with a protocol error.
+func toolCalls(body []byte) []toolCall {
+	type message struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string          `json:"name"`
+			Task json.RawMessage `json:"task"`
+		} `json:"params"`
+	}
+	var msgs []message
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if json.Unmarshal(trimmed, &msgs) != nil {
+			return nil
+		}
+	} else {
+		var m message
+		if json.Unmarshal(trimmed, &m) != nil {
+			return nil
+		}
+		msgs = []message{m}
+	}
+	var out []toolCall
+	for _, m := range msgs {
+		if m.Method == "tools/call" {
+			task := len(m.Params.Task) > 0 && string(m.Params.Task) != "null"
+			out = append(out, toolCall{name: m.Params.Name, task: task})
+		}
+	}
+	return out
+}
+
+func writeHTTPError(w http.ResponseWriter, status int, e *contracts.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(e)
+}

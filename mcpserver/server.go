@@ -1,0 +1,139 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Options configure a Server. Engine is required; every other dependency
+// is optional and the tools that need a missing one are not offered.
+type Options struct {
+	// Engine runs plans; it plans with the configured model when HasLLM.
+	Engine Engine
+	// HasLLM says Engine has a model. Without one, Sampling (if set) builds
+	// an engine that plans with the calling client's model; with neither,
+	// plan and execute accept only caller-supplied plans.
+	HasLLM   bool
+	Sampling SamplingEngine
+	Runs     RunLister   // list_runs
+	Catalog  Catalog     // ordo://catalog
+	Searcher Searcher    // search_tools
+	Admin    PluginAdmin // add_plugin, remove_plugin, list_plugins
+	// Tokens gate HTTP access; with none, every HTTP request is refused.
+	Tokens []Token
+	// StdioIdentity is who a stdio client is: the local user who started
+	// the process. Default: user "local" with the admin role.
+	StdioIdentity *Identity
+	Logger        *slog.Logger
+	Version       string
+	// SamplingTimeout bounds how long a run waits for the client to answer
+	// one sampling request (default 2 minutes).
+	SamplingTimeout time.Duration
+	// MaxBodyBytes bounds an HTTP request body (default 4 MiB).
+	MaxBodyBytes int64
+}
+
+// Server is Ordo's MCP server.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	mcp    *server.MCPServer
+	tools  map[string]*toolDef
+	jobs   *jobTable
+	tokens *tokenTable
+}
+
+// New checks opts and builds the server with its tools and resources.
+func New(opts Options) (*Server, error) {
+	if opts.Engine == nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "mcpserver: an engine is required").With("field", "engine")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.SamplingTimeout <= 0 {
+		opts.SamplingTimeout = 2 * time.Minute
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 4 << 20
+	}
+	if opts.StdioIdentity == nil {
+		opts.StdioIdentity = &Identity{User: "local", Roles: []string{RoleAdmin}}
+	}
+	s := &Server{
+		opts:   opts,
+		log:    opts.Logger,
+		jobs:   newJobTable(),
+		tokens: newTokenTable(opts.Tokens),
+	}
+	s.mcp = server.NewMCPServer("ordo", opts.Version,
+		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithTaskCapabilities(true, true, true),
+		server.WithLogging(),
+		server.WithRecovery(),
+		server.WithToolFilter(s.filterTools),
+		server.WithInstructions(instructions),
+	)
+	if err := s.registerTools(); err != nil {
+		return nil, err
+	}
+	s.registerResources()
+	return s, nil
+}
+
+const instructions = `Ordo plans and executes tool-using tasks. Call "plan" with a goal (or your own Action Plan, schema at ordo://schemas/action-plan), then "execute" with the run_id; if a run is interrupted, answer with "approve". "execute" also accepts a goal or plan directly.`
+
+// MCP returns the underlying mcp-go server, for transports this package
+// does not wrap.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// ServeStdio serves one client over in and out until ctx ends or in closes.
+// The client acts as Options.StdioIdentity.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	id := *s.opts.StdioIdentity
+	stdio := server.NewStdioServer(s.mcp)
+	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
+	stdio.SetContextFunc(func(ctx context.Context) context.Context { return withIdentity(ctx, id) })
+	return stdio.Listen(ctx, in, out)
+}
+
+// Handler serves streamable HTTP at /mcp behind bearer-token auth and an
+// unauthenticated /healthz. mcp-go's DNS-rebinding protection stays on.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": s.opts.Version})
+	})
+	mux.Handle("/mcp", s.authenticate(server.NewStreamableHTTPServer(s.mcp,
+		server.WithStreamableHTTPLogger(s.log))))
+	return mux
+}
+
+// filterTools hides the admin tools from callers without the admin role.
+func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	id := identityFrom(ctx)
+	if id.Has(RoleAdmin) {
+		return tools
+	}
+	out := tools[:0:0]
+	for _, t := range tools {
+		if d := s.tools[t.Name]; d == nil || !d.admin {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,117 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/ordo-run/ordo/memory"
+)
+
+// Leases use this process's clock; processes sharing a file share a machine.
+
+// Acquire implements memory.Leaser.
+func (s *Store) Acquire(ctx context.Context, runID, owner string, ttl time.Duration) error {
+	if err := memory.CheckLease(runID, owner, ttl, true); err != nil {
+		return err
+	}
+	now := time.Now()
+	return s.leaseUpdate(ctx, "acquire lease", runID, owner,
+		`UPDATE runs SET lease_owner = ?, lease_until = ? WHERE id = ?
+		 AND (lease_owner IS NULL OR lease_owner = ? OR lease_until <= ?)`,
+		owner, now.Add(ttl).UnixNano(), runID, owner, now.UnixNano())
+}
+
+// Renew implements memory.Leaser.
+func (s *Store) Renew(ctx context.Context, runID, owner string, ttl time.Duration) error {
+	if err := memory.CheckLease(runID, owner, ttl, true); err != nil {
+		return err
+	}
+	now := time.Now()
+	return s.leaseUpdate(ctx, "renew lease", runID, owner,
+		`UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND lease_until > ?`,
+		now.Add(ttl).UnixNano(), runID, owner, now.UnixNano())
+}
+
+// leaseUpdate runs a lease statement and explains a refusal.
+func (s *Store) leaseUpdate(ctx context.Context, op, runID, owner, q string, args ...any) error {
+	res, err := s.w.ExecContext(ctx, q, args...)
+	if err != nil {
+		return memory.StoreError(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return memory.StoreError(op, err)
+	} else if n == 1 {
+		return nil
+	}
+	var holder sql.NullString
+	err = s.r.QueryRowContext(ctx, `SELECT lease_owner FROM runs WHERE id = ?`, runID).Scan(&holder)
+	if errors.Is(err, sql.ErrNoRows) {
+		return memory.NotFound(runID)
+	}
+	if err != nil {
+		return memory.StoreError(op, err)
+	}
+	return memory.LeaseHeld(runID, owner, holder.String)
+}
+
+// Release implements memory.Leaser.
+func (s *Store) Release(ctx context.Context, runID, owner string) error {
+	if err := memory.CheckLease(runID, owner, time.Nanosecond, true); err != nil {
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, `UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?`, runID, owner)
+	if err != nil {
+		return memory.StoreError("release lease", err)
+	}
+	return nil
+}
+
+// ClaimExpired implements memory.Leaser; oldest-updated runs are claimed
+// first. The select and the update share one immediate transaction, so two
+// processes never claim the same run.
+func (s *Store) ClaimExpired(ctx context.Context, owner string, ttl time.Duration, limit int) ([]string, error) {
+	if err := memory.CheckClaim(owner, ttl, limit); err != nil {
+		return nil, err
+	}
+	ids, err := s.claim(ctx, owner, ttl, limit)
+	if err != nil {
+		return nil, memory.StoreError("claim expired runs", err)
+	}
+	return ids, nil
+}
+
+func (s *Store) claim(ctx context.Context, owner string, ttl time.Duration, limit int) ([]string, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	now := time.Now()
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE final = 0 AND lease_owner IS NOT NULL AND lease_until <= ?
+		ORDER BY updated_at, id LIMIT ?`, now.UnixNano(), limit)
+	if err != nil {
+		return nil, err
+	}
+	ids := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_owner = ?, lease_until = ? WHERE id = ?`,
+			owner, now.Add(ttl).UnixNano(), id); err != nil {
+			return nil, err
+		}
+	}
+	return ids, tx.Commit()
+}

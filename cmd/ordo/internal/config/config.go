@@ -1,0 +1,194 @@
+package config
+
+import (
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// StoreEmbedded selects the single-file store under the data directory.
+const StoreEmbedded = "embedded"
+
+// Config is the whole configuration. The yaml tags are the file's keys;
+// Default holds every default.
+type Config struct {
+	// DataDir holds the run store, plugin data, the tool index and the
+	// plugins directory unless those are set elsewhere.
+	DataDir string `yaml:"data_dir"`
+	// Store is "embedded" or a Postgres DSN (postgres://... or postgresql://...).
+	Store        string                 `yaml:"store"`
+	LLM          LLM                    `yaml:"llm"`
+	HITL         contracts.HITLSwitches `yaml:"hitl"`
+	Policy       Policy                 `yaml:"policy"`
+	Parallelism  int                    `yaml:"parallelism"`
+	ReplanBudget int                    `yaml:"replan_budget"`
+	CandidatesK  int                    `yaml:"candidates_k"`
+	// PluginsDir is watched: an executable dropped in becomes a plugin.
+	PluginsDir string    `yaml:"plugins_dir"`
+	Plugins    []Plugin  `yaml:"plugins"`
+	Bundled    Bundled   `yaml:"bundled"`
+	HTTP       HTTP      `yaml:"http"`
+	Log        Log       `yaml:"log"`
+	Retention  Retention `yaml:"retention"`
+}
+
+// LLM configures the OpenAI-compatible endpoint used for planning. The key
+// itself is never in the file: APIKeyEnv names the variable that holds it.
+type LLM struct {
+	BaseURL           string        `yaml:"base_url"`
+	Model             string        `yaml:"model"`
+	APIKeyEnv         string        `yaml:"api_key_env"`
+	Timeout           time.Duration `yaml:"timeout"`
+	MaxRetries        int           `yaml:"max_retries"`
+	StructuredOutputs bool          `yaml:"structured_outputs"`
+}
+
+// Policy is the tenant's rules and the scopes users hold.
+type Policy struct {
+	Tenant Tenant `yaml:"tenant"`
+	// DefaultScopes are granted to a user with no entry in Users, including
+	// the local user of `ordo run`. "*" grants every scope.
+	DefaultScopes []string `yaml:"default_scopes"`
+	// Users maps a user id to the scopes it holds.
+	Users map[string][]string `yaml:"users"`
+}
+
+// Tenant rules override the per-tool defaults of policy.
+type Tenant struct {
+	AllowDestructive  bool `yaml:"allow_destructive"`
+	AllowExternalSend bool `yaml:"allow_external_send"`
+}
+
+// Plugin is a plugin declared in the file. SHA256 is required: Ordo
+// refuses to start a declared binary it cannot verify.
+type Plugin struct {
+	Name   string            `yaml:"name"`
+	Path   string            `yaml:"path"`
+	SHA256 string            `yaml:"sha256"`
+	Args   []string          `yaml:"args"`
+	Env    map[string]string `yaml:"env"`
+}
+
+// Bundled switches the plugins shipped with Ordo on and off. Their binaries
+// are looked up next to the ordo binary, then in ./bin.
+type Bundled struct {
+	Enabled bool         `yaml:"enabled"`
+	Files   RootedPlugin `yaml:"files"`
+	Sheets  RootedPlugin `yaml:"sheets"`
+	Notes   Switch       `yaml:"notes"`
+	Text    Switch       `yaml:"text"`
+	Chat    ChatPlugin   `yaml:"chat"`
+}
+
+// Switch turns one bundled plugin on or off.
+type Switch struct {
+	Enabled bool `yaml:"enabled"`
+}
+
+// RootedPlugin is a bundled plugin confined to one directory.
+type RootedPlugin struct {
+	Enabled bool   `yaml:"enabled"`
+	Root    string `yaml:"root"`
+}
+
+// ChatPlugin posts to an outbox file, or to WebhookURL when set.
+type ChatPlugin struct {
+	Enabled bool `yaml:"enabled"`
+	// WebhookURL is a Slack-compatible incoming webhook. It is a secret
+	// (whoever has it can post) and is never logged.
+	WebhookURL string `yaml:"webhook_url"`
+}
+
+// HTTP configures `ordo serve --http`.
+type HTTP struct {
+	Listen string  `yaml:"listen"`
+	Tokens []Token `yaml:"tokens"`
+}
+
+// Token is one bearer token and the role it grants. Give the token itself
+// (Token) or, better, the name of an environment variable holding it.
+type Token struct {
+	Name     string `yaml:"name"` // the user id the token authenticates
+	Token    string `yaml:"token"`
+	TokenEnv string `yaml:"token_env"`
+	Role     string `yaml:"role"` // user | admin
+}
+
+// Log configures log/slog output on stderr.
+type Log struct {
+	Level  string `yaml:"level"`  // debug | info | warn | error
+	Format string `yaml:"format"` // text | json | auto (text on a terminal)
+}
+
+// Retention bounds how long finished runs are kept.
+type Retention struct {
+	// Runs is the age after which finished runs are pruned (by `ordo runs
+	// prune` and daily by `ordo serve`); 0 keeps them forever.
+	Runs time.Duration `yaml:"runs"`
+}
+
+// Roles a token may grant.
+const (
+	RoleUser  = "user"
+	RoleAdmin = "admin"
+)
+
+// Default returns the configuration used when no file sets a key. Paths
+// derived from the data directory (plugins_dir, bundled.files.root) are
+// filled in by Load once the data directory is known.
+func Default() *Config {
+	return &Config{
+		Store: StoreEmbedded,
+		LLM: LLM{
+			Model:             "gpt-4.1-mini",
+			APIKeyEnv:         "OPENAI_API_KEY",
+			Timeout:           60 * time.Second,
+			MaxRetries:        2,
+			StructuredOutputs: true,
+		},
+		HITL: contracts.HITLSwitches{Enabled: true, Clarification: true},
+		Policy: Policy{
+			Tenant:        Tenant{AllowDestructive: true, AllowExternalSend: true},
+			DefaultScopes: []string{"*"},
+		},
+		Parallelism:  4,
+		ReplanBudget: 3,
+		CandidatesK:  8,
+		Bundled: Bundled{
+			Enabled: true,
+			Files:   RootedPlugin{Enabled: true},
+			Sheets:  RootedPlugin{Enabled: true},
+			Notes:   Switch{Enabled: true},
+			Text:    Switch{Enabled: true},
+			Chat:    ChatPlugin{Enabled: true},
+		},
+		HTTP:      HTTP{Listen: "127.0.0.1:7411"},
+		Log:       Log{Level: "info", Format: "auto"},
+		Retention: Retention{Runs: 30 * 24 * time.Hour},
+	}
+}
+
+// APIKey returns the LLM API key from the environment variable the
+// configuration names ("" when unset). Never log it.
+func (l LLM) APIKey(env func(string) (string, bool)) string {
+	v, _ := env(l.APIKeyEnv)
+	return v
+}
+
+// Secret returns the token's value, from the file or its environment
+// variable. Never log it.
+func (t Token) Secret(env func(string) (string, bool)) string {
+	if t.TokenEnv != "" {
+		v, _ := env(t.TokenEnv)
+		return v
+	}
+	return t.Token
+}
+
+// ScopesFor returns the scopes user holds under the policy.
+func (p Policy) ScopesFor(user string) []string {
+	if s, ok := p.Users[user]; ok {
+		return s
+	}
+	return p.DefaultScopes
+}

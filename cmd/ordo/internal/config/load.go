@@ -1,0 +1,331 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Env looks up an environment variable; os.LookupEnv in production, a map
+// in tests.
+type Env func(key string) (string, bool)
+
+// EnvConfig names the variable that gives the config file's path when
+// --config is not used.
+const EnvConfig = "ORDO_CONFIG"
+
+// Override maps one environment variable to the key it overrides.
+type Override struct {
+	Env  string
+	Key  string
+	path bool // a file-system path, made absolute against the working directory
+	ptr  func(c *Config) any
+}
+
+// Overrides lists every environment variable that overrides a key, in the
+// order they are applied. An empty value counts as unset.
+var Overrides = []Override{
+	{Env: "ORDO_DATA_DIR", Key: "data_dir", path: true, ptr: func(c *Config) any { return &c.DataDir }},
+	{Env: "ORDO_STORE", Key: "store", ptr: func(c *Config) any { return &c.Store }},
+	{Env: "ORDO_LLM_BASE_URL", Key: "llm.base_url", ptr: func(c *Config) any { return &c.LLM.BaseURL }},
+	{Env: "ORDO_LLM_MODEL", Key: "llm.model", ptr: func(c *Config) any { return &c.LLM.Model }},
+	{Env: "ORDO_LLM_API_KEY_ENV", Key: "llm.api_key_env", ptr: func(c *Config) any { return &c.LLM.APIKeyEnv }},
+	{Env: "ORDO_LLM_TIMEOUT", Key: "llm.timeout", ptr: func(c *Config) any { return &c.LLM.Timeout }},
+	{Env: "ORDO_LLM_MAX_RETRIES", Key: "llm.max_retries", ptr: func(c *Config) any { return &c.LLM.MaxRetries }},
+	{Env: "ORDO_LLM_STRUCTURED_OUTPUTS", Key: "llm.structured_outputs", ptr: func(c *Config) any { return &c.LLM.StructuredOutputs }},
+	{Env: "ORDO_HITL_ENABLED", Key: "hitl.enabled", ptr: func(c *Config) any { return &c.HITL.Enabled }},
+	{Env: "ORDO_PARALLELISM", Key: "parallelism", ptr: func(c *Config) any { return &c.Parallelism }},
+	{Env: "ORDO_REPLAN_BUDGET", Key: "replan_budget", ptr: func(c *Config) any { return &c.ReplanBudget }},
+	{Env: "ORDO_CANDIDATES_K", Key: "candidates_k", ptr: func(c *Config) any { return &c.CandidatesK }},
+	{Env: "ORDO_PLUGINS_DIR", Key: "plugins_dir", path: true, ptr: func(c *Config) any { return &c.PluginsDir }},
+	{Env: "ORDO_BUNDLED_ENABLED", Key: "bundled.enabled", ptr: func(c *Config) any { return &c.Bundled.Enabled }},
+	{Env: "ORDO_FILES_ROOT", Key: "bundled.files.root", path: true, ptr: func(c *Config) any { return &c.Bundled.Files.Root }},
+	{Env: "ORDO_SHEETS_ROOT", Key: "bundled.sheets.root", path: true, ptr: func(c *Config) any { return &c.Bundled.Sheets.Root }},
+	{Env: "ORDO_CHAT_WEBHOOK_URL", Key: "bundled.chat.webhook_url", ptr: func(c *Config) any { return &c.Bundled.Chat.WebhookURL }},
+	{Env: "ORDO_HTTP_LISTEN", Key: "http.listen", ptr: func(c *Config) any { return &c.HTTP.Listen }},
+	{Env: "ORDO_LOG_LEVEL", Key: "log.level", ptr: func(c *Config) any { return &c.Log.Level }},
+	{Env: "ORDO_LOG_FORMAT", Key: "log.format", ptr: func(c *Config) any { return &c.Log.Format }},
+	{Env: "ORDO_RETENTION_RUNS", Key: "retention.runs", ptr: func(c *Config) any { return &c.Retention.Runs }},
+}
+
+// Load reads the configuration: the defaults, then the YAML file at path
+// (or at $ORDO_CONFIG when path is ""; neither means defaults only), then
+// the environment overrides, and validates the result. Relative paths in
+// the file are relative to the file's directory; in the environment, to
+// the working directory.
+func Load(path string, env Env) (*Config, error) {
+	if path == "" {
+		path, _ = env(EnvConfig)
+	}
+	var data []byte
+	baseDir := "."
+	if path != "" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "config file: %w", err).
+				With("key", "config").With("file", path)
+		}
+		baseDir = filepath.Dir(path)
+	}
+	cfg, err := Parse(data, baseDir, env)
+	if err != nil {
+		var ce *contracts.Error
+		if errors.As(err, &ce) && path != "" {
+			ce.With("file", path)
+		}
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Parse decodes one YAML document over the defaults, applies env's
+// overrides and validates. Every failure is a contracts.CodeInvalidConfig
+// error whose "key" detail names the key (dotted, e.g. "llm.timeout").
+func Parse(data []byte, baseDir string, env Env) (*Config, error) {
+	cfg := Default()
+	if err := decodeFile(cfg, data); err != nil {
+		return nil, err
+	}
+	absBase, err := filepath.Abs(baseDir)
+	if err != nil {
+		return nil, invalid("config", "a readable directory for the config file: %v", err)
+	}
+	cfg.resolvePaths(absBase)
+	if err := cfg.applyEnv(env); err != nil {
+		return nil, err
+	}
+	if err := cfg.fillDerived(env); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func decodeFile(cfg *Config, data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err := dec.Decode(cfg)
+	if errors.Is(err, io.EOF) {
+		return nil // an empty file: defaults
+	}
+	if err != nil {
+		return yamlError(data, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return invalid("config", "one YAML document, found more")
+	}
+	return nil
+}
+
+var typeErrorLine = regexp.MustCompile(`^line (\d+): (?:cannot unmarshal (\S+)(?: .*)? into (\S+)|field (\S+) not found in type)`)
+
+// yamlError turns a yaml.v3 error into a coded error naming the key. yaml
+// reports only line numbers, so the document is walked to map lines to keys.
+func yamlError(data []byte, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || len(te.Errors) == 0 {
+		return contracts.Errorf(contracts.CodeInvalidConfig, "config is not valid YAML: %w", err).With("key", "config")
+	}
+	first := te.Errors[0]
+	m := typeErrorLine.FindStringSubmatch(first)
+	if m == nil {
+		return invalid("config", "%s", first)
+	}
+	line, _ := strconv.Atoi(m[1])
+	key := keyAtLine(data, line)
+	if key == "" {
+		key = "config"
+	}
+	var e *contracts.Error
+	if m[4] != "" {
+		e = contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: unknown key (line %d)", key, line)
+	} else {
+		e = contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: expected %s, got %s (line %d)",
+			key, expectation(m[3]), yamlKind(m[2]), line)
+	}
+	e.With("key", key).With("line", line)
+	if len(te.Errors) > 1 {
+		e.With("more_errors", len(te.Errors)-1)
+	}
+	return e
+}
+
+// keyAtLine returns the dotted path of the first key or value on line.
+func keyAtLine(data []byte, line int) string {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil {
+		return ""
+	}
+	found := ""
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if found != "" || n == nil {
+			return
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				p := joinKey(path, k.Value)
+				if k.Line == line {
+					found = p
+					return
+				}
+				walk(v, p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		default:
+			if n.Line == line {
+				found = path
+			}
+		}
+	}
+	walk(&doc, "")
+	return found
+}
+
+func joinKey(parent, k string) string {
+	if parent == "" {
+		return k
+	}
+	return parent + "." + k
+}
+
+// expectation says in words what a Go type accepts.
+func expectation(goType string) string {
+	switch {
+	case goType == "int":
+		return "an integer"
+	case goType == "bool":
+		return "true or false"
+	case goType == "time.Duration":
+		return "a duration such as 30s, 5m or 720h"
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	default:
+		return "a mapping"
+	}
+}
+
+func yamlKind(tag string) string {
+	switch tag {
+	case "!!seq":
+		return "a list"
+	case "!!map":
+		return "a mapping"
+	case "!!str":
+		return "a string"
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	default:
+		return tag
+	}
+}
+
+// resolvePaths makes the file's relative paths absolute against base.
+// Path keys default to "", so a non-empty value here came from the file.
+func (c *Config) resolvePaths(base string) {
+	for _, p := range c.pathKeys() {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(base, *p)
+		}
+	}
+}
+
+func (c *Config) pathKeys() []*string {
+	ps := []*string{&c.DataDir, &c.PluginsDir, &c.Bundled.Files.Root, &c.Bundled.Sheets.Root}
+	for i := range c.Plugins {
+		ps = append(ps, &c.Plugins[i].Path)
+	}
+	return ps
+}
+
+func (c *Config) applyEnv(env Env) error {
+	for _, o := range Overrides {
+		v, ok := env(o.Env)
+		if !ok || v == "" {
+			continue
+		}
+		n := yaml.Node{Kind: yaml.ScalarNode, Value: v}
+		if err := n.Decode(o.ptr(c)); err != nil {
+			return contracts.Errorf(contracts.CodeInvalidConfig, "config key %s (from %s): expected %s",
+				o.Key, o.Env, expectation(fmt.Sprintf("%T", o.ptr(c))[1:])).With("key", o.Key).With("env", o.Env)
+		}
+		if o.path {
+			p := o.ptr(c).(*string)
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return invalid(o.Key, "a usable path: %v", err)
+			}
+			*p = abs
+		}
+	}
+	return nil
+}
+
+// fillDerived sets the defaults that depend on the data directory or the
+// process (home, working directory).
+func (c *Config) fillDerived(env Env) error {
+	if c.DataDir == "" {
+		dir, err := DefaultDataDir(env)
+		if err != nil {
+			return err
+		}
+		c.DataDir = dir
+	}
+	if c.PluginsDir == "" {
+		c.PluginsDir = filepath.Join(c.DataDir, "plugins.d")
+	}
+	if c.Bundled.Files.Root == "" {
+		c.Bundled.Files.Root = filepath.Join(c.DataDir, "files")
+	}
+	if c.Bundled.Sheets.Root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return invalid("bundled.sheets.root", "a directory (the working directory is unusable: %v)", err)
+		}
+		c.Bundled.Sheets.Root = wd
+	}
+	return nil
+}
+
+// DefaultDataDir is $XDG_DATA_HOME/ordo, else ~/.local/share/ordo.
+func DefaultDataDir(env Env) (string, error) {
+	if x, ok := env("XDG_DATA_HOME"); ok && filepath.IsAbs(x) {
+		return filepath.Join(x, "ordo"), nil
+	}
+	if h, ok := env("HOME"); ok && filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "share", "ordo"), nil
+	}
+	return "", invalid("data_dir", "a directory: set data_dir, ORDO_DATA_DIR, XDG_DATA_HOME or HOME")
+}
+
+// invalid builds the coded error for key, saying what is expected.
+func invalid(key, expected string, args ...any) *contracts.Error {
+	return contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: expected %s", key, fmt.Sprintf(expected, args...)).
+		With("key", key)
+}

@@ -1,0 +1,226 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+var (
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	pluginName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	sha256Hex  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// Validate checks every key and returns the first problem as a
+// contracts.CodeInvalidConfig error naming the key.
+func (c *Config) Validate() error {
+	checks := []func() error{
+		func() error { return absDir("data_dir", c.DataDir) },
+		c.validateStore,
+		c.validateLLM,
+		func() error { return intRange("parallelism", c.Parallelism, 1, 256) },
+		func() error { return intRange("replan_budget", c.ReplanBudget, 0, 20) },
+		func() error { return intRange("candidates_k", c.CandidatesK, 1, 200) },
+		c.validatePolicy,
+		func() error { return absDir("plugins_dir", c.PluginsDir) },
+		c.validatePlugins,
+		c.validateBundled,
+		c.validateHTTP,
+		c.validateLog,
+		func() error {
+			if c.Retention.Runs < 0 {
+				return invalid("retention.runs", "a duration >= 0 (0 keeps runs forever), got %s", c.Retention.Runs)
+			}
+			return nil
+		},
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IsPostgres reports whether the store is a Postgres DSN.
+func (c *Config) IsPostgres() bool {
+	return strings.HasPrefix(c.Store, "postgres://") || strings.HasPrefix(c.Store, "postgresql://")
+}
+
+// DatabasePath is the embedded store's file.
+func (c *Config) DatabasePath() string { return filepath.Join(c.DataDir, "ordo.db") }
+
+func (c *Config) validateStore() error {
+	if c.Store == StoreEmbedded {
+		return nil
+	}
+	if c.IsPostgres() {
+		if _, err := url.Parse(c.Store); err == nil {
+			return nil
+		}
+	}
+	// The value may hold a password: never echo it.
+	return invalid("store", `"embedded" or a Postgres URL (postgres://user@host/db)`)
+}
+
+func (c *Config) validateLLM() error {
+	l := c.LLM
+	if l.BaseURL != "" {
+		u, err := url.Parse(l.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return invalid("llm.base_url", "an http or https URL such as http://localhost:11434/v1")
+		}
+		if u.User != nil {
+			return invalid("llm.base_url", "a URL without credentials (put the key in the variable llm.api_key_env names)")
+		}
+	}
+	if strings.TrimSpace(l.Model) == "" {
+		return invalid("llm.model", "a model name such as gpt-4.1-mini")
+	}
+	if !envName.MatchString(l.APIKeyEnv) {
+		return invalid("llm.api_key_env", "the name of an environment variable (letters, digits, _), got %q", l.APIKeyEnv)
+	}
+	if l.Timeout <= 0 {
+		return invalid("llm.timeout", "a positive duration such as 60s, got %s", l.Timeout)
+	}
+	return intRange("llm.max_retries", l.MaxRetries, 0, 10)
+}
+
+func (c *Config) validatePolicy() error {
+	if err := scopes("policy.default_scopes", c.Policy.DefaultScopes); err != nil {
+		return err
+	}
+	for user, s := range c.Policy.Users {
+		if strings.TrimSpace(user) == "" {
+			return invalid("policy.users", "non-empty user ids")
+		}
+		if err := scopes("policy.users."+user, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scopes(key string, s []string) error {
+	for i, v := range s {
+		if v == "" || strings.ContainsAny(v, " \t\n") {
+			return invalid(fmt.Sprintf("%s[%d]", key, i), "a scope without spaces such as notes:write, got %q", v)
+		}
+	}
+	return nil
+}
+
+func (c *Config) validatePlugins() error {
+	seen := map[string]bool{}
+	for i, p := range c.Plugins {
+		key := fmt.Sprintf("plugins[%d]", i)
+		if !pluginName.MatchString(p.Name) {
+			return invalid(key+".name", "a plugin name of lower-case letters, digits, - and _, got %q", p.Name)
+		}
+		if seen[p.Name] || bundledNames[p.Name] {
+			return invalid(key+".name", "a name not used by another plugin, %q is taken", p.Name)
+		}
+		seen[p.Name] = true
+		if p.Path == "" {
+			return invalid(key+".path", "the plugin executable's path")
+		}
+		if !sha256Hex.MatchString(p.SHA256) {
+			return invalid(key+".sha256", "the executable's SHA-256 as 64 lower-case hex digits (sha256sum FILE)")
+		}
+		for k := range p.Env {
+			if !envName.MatchString(k) {
+				return invalid(key+".env", "environment variable names (letters, digits, _), got %q", k)
+			}
+		}
+	}
+	return nil
+}
+
+// bundledNames are the plugins shipped with Ordo; declared plugins may not
+// take their names.
+var bundledNames = map[string]bool{"files": true, "sheets": true, "notes": true, "text": true, "chat": true}
+
+func (c *Config) validateBundled() error {
+	if err := absDir("bundled.files.root", c.Bundled.Files.Root); err != nil {
+		return err
+	}
+	if err := absDir("bundled.sheets.root", c.Bundled.Sheets.Root); err != nil {
+		return err
+	}
+	if w := c.Bundled.Chat.WebhookURL; w != "" {
+		u, err := url.Parse(w)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			// The URL is a secret: never echo it.
+			return invalid("bundled.chat.webhook_url", "an http or https URL")
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateHTTP() error {
+	if err := ListenAddr("http.listen", c.HTTP.Listen); err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for i, t := range c.HTTP.Tokens {
+		key := fmt.Sprintf("http.tokens[%d]", i)
+		if strings.TrimSpace(t.Name) == "" || names[t.Name] {
+			return invalid(key+".name", "a unique user id for the token, got %q", t.Name)
+		}
+		names[t.Name] = true
+		if (t.Token == "") == (t.TokenEnv == "") {
+			return invalid(key, "exactly one of token or token_env")
+		}
+		if t.TokenEnv != "" && !envName.MatchString(t.TokenEnv) {
+			return invalid(key+".token_env", "the name of an environment variable, got %q", t.TokenEnv)
+		}
+		if t.Token != "" && len(t.Token) < 16 {
+			return invalid(key+".token", "a token of at least 16 characters")
+		}
+		if t.Role != RoleUser && t.Role != RoleAdmin {
+			return invalid(key+".role", "user or admin, got %q", t.Role)
+		}
+	}
+	return nil
+}
+
+// ListenAddr checks a host:port listen address for key.
+func ListenAddr(key, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" || strings.ContainsAny(host, "/ ") {
+		return invalid(key, "a listen address host:port such as 127.0.0.1:7411, got %q", addr)
+	}
+	return nil
+}
+
+func (c *Config) validateLog() error {
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return invalid("log.level", "debug, info, warn or error, got %q", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json", "auto":
+	default:
+		return invalid("log.format", "text, json or auto, got %q", c.Log.Format)
+	}
+	return nil
+}
+
+func absDir(key, p string) error {
+	if p == "" || !filepath.IsAbs(p) {
+		return invalid(key, "an absolute directory path, got %q", p)
+	}
+	return nil
+}
+
+func intRange(key string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return invalid(key, "an integer from %d to %d, got %d", lo, hi, v)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ordo-run/ordo/plugins/internal/toolerr"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+// maxLineText bounds the matched line text in results.
+const maxLineText = 300
+
+type searchIn struct {
+	Query         string `json:"query"`
+	Regexp        bool   `json:"regexp"`
+	In            string `json:"in"`
+	Path          string `json:"path"`
+	CaseSensitive bool   `json:"case_sensitive"`
+	MaxResults    int    `json:"max_results"`
+}
+
+// search walks the directory once, matching names and, for regular text
+// files up to maxSearchFile bytes, their lines. Symlinks are listed by name
+// but never followed.
+func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
+	in := searchIn{In: "both", Path: ".", MaxResults: 100}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	pattern := in.Query
+	if !in.Regexp {
+		pattern = regexp.QuoteMeta(pattern)
+	}
+	if !in.CaseSensitive {
+		pattern = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, toolerr.Refuse("query", "query %q is not a valid regular expression: %w", in.Query, err)
+	}
+	start, err := p.dir("path", in.Path)
+	if err != nil {
+		return nil, err
+	}
+	fsys := p.root.FS().FS()
+	matches := []map[string]any{}
+	scanned := 0
+	full := func() bool { return len(matches) >= in.MaxResults }
+	truncated := false
+	add := func(path string, line int, text string) {
+		if full() {
+			truncated = true
+			return
+		}
+		matches = append(matches, map[string]any{"path": path, "line": line, "text": clip(text)})
+	}
+	err = fs.WalkDir(fsys, start, func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if truncated {
+			return fs.SkipAll
+		}
+		if name != start && in.In != "contents" && re.MatchString(d.Name()) {
+			add(name, 0, d.Name())
+		}
+		if in.In == "names" || !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil || info.Size() > maxSearchFile {
+			return nil // vanished or too big to scan: skipped, not an error
+		}
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+			return nil // unreadable or binary
+		}
+		scanned++
+		for i, line := range strings.Split(string(data), "\n") {
+			if re.MatchString(line) {
+				add(name, i+1, strings.TrimSuffix(line, "\r"))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, walkError(in.Path, err)
+	}
+	return map[string]any{"matches": matches, "truncated": truncated, "files_scanned": scanned}, nil
+}
+
+// clip shortens text to maxLineText bytes without splitting a rune, and
+// replaces invalid UTF-8 so the result is valid JSON text.
+func clip(text string) string {
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	if len(text) <= maxLineText {
+		return text
+	}
+	cut := maxLineText
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "…"
+}

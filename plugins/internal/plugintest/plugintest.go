@@ -1,0 +1,90 @@
+package plugintest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+// Server serves tools in-process, failing the test if tools could not be
+// built (err) or a contract is broken.
+func Server(t testing.TB, tools []sdk.Tool, err error) *Tools {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("Tools: %v", err)
+	}
+	srv, err := sdk.NewServer(tools...)
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	checked := make(contracts.ToolMap)
+	for _, c := range srv.Describe() {
+		ct, err := contracts.NewTool(c)
+		if err != nil {
+			t.Fatalf("contract %s: %v", c.Tool, err)
+		}
+		checked[c.Tool] = ct
+	}
+	return &Tools{t: t, srv: srv, checked: checked}
+}
+
+// Tools is an in-process server bound to a test.
+type Tools struct {
+	t       testing.TB
+	srv     *sdk.Server
+	checked contracts.ToolMap
+}
+
+// Call runs tool with payload (any JSON-marshalable value) and key, fails
+// the test on error, checks that every produces_map key yields a value, and
+// returns the result as decoded JSON (json.Number numbers).
+func (s *Tools) Call(tool string, payload any, key string) map[string]any {
+	s.t.Helper()
+	v, err := s.call(tool, payload, key)
+	if err != nil {
+		s.t.Fatalf("%s(%v): %v", tool, payload, err)
+	}
+	if _, err := s.checked[tool].Produce(v); err != nil {
+		s.t.Fatalf("%s: produces_map against a real result: %v", tool, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		s.t.Fatalf("%s returned %T, want an object", tool, v)
+	}
+	return m
+}
+
+// Err runs tool expecting failure and returns the coded error.
+func (s *Tools) Err(tool string, payload any, key string) *contracts.Error {
+	s.t.Helper()
+	v, err := s.call(tool, payload, key)
+	if err == nil {
+		s.t.Fatalf("%s(%v) = %v, want an error", tool, payload, v)
+	}
+	return contracts.AsError(err)
+}
+
+// Refused runs tool expecting a non-retryable tool error naming field.
+func (s *Tools) Refused(tool string, payload any, key, field string) *contracts.Error {
+	s.t.Helper()
+	e := s.Err(tool, payload, key)
+	if e.Code != contracts.CodeToolFailed || e.Retryable || e.Details["field"] != field {
+		s.t.Fatalf("%s(%v): %v (details %v), want a non-retryable tool error naming field %q", tool, payload, e, e.Details, field)
+	}
+	return e
+}
+
+func (s *Tools) call(tool string, payload any, key string) (any, error) {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out, err := s.srv.Call(context.Background(), tool, data, key)
+	if err != nil {
+		return nil, err
+	}
+	return contracts.DecodeJSON(out)
+}

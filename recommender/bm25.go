@@ -1,0 +1,135 @@
+package recommender
+
+import (
+	"math"
+
+	"github.com/ordo-run/ordo/recommender/tokenize"
+)
+
+// bm25 is an Okapi BM25 index with per-field term weights (a simple BM25F):
+// a name word counts NameWeight times, a parameter word ParamWeight times.
+// It lives in memory and is rebuilt from the stored text at start-up, which
+// is cheap next to embedding. Tools get dense slot numbers so scoring
+// accumulates into a slice instead of a map.
+type bm25 struct {
+	k1, b        float64
+	nameW, paraW float64
+	postings     map[string][]posting // term -> tools having it
+	slots        map[string]int       // tool -> slot
+	names        []string             // slot -> tool ("" = free)
+	lengths      []float64            // slot -> weighted length
+	terms        [][]string           // slot -> its terms, for removal
+	free         []int
+	total        float64
+	live         int
+}
+
+type posting struct {
+	slot int
+	tf   float64
+}
+
+func newBM25(r Ranking) *bm25 {
+	return &bm25{k1: r.K1, b: r.B, nameW: r.NameWeight, paraW: r.ParamWeight,
+		postings: map[string][]posting{}, slots: map[string]int{}}
+}
+
+func (x *bm25) termFreqs(f fields) map[string]float64 {
+	tf := map[string]float64{}
+	for _, part := range []struct {
+		text string
+		w    float64
+	}{{f.Name, x.nameW}, {f.Description, 1}, {f.Params, x.paraW}} {
+		for _, w := range tokenize.Words(part.text) {
+			tf[w] += part.w
+		}
+	}
+	return tf
+}
+
+// add indexes a tool, replacing any earlier version.
+func (x *bm25) add(tool string, f fields) {
+	x.remove(tool)
+	slot := len(x.names)
+	if n := len(x.free); n > 0 {
+		slot, x.free = x.free[n-1], x.free[:n-1]
+	} else {
+		x.names, x.lengths, x.terms = append(x.names, ""), append(x.lengths, 0), append(x.terms, nil)
+	}
+	var n float64
+	tf := x.termFreqs(f)
+	terms := make([]string, 0, len(tf))
+	for t, c := range tf {
+		terms = append(terms, t)
+		x.postings[t] = append(x.postings[t], posting{slot: slot, tf: c})
+		n += c
+	}
+	x.slots[tool], x.names[slot], x.lengths[slot], x.terms[slot] = slot, tool, n, terms
+	x.total += n
+	x.live++
+}
+
+func (x *bm25) remove(tool string) {
+	slot, ok := x.slots[tool]
+	if !ok {
+		return
+	}
+	for _, t := range x.terms[slot] {
+		p := x.postings[t]
+		for i := range p {
+			if p[i].slot == slot {
+				p[i] = p[len(p)-1]
+				p = p[:len(p)-1]
+				break
+			}
+		}
+		if len(p) == 0 {
+			delete(x.postings, t)
+		} else {
+			x.postings[t] = p
+		}
+	}
+	x.total -= x.lengths[slot]
+	x.names[slot], x.lengths[slot], x.terms[slot] = "", 0, nil
+	x.free = append(x.free, slot)
+	delete(x.slots, tool)
+	x.live--
+}
+
+// score returns the BM25 score of every tool that shares a term with the
+// query and passes keep.
+func (x *bm25) score(query string, keep func(string) bool) map[string]float64 {
+	out := map[string]float64{}
+	if x.live == 0 {
+		return out
+	}
+	n := float64(x.live)
+	avg := x.total / n
+	acc := make([]float64, len(x.names))
+	var touched []int
+	seen := map[string]bool{}
+	for _, t := range tokenize.Words(query) {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		p := x.postings[t]
+		if len(p) == 0 {
+			continue
+		}
+		idf := math.Log(1 + (n-float64(len(p))+0.5)/(float64(len(p))+0.5))
+		for _, e := range p {
+			norm := x.k1 * (1 - x.b + x.b*x.lengths[e.slot]/avg)
+			if acc[e.slot] == 0 {
+				touched = append(touched, e.slot)
+			}
+			acc[e.slot] += idf * e.tf * (x.k1 + 1) / (e.tf + norm)
+		}
+	}
+	for _, s := range touched {
+		if keep(x.names[s]) {
+			out[x.names[s]] = acc[s]
+		}
+	}
+	return out
+}

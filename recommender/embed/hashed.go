@@ -1,0 +1,205 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"sync"
+
+	"github.com/ordo-run/ordo/recommender/tokenize"
+)
+
+// HashedVersion changes whenever Hashed's features change, so persisted
+// indexes built by an older version are rebuilt.
+const HashedVersion = 1
+
+// Hashed is the offline embedder: stemmed words, adjacent word pairs and
+// character n-grams of each word, hashed with a sign bit into Dim buckets
+// (the "hashing trick"), sub-linear TF, L2-normalised.
+//
+// IDF is learned from the indexed corpus, which changes as tools come and
+// go. Document vectors are therefore stored WITHOUT IDF (a stored vector
+// never goes stale) and the query carries the weighting: each query bucket is
+// multiplied by idf², which gives the TF-IDF dot product up to each
+// document's norm. Adding one tool thus re-embeds that tool only.
+//
+// A Hashed value belongs to one index (it holds that index's statistics) and
+// is safe for concurrent use.
+type Hashed struct {
+	dim                 int
+	minGram, maxGram    int
+	wordW, pairW, gramW float64
+	mu                  sync.RWMutex
+	df                  []int32
+	docs                int
+}
+
+// HashedOptions tunes Hashed; zero fields take the defaults.
+type HashedOptions struct {
+	Dim              int     // buckets, default 512
+	MinGram, MaxGram int     // character n-gram sizes, default 3..5
+	WordWeight       float64 // default 1
+	PairWeight       float64 // adjacent word pairs, default 0.5
+	GramWeight       float64 // per word's n-grams in total, default 0.5
+}
+
+// NewHashed returns an offline embedder.
+func NewHashed(o HashedOptions) *Hashed {
+	def := func(v, d int) int {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	deff := func(v, d float64) float64 {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	h := &Hashed{
+		dim:     def(o.Dim, 512),
+		minGram: def(o.MinGram, 3),
+		maxGram: def(o.MaxGram, 5),
+		wordW:   deff(o.WordWeight, 1),
+		pairW:   deff(o.PairWeight, 0.5),
+		gramW:   deff(o.GramWeight, 0.5),
+	}
+	if h.maxGram < h.minGram {
+		h.maxGram = h.minGram
+	}
+	h.df = make([]int32, h.dim)
+	return h
+}
+
+// Identity implements Embedder.
+func (h *Hashed) Identity() string {
+	return fmt.Sprintf("hashed/v%d dim=%d grams=%d-%d w=%g,%g,%g", HashedVersion, h.dim, h.minGram, h.maxGram, h.wordW, h.pairW, h.gramW)
+}
+
+// EmbedDocuments implements Embedder: IDF-free vectors.
+func (h *Hashed) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		v := h.features(t)
+		if isZero(v) {
+			// A text with no content words still needs a storable vector:
+			// a fixed unit bucket, orthogonal-ish to every real text.
+			v[0] = 1
+		}
+		out[i] = normalise(v)
+	}
+	return out, nil
+}
+
+// EmbedQuery implements Embedder: the query weighted by idf² of the corpus.
+func (h *Hashed) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v := h.features(text)
+	h.mu.RLock()
+	n := float64(h.docs)
+	for b, x := range v {
+		if x == 0 {
+			continue
+		}
+		idf := math.Log(1 + (n-float64(h.df[b])+0.5)/(float64(h.df[b])+0.5))
+		v[b] = x * idf * idf
+	}
+	h.mu.RUnlock()
+	return normalise(v), nil
+}
+
+// AddDocument implements CorpusAware.
+func (h *Hashed) AddDocument(text string) { h.count(text, 1) }
+
+// RemoveDocument implements CorpusAware.
+func (h *Hashed) RemoveDocument(text string) { h.count(text, -1) }
+
+func (h *Hashed) count(text string, delta int32) {
+	v := h.features(text)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.docs += int(delta)
+	for b, x := range v {
+		if x != 0 {
+			h.df[b] += delta
+		}
+	}
+}
+
+// features returns the raw sub-linear TF vector of text.
+func (h *Hashed) features(text string) []float64 {
+	words := tokenize.Words(text)
+	v := make([]float64, h.dim)
+	add := func(feature string, w float64) {
+		f := fnv.New64a()
+		f.Write([]byte(feature))
+		x := f.Sum64()
+		b := int(x % uint64(h.dim))
+		if x>>63 == 1 {
+			w = -w
+		}
+		v[b] += w
+	}
+	for i, w := range words {
+		add("w:"+w, h.wordW)
+		if i > 0 {
+			add("p:"+words[i-1]+" "+w, h.pairW)
+		}
+		grams := h.grams("#" + w + "#")
+		for _, g := range grams {
+			add("g:"+g, h.gramW/float64(len(grams)))
+		}
+	}
+	for b, x := range v {
+		// Sub-linear TF keeps a repeated word from dominating.
+		v[b] = math.Copysign(math.Log1p(math.Abs(x)), x)
+	}
+	return v
+}
+
+func (h *Hashed) grams(w string) []string {
+	var out []string
+	for n := h.minGram; n <= h.maxGram; n++ {
+		for i := 0; i+n <= len(w); i++ {
+			out = append(out, w[i:i+n])
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, w)
+	}
+	return out
+}
+
+// normalise returns v as a unit float32 vector; all zeros stays zero (the
+// caller decides what an empty text means).
+func normalise(v []float64) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += x * x
+	}
+	out := make([]float32, len(v))
+	if sum == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i, x := range v {
+		out[i] = float32(x * inv)
+	}
+	return out
+}
+
+func isZero(v []float64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,314 @@
+package recommender
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/recommender/tokenize"
+)
+
+// Ranking tunes how lexical and vector evidence are combined. The defaults
+// were chosen on half of the development queries and checked on the other
+// half (see docs/recommender.md).
+type Ranking struct {
+	K1, B       float64 // BM25 saturation and length normalisation
+	NameWeight  float64 // a tool-name word counts this many description words
+	ParamWeight float64 // a parameter word counts this many description words
+	// VectorWeight is the vector score's share (0..1) in each list's fused
+	// score; the rest is BM25. Both scores are divided by the list's best.
+	VectorWeight float64
+	// Candidates is how many vector neighbours each list asks chromem-go for.
+	Candidates int
+	// ClauseMinWords: a clause needs this many content words to be searched
+	// on its own; shorter pieces stay with their neighbour.
+	ClauseMinWords int
+	// WholeWeight weighs the whole request's list against each clause's list
+	// when the lists are merged by reciprocal rank fusion with constant RRFK.
+	WholeWeight float64
+	RRFK        float64
+	// ClauseVectors also runs a vector query per clause (one chromem-go scan
+	// each); off by default, the whole request's vector query is enough.
+	ClauseVectors bool
+}
+
+// DefaultRanking is the tuned default.
+func DefaultRanking() Ranking {
+	return Ranking{K1: 1.2, B: 0.75, NameWeight: 2, ParamWeight: 0.5, VectorWeight: 0.3,
+		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 2}
+}
+
+func (r Ranking) validate() error {
+	bad := func(field string, v any) error {
+		return contracts.Errorf(contracts.CodeInvalidConfig, "ranking %s out of range: %v", field, v).With("field", field)
+	}
+	switch {
+	case r.K1 < 0:
+		return bad("k1", r.K1)
+	case r.B < 0 || r.B > 1:
+		return bad("b", r.B)
+	case r.NameWeight < 0:
+		return bad("name_weight", r.NameWeight)
+	case r.ParamWeight < 0:
+		return bad("param_weight", r.ParamWeight)
+	case r.VectorWeight < 0 || r.VectorWeight > 1:
+		return bad("vector_weight", r.VectorWeight)
+	case r.Candidates < 1:
+		return bad("candidates", r.Candidates)
+	case r.WholeWeight < 0:
+		return bad("whole_weight", r.WholeWeight)
+	case r.RRFK < 0:
+		return bad("rrf_k", r.RRFK)
+	}
+	return nil
+}
+
+// SearchOptions narrow and re-rank a search.
+type SearchOptions struct {
+	K        int              // results wanted; 0 means 5
+	Services []string         // keep only these services (empty: all)
+	Risk     []contracts.Risk // keep only these risk levels (empty: all)
+	// Boost is added to a tool's score (scores are scaled so the best plain
+	// hit is 1): the hook for memory of tools that worked for similar steps.
+	Boost map[string]float64
+	// Avoid drops tools outright (memory's should_avoid).
+	Avoid []string
+}
+
+// Hit is one recommended tool.
+type Hit struct {
+	Tool     string
+	Score    float64
+	Contract contracts.Contract
+}
+
+// Search ranks the indexed tools for query. Bad options return a coded
+// error naming the field; an empty index returns no hits.
+func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions) ([]Hit, error) {
+	if err := validateSearch(query, o); err != nil {
+		return nil, err
+	}
+	k := o.K
+	if k == 0 {
+		k = 5
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	keep := r.filter(o)
+	clauses := tokenize.Clauses(query, r.rank.ClauseMinWords)
+	lists := make([][]string, 0, len(clauses)+1)
+	weights := make([]float64, 0, len(clauses)+1)
+	whole, err := r.rankList(ctx, query, keep, o, true)
+	if err != nil {
+		return nil, err
+	}
+	lists, weights = append(lists, whole), append(weights, r.rank.WholeWeight)
+	if len(clauses) > 1 {
+		for _, c := range clauses {
+			l, err := r.rankList(ctx, c, keep, o, r.rank.ClauseVectors)
+			if err != nil {
+				return nil, err
+			}
+			lists, weights = append(lists, l), append(weights, 1)
+		}
+	}
+	scores := map[string]float64{}
+	for i, l := range lists {
+		for rank, t := range l {
+			scores[t] += weights[i] / (r.rank.RRFK + float64(rank+1))
+		}
+	}
+	return r.hits(scores, o.Boost, k), nil
+}
+
+// hits scales fused scores so the best is 1, adds boosts and keeps the top k.
+func (r *Recommender) hits(scores map[string]float64, boost map[string]float64, k int) []Hit {
+	var best float64
+	for _, s := range scores {
+		best = math.Max(best, s)
+	}
+	for t, b := range boost {
+		if _, ok := scores[t]; ok {
+			scores[t] += b * best
+		}
+	}
+	out := make([]Hit, 0, len(scores))
+	for t, s := range scores {
+		out = append(out, Hit{Tool: t, Score: s / best, Contract: r.tools[t].contract})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Tool < out[j].Tool
+	})
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+// Recommend returns the names of the k best tools for query, best first.
+func (r *Recommender) Recommend(ctx context.Context, query string, k int) ([]string, error) {
+	if k < 0 {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "k must not be negative, got %d", k).With("field", "k")
+	}
+	hits, err := r.Search(ctx, query, SearchOptions{K: k})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(hits))
+	for i, h := range hits {
+		names[i] = h.Tool
+	}
+	return names, nil
+}
+
+func validateSearch(query string, o SearchOptions) error {
+	if len(tokenize.Split(query)) == 0 {
+		return contracts.Errorf(contracts.CodeInvalidInput, "query has no words").With("field", "query")
+	}
+	if o.K < 0 {
+		return contracts.Errorf(contracts.CodeInvalidInput, "k must not be negative, got %d", o.K).With("field", "k")
+	}
+	for _, risk := range o.Risk {
+		switch risk {
+		case contracts.RiskRead, contracts.RiskWrite, contracts.RiskDestructive:
+		default:
+			return contracts.Errorf(contracts.CodeInvalidInput, "unknown risk level %q", risk).With("field", "risk")
+		}
+	}
+	for t, b := range o.Boost {
+		if math.IsNaN(b) || math.IsInf(b, 0) {
+			return contracts.Errorf(contracts.CodeInvalidInput, "boost for %s is not a number", t).With("field", "boost")
+		}
+	}
+	return nil
+}
+
+// filter returns the predicate a tool must pass (services, risk, avoid).
+func (r *Recommender) filter(o SearchOptions) func(string) bool {
+	return func(tool string) bool {
+		e, ok := r.tools[tool]
+		if !ok || slices.Contains(o.Avoid, tool) {
+			return false
+		}
+		if len(o.Services) > 0 && !slices.Contains(o.Services, e.service) {
+			return false
+		}
+		return len(o.Risk) == 0 || slices.Contains(o.Risk, e.contract.RiskLevel)
+	}
+}
+
+// rankList fuses BM25 and, when vector is set, vector similarity for one
+// text, and returns the best Candidates tools in order.
+func (r *Recommender) rankList(ctx context.Context, text string, keep func(string) bool, o SearchOptions, vector bool) ([]string, error) {
+	lex := r.lex.score(text, keep)
+	vec := map[string]float64{}
+	if vector {
+		var err error
+		if vec, err = r.vectorScores(ctx, text, keep, o); err != nil {
+			return nil, err
+		}
+	}
+	maxL, maxV := maxOf(lex), maxOf(vec)
+	wv := r.rank.VectorWeight
+	if len(vec) == 0 {
+		wv = 0
+	}
+	fused := make(map[string]float64, len(lex)+len(vec))
+	for t, s := range lex {
+		fused[t] += (1 - wv) * s / maxL
+	}
+	for t, s := range vec {
+		fused[t] += wv * s / maxV
+	}
+	return topN(fused, r.rank.Candidates), nil
+}
+
+// topN returns the n best-scored keys, best first (ties by name), without
+// sorting the whole map: lists only feed the top of a fusion.
+func topN(scores map[string]float64, n int) []string {
+	better := func(a, b string) bool {
+		if scores[a] != scores[b] {
+			return scores[a] > scores[b]
+		}
+		return a < b
+	}
+	out := make([]string, 0, n+1)
+	for t := range scores {
+		if len(out) == n && !better(t, out[n-1]) {
+			continue
+		}
+		i := sort.Search(len(out), func(i int) bool { return better(t, out[i]) })
+		out = slices.Insert(out, i, t)
+		if len(out) > n {
+			out = out[:n]
+		}
+	}
+	return out
+}
+
+// vectorScores asks chromem-go for the nearest tools. nResults must lie in
+// 1..Count(), so it is clamped; a single service and risk filter is pushed
+// into chromem-go's where clause, other filters are applied afterwards
+// over a full-size query so no allowed tool is missed.
+func (r *Recommender) vectorScores(ctx context.Context, text string, keep func(string) bool, o SearchOptions) (map[string]float64, error) {
+	out := map[string]float64{}
+	n := r.col.Count()
+	if n == 0 || r.rank.VectorWeight == 0 {
+		return out, nil
+	}
+	q, err := r.emb.EmbedQuery(ctx, text)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeExternal, "embed query: %w", err).With("embedder", r.emb.Identity())
+	}
+	if len(q) != r.dim || isZero(q) {
+		return out, nil
+	}
+	where := map[string]string{}
+	want := r.rank.Candidates
+	if len(o.Services) == 1 {
+		where[metaService] = o.Services[0]
+	}
+	if len(o.Risk) == 1 {
+		where[metaRisk] = string(o.Risk[0])
+	}
+	if len(o.Services) > 1 || len(o.Risk) > 1 {
+		want = n
+	} else {
+		want += len(o.Avoid)
+	}
+	res, err := r.col.QueryEmbedding(ctx, q, min(want, n), where, nil)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInternal, "query tool index: %w", err)
+	}
+	for _, d := range res {
+		if d.Similarity > 0 && keep(d.ID) {
+			out[d.ID] = float64(d.Similarity)
+		}
+	}
+	return out, nil
+}
+
+func maxOf(m map[string]float64) float64 {
+	best := 0.0
+	for _, v := range m {
+		best = math.Max(best, v)
+	}
+	if best == 0 {
+		return 1
+	}
+	return best
+}
+
+func isZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}

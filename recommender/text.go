@@ -1,0 +1,81 @@
+package recommender
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// fields is a tool's indexed text, split by where it came from so the
+// lexical index can weight the name above parameter prose.
+type fields struct {
+	Name, Description, Params string
+}
+
+// toolFields extracts the indexed text of a contract: the tool and service
+// names (identifier splitting happens in tokenize), the description, and
+// each top-level parameter's name and description.
+func toolFields(c contracts.Contract) fields {
+	name := c.Tool
+	if c.Service != "" && !strings.HasPrefix(c.Tool, c.Service+".") {
+		name = c.Service + " " + c.Tool
+	}
+	return fields{Name: name, Description: c.Description, Params: paramText(c.InputSchema)}
+}
+
+// paramText flattens the input schema's top-level properties into
+// "name: description" lines, sorted by name so the text (and its hash) is
+// stable. An unreadable schema contributes nothing: the contract's own
+// validation is the host's job.
+func paramText(schema json.RawMessage) string {
+	var s struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return ""
+	}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(n)
+		if d := s.Properties[n].Description; d != "" {
+			b.WriteString(": ")
+			b.WriteString(d)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// text is the single string that is embedded and hashed.
+func (f fields) text() string {
+	return f.Name + "\n" + f.Description + "\n" + f.Params
+}
+
+// hash identifies the embedded text; equal hashes mean the stored vector
+// is still right.
+func (f fields) hash() string {
+	sum := sha256.Sum256([]byte(f.text()))
+	return hex.EncodeToString(sum[:16])
+}
+
+// serviceOf is the contract's service, or the "service." prefix of its name.
+func serviceOf(c contracts.Contract) string {
+	if c.Service != "" {
+		return c.Service
+	}
+	if i := strings.IndexByte(c.Tool, '.'); i > 0 {
+		return c.Tool[:i]
+	}
+	return ""
+}

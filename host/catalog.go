@@ -1,0 +1,223 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// EventKind says how a tool changed.
+type EventKind string
+
+// Catalog event kinds.
+const (
+	Added   EventKind = "added"
+	Removed EventKind = "removed"
+	Changed EventKind = "changed"
+)
+
+// CatalogEvent is one tool's change. Version is the catalog version after
+// the change, so a subscriber can tell which events it has already seen.
+type CatalogEvent struct {
+	Kind     EventKind          `json:"kind"`
+	Tool     string             `json:"tool"`
+	Contract contracts.Contract `json:"contract"`
+	Version  uint64             `json:"version"`
+}
+
+// Source is where a catalog tool comes from.
+type Source struct {
+	Provider string `json:"provider"` // plugin or provider name
+	Version  string `json:"version,omitempty"`
+}
+
+type catEntry struct {
+	tool *contracts.Tool
+	src  *source
+}
+
+// catalog maps tool names to their source. Every change bumps version and
+// is sent to subscribers, in order.
+type catalog struct {
+	mu      sync.RWMutex
+	tools   map[string]catEntry
+	version uint64
+	subs    map[*subscriber]struct{}
+}
+
+func newCatalog() *catalog {
+	return &catalog{tools: map[string]catEntry{}, subs: map[*subscriber]struct{}{}}
+}
+
+func (c *catalog) lookup(name string) (catEntry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e, ok := c.tools[name]
+	return e, ok
+}
+
+func (c *catalog) list() []*contracts.Tool {
+	c.mu.RLock()
+	out := make([]*contracts.Tool, 0, len(c.tools))
+	for _, e := range c.tools {
+		out = append(out, e.tool)
+	}
+	c.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// names lists the tools of src, sorted.
+func (c *catalog) names(src *source) []string {
+	c.mu.RLock()
+	var out []string
+	for n, e := range c.tools {
+		if e.src == src {
+			out = append(out, n)
+		}
+	}
+	c.mu.RUnlock()
+	sort.Strings(out)
+	return out
+}
+
+// set makes tools the complete set src supplies, emitting Added, Changed
+// and Removed events for the difference. A tool name owned by another
+// source refuses the whole set with CodePluginRefused and changes nothing.
+func (c *catalog) set(src *source, tools []*contracts.Tool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	want := make(map[string]*contracts.Tool, len(tools))
+	for _, t := range tools {
+		if e, ok := c.tools[t.Name()]; ok && e.src != src {
+			return contracts.Errorf(contracts.CodePluginRefused, "tool %q is already provided by %q", t.Name(), e.src.name).
+				With("tool", t.Name()).With("provider", e.src.name)
+		}
+		want[t.Name()] = t
+	}
+	var events []CatalogEvent
+	for name, e := range c.tools {
+		if e.src == src && want[name] == nil {
+			delete(c.tools, name)
+			events = append(events, CatalogEvent{Kind: Removed, Tool: name, Contract: e.tool.Contract})
+		}
+	}
+	for name, t := range want {
+		old, had := c.tools[name]
+		c.tools[name] = catEntry{tool: t, src: src}
+		switch {
+		case !had:
+			events = append(events, CatalogEvent{Kind: Added, Tool: name, Contract: t.Contract})
+		case !sameContract(old.tool.Contract, t.Contract):
+			events = append(events, CatalogEvent{Kind: Changed, Tool: name, Contract: t.Contract})
+		}
+	}
+	sort.Slice(events, func(i, j int) bool { return events[i].Tool < events[j].Tool })
+	c.publish(events)
+	return nil
+}
+
+// drop removes every tool of src.
+func (c *catalog) drop(src *source) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var events []CatalogEvent
+	for name, e := range c.tools {
+		if e.src == src {
+			delete(c.tools, name)
+			events = append(events, CatalogEvent{Kind: Removed, Tool: name, Contract: e.tool.Contract})
+		}
+	}
+	sort.Slice(events, func(i, j int) bool { return events[i].Tool < events[j].Tool })
+	c.publish(events)
+}
+
+// publish numbers events and queues them for subscribers; c.mu is held.
+func (c *catalog) publish(events []CatalogEvent) {
+	for i := range events {
+		c.version++
+		events[i].Version = c.version
+	}
+	for s := range c.subs {
+		s.push(events)
+	}
+}
+
+func sameContract(a, b contracts.Contract) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// subscribe replays the current tools as Added events (at the current
+// version) and then delivers every change until ctx ends. A slow reader
+// never blocks the catalog: events queue per subscriber.
+func (c *catalog) subscribe(ctx context.Context) <-chan CatalogEvent {
+	s := &subscriber{wake: make(chan struct{}, 1), out: make(chan CatalogEvent)}
+	c.mu.Lock()
+	names := make([]string, 0, len(c.tools))
+	for n := range c.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	initial := make([]CatalogEvent, 0, len(names))
+	for _, n := range names {
+		initial = append(initial, CatalogEvent{Kind: Added, Tool: n, Contract: c.tools[n].tool.Contract, Version: c.version})
+	}
+	s.push(initial)
+	c.subs[s] = struct{}{}
+	c.mu.Unlock()
+	go func() {
+		s.pump(ctx)
+		c.mu.Lock()
+		delete(c.subs, s)
+		c.mu.Unlock()
+		close(s.out)
+	}()
+	return s.out
+}
+
+type subscriber struct {
+	mu    sync.Mutex
+	queue []CatalogEvent
+	wake  chan struct{}
+	out   chan CatalogEvent
+}
+
+func (s *subscriber) push(events []CatalogEvent) {
+	if len(events) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.queue = append(s.queue, events...)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *subscriber) pump(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		batch := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		for _, ev := range batch {
+			select {
+			case s.out <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ordo-run/ordo/contracts"
+	pb "github.com/ordo-run/ordo/plugins/proto"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+// toolPluginClient is the generated client; named here for the assertion
+// on what go-plugin dispenses.
+type toolPluginClient = pb.ToolPluginClient
+
+// grpcProvider is the ToolProvider of one plugin process.
+type grpcProvider struct {
+	name            string
+	client          *plugin.Client
+	rpc             pb.ToolPluginClient
+	describeTimeout time.Duration
+	described       *pb.DescribeResponse
+}
+
+// version calls Describe once and keeps the answer for Describe.
+func (p *grpcProvider) version(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.describeTimeout)
+	defer cancel()
+	resp, err := p.rpc.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil {
+		return "", contracts.Errorf(contracts.CodePluginRefused, "plugin %q describe: %w", p.name, err).With("plugin", p.name)
+	}
+	p.described = resp
+	return resp.GetPluginVersion(), nil
+}
+
+// Describe decodes the contracts the plugin sent at start.
+func (p *grpcProvider) Describe(context.Context) ([]contracts.Contract, error) {
+	out := make([]contracts.Contract, 0, len(p.described.GetContracts()))
+	for i, raw := range p.described.GetContracts() {
+		var c contracts.Contract
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return nil, contracts.Errorf(contracts.CodeInvalidContract, "plugin %q contract #%d is not a contract object: %w", p.name, i, err).
+				With("plugin", p.name)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Call sends one call. Transport failures are coded: a deadline is a
+// timeout, a lost connection is a crash.
+func (p *grpcProvider) Call(ctx context.Context, tool string, payload json.RawMessage, key string) (json.RawMessage, error) {
+	req := &pb.CallRequest{Tool: tool, PayloadJson: payload, IdempotencyKey: key}
+	if dl, ok := ctx.Deadline(); ok {
+		req.DeadlineUnixMs = dl.UnixMilli()
+	}
+	resp, err := p.rpc.Call(ctx, req, grpc.WaitForReady(false))
+	if err != nil {
+		return nil, p.transportError(ctx, tool, err)
+	}
+	switch o := resp.GetOutcome().(type) {
+	case *pb.CallResponse_ResultJson:
+		return o.ResultJson, nil
+	case *pb.CallResponse_Error:
+		return nil, sdk.ErrorFromWire(o.Error).With("tool", tool).With("plugin", p.name)
+	}
+	return nil, contracts.Errorf(contracts.CodeToolInvalidOutput, "plugin %q answered %s with neither result nor error", p.name, tool).
+		With("tool", tool).With("plugin", p.name)
+}
+
+func (p *grpcProvider) transportError(ctx context.Context, tool string, err error) error {
+	code := contracts.CodeToolFailed
+	switch st, _ := status.FromError(err); {
+	case st.Code() == codes.DeadlineExceeded || ctx.Err() == context.DeadlineExceeded:
+		code = contracts.CodeToolTimeout
+	case ctx.Err() != nil:
+		code = contracts.CodeCancelled
+	case st.Code() == codes.Unavailable || st.Code() == codes.Canceled || p.client.Exited():
+		code = contracts.CodeToolCrashed
+	}
+	return contracts.Errorf(code, "plugin %q, tool %s: %w", p.name, tool, err).With("tool", tool).With("plugin", p.name)
+}
+
+// health asks the plugin whether it can serve.
+func (p *grpcProvider) health(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := p.rpc.Health(ctx, &pb.HealthRequest{})
+	if err != nil {
+		return fmt.Errorf("health check: %w", err)
+	}
+	if !resp.GetOk() {
+		return fmt.Errorf("plugin reports unhealthy: %s", resp.GetMessage())
+	}
+	return nil
+}
+
+// Close kills the plugin process (gracefully first, then SIGKILL).
+func (p *grpcProvider) Close() error {
+	p.client.Kill()
+	return nil
+}

@@ -1,0 +1,274 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Host owns the live catalog and every tool source. Its methods are safe
+// for concurrent use.
+type Host struct {
+	opts    options
+	log     *slog.Logger
+	cat     *catalog
+	invoker Invoker
+
+	mu      sync.Mutex
+	sources map[string]*source
+	refused map[string]PluginInfo // config and directory plugins that could not start
+	closed  bool
+
+	watchStop context.CancelFunc
+	watchDone chan struct{}
+}
+
+// New builds a host, starts the configured plugins and, with
+// WithPluginsDir, loads and then watches the plugins directory. A plugin
+// that fails to start is reported by Plugins and the log; it does not fail
+// New. Call Close to stop every plugin.
+func New(opts ...Option) (*Host, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	h := &Host{opts: o, log: o.logger, cat: newCatalog(), sources: map[string]*source{}, refused: map[string]PluginInfo{}}
+	// The invocation chain, outermost first. Each layer is one concern.
+	h.invoker = Chain(InvokerFunc(h.dispatch), append([]Middleware{
+		ValidateInput(),           // a bad payload never reaches a tool
+		ValidateOutput(),          // the final result, whatever the tool claims
+		Retry(o.retry),            // only errors marked retryable, backoff + jitter
+		Timeout(o.defaultTimeout), // per attempt; a shorter ctx deadline wins
+	}, o.middleware...)...)
+	for _, spec := range o.plugins {
+		if err := h.addPlugin(context.Background(), spec, originConfig); err != nil {
+			h.log.Error("plugin refused", "plugin", spec.Name, "err", err)
+		}
+	}
+	if o.pluginsDir != "" {
+		if err := h.startWatch(); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// Lookup returns a tool's checked contract.
+func (h *Host) Lookup(name string) (*contracts.Tool, bool) {
+	e, ok := h.cat.lookup(name)
+	return e.tool, ok
+}
+
+// List returns every tool, sorted by name.
+func (h *Host) List() []*contracts.Tool { return h.cat.list() }
+
+// Source says where a tool comes from.
+func (h *Host) Source(tool string) (Source, bool) {
+	e, ok := h.cat.lookup(tool)
+	if !ok {
+		return Source{}, false
+	}
+	return Source{Provider: e.src.name, Version: e.src.currentVersion()}, true
+}
+
+// Version is the catalog version; it grows by one per tool change.
+func (h *Host) Version() uint64 {
+	h.cat.mu.RLock()
+	defer h.cat.mu.RUnlock()
+	return h.cat.version
+}
+
+// Subscribe delivers the current tools as Added events, then every change,
+// until ctx ends (the channel is then closed). Events are never dropped.
+func (h *Host) Subscribe(ctx context.Context) <-chan CatalogEvent { return h.cat.subscribe(ctx) }
+
+// Call runs tool with payload through the invocation chain: input schema,
+// output schema, retries of retryable errors, per-attempt timeout. Errors
+// are *contracts.Error: CodeUnknownTool, CodeSchemaViolation,
+// CodeToolTimeout, CodeToolCrashed, CodeToolFailed (Retryable when the
+// tool said so), CodeToolInvalidOutput, CodeToolUnavailable.
+func (h *Host) Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string) (json.RawMessage, error) {
+	t, ok := h.Lookup(tool)
+	if !ok {
+		return nil, contracts.Errorf(contracts.CodeUnknownTool, "no tool %q in the catalog", tool).With("tool", tool)
+	}
+	return h.invoker.Invoke(ctx, &Invocation{Tool: t, Payload: payload, IdempotencyKey: idempotencyKey})
+}
+
+// dispatch is the innermost invoker: it hands the call to the tool's
+// current provider instance and keeps that instance from being stopped
+// until the call returns.
+func (h *Host) dispatch(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
+	name := inv.Tool.Name()
+	e, ok := h.cat.lookup(name)
+	if !ok {
+		return nil, contracts.Errorf(contracts.CodeUnknownTool, "tool %q left the catalog", name).With("tool", name)
+	}
+	in := e.src.acquire()
+	if in == nil {
+		err := contracts.Errorf(contracts.CodeToolUnavailable, "%s: provider %q is not running", name, e.src.name).
+			With("tool", name).With("provider", e.src.name)
+		err.Retryable = true
+		return nil, err
+	}
+	defer in.release()
+	out, err := in.prov.Call(ctx, name, inv.Payload, inv.IdempotencyKey)
+	if err != nil {
+		var ce *contracts.Error
+		if !errors.As(err, &ce) {
+			return nil, contracts.Errorf(contracts.CodeToolFailed, "%s: %w", name, err).With("tool", name)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// AddProvider adds a source of tools under a unique name: the built-in
+// tools (see InProcess) or any other ToolProvider. Its tools must not clash
+// with tools already in the catalog (CodePluginRefused); a broken contract
+// refuses it with CodeInvalidContract.
+func (h *Host) AddProvider(ctx context.Context, name, version string, p ToolProvider) error {
+	src := newSource(name, kindProvider, originAPI)
+	in := &instance{prov: p, version: version}
+	if err := h.admit(ctx, src, in); err != nil {
+		return err
+	}
+	src.setRunning(in)
+	return nil
+}
+
+// admit describes in, checks every contract and registers the source with
+// its tools; on failure nothing changes and in is closed.
+func (h *Host) admit(ctx context.Context, src *source, in *instance) error {
+	if err := checkName(src.name); err != nil {
+		in.stop()
+		return err
+	}
+	tools, err := describe(ctx, in.prov)
+	if err != nil {
+		in.stop()
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		in.stop()
+		return contracts.Errorf(contracts.CodeToolUnavailable, "host is closed")
+	}
+	if old, dup := h.sources[src.name]; dup && old != src {
+		in.stop()
+		return contracts.Errorf(contracts.CodePluginRefused, "a source named %q already exists", src.name).With("name", src.name)
+	}
+	if err := h.cat.set(src, tools); err != nil {
+		in.stop()
+		return err
+	}
+	h.sources[src.name] = src
+	return nil
+}
+
+// describe asks p for its contracts and checks each one.
+func describe(ctx context.Context, p ToolProvider) ([]*contracts.Tool, error) {
+	cs, err := p.Describe(ctx)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodePluginRefused, "describe: %w", err)
+	}
+	tools := make([]*contracts.Tool, 0, len(cs))
+	seen := map[string]bool{}
+	for i, c := range cs {
+		t, err := contracts.NewTool(c)
+		if err != nil {
+			return nil, contracts.Errorf(contracts.CodeInvalidContract, "contract #%d (%q): %w", i, c.Tool, err).With("tool", c.Tool)
+		}
+		if seen[t.Name()] {
+			return nil, contracts.Errorf(contracts.CodeInvalidContract, "tool %q described twice", t.Name()).With("tool", t.Name())
+		}
+		seen[t.Name()] = true
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+// RemovePlugin removes a plugin or provider by name: its tools leave the
+// catalog at once, in-flight calls finish (or the drain timeout passes),
+// then it is stopped. Unknown names fail with CodeInvalidInput.
+func (h *Host) RemovePlugin(ctx context.Context, name string) error {
+	h.mu.Lock()
+	src, ok := h.sources[name]
+	if ok {
+		delete(h.sources, name)
+	}
+	h.mu.Unlock()
+	if !ok {
+		return contracts.Errorf(contracts.CodeInvalidInput, "no plugin named %q", name).With("name", name)
+	}
+	h.retire(ctx, src)
+	return nil
+}
+
+// retire takes src's tools out of the catalog, stops its supervisor and
+// drains and stops its instance.
+func (h *Host) retire(ctx context.Context, src *source) {
+	h.cat.drop(src)
+	src.shutdown(ctx, h.opts.drainTimeout)
+}
+
+// Plugins describes every source, sorted by name.
+func (h *Host) Plugins() []PluginInfo {
+	h.mu.Lock()
+	srcs := make([]*source, 0, len(h.sources))
+	for _, s := range h.sources {
+		srcs = append(srcs, s)
+	}
+	refused := make([]PluginInfo, 0, len(h.refused))
+	for _, info := range h.refused {
+		refused = append(refused, info)
+	}
+	h.mu.Unlock()
+	out := make([]PluginInfo, 0, len(srcs))
+	for _, s := range srcs {
+		info := s.info()
+		info.Tools = h.cat.names(s)
+		out = append(out, info)
+	}
+	for _, info := range refused {
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Close stops watching, then drains and stops every source in parallel.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	srcs := h.sources
+	h.sources = map[string]*source{}
+	h.mu.Unlock()
+	if h.watchStop != nil {
+		h.watchStop()
+		<-h.watchDone
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), h.opts.drainTimeout+5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range srcs {
+		wg.Go(func() { h.retire(ctx, s) })
+	}
+	wg.Wait()
+	return nil
+}

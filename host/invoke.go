@@ -1,0 +1,153 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Invocation is one tool call travelling down the middleware chain.
+type Invocation struct {
+	Tool           *contracts.Tool
+	Payload        json.RawMessage
+	IdempotencyKey string
+	// Attempt counts from 1; Retry sets it for the layers below.
+	Attempt int
+}
+
+// Invoker runs an invocation. It is the one method every layer of tool
+// invocation implements, as http.Handler is for net/http.
+type Invoker interface {
+	Invoke(ctx context.Context, inv *Invocation) (json.RawMessage, error)
+}
+
+// InvokerFunc adapts a function to Invoker.
+type InvokerFunc func(ctx context.Context, inv *Invocation) (json.RawMessage, error)
+
+// Invoke calls f.
+func (f InvokerFunc) Invoke(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
+	return f(ctx, inv)
+}
+
+// Middleware wraps an Invoker with one concern.
+type Middleware func(Invoker) Invoker
+
+// Chain wraps final in mw; mw[0] is the outermost layer.
+func Chain(final Invoker, mw ...Middleware) Invoker {
+	for i := len(mw) - 1; i >= 0; i-- {
+		final = mw[i](final)
+	}
+	return final
+}
+
+// ValidateInput refuses a payload that is not JSON or breaks the input
+// schema (CodeSchemaViolation) before any tool sees it.
+func ValidateInput() Middleware {
+	return func(next Invoker) Invoker {
+		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
+			v, err := contracts.DecodeJSON(inv.Payload)
+			if err != nil {
+				return nil, contracts.Errorf(contracts.CodeSchemaViolation, "payload of %s: %w", inv.Tool.Name(), err).
+					With("tool", inv.Tool.Name())
+			}
+			if err := inv.Tool.ValidateInput(v); err != nil {
+				return nil, err
+			}
+			return next.Invoke(ctx, inv)
+		})
+	}
+}
+
+// ValidateOutput refuses a result that is not JSON or breaks the output
+// schema (CodeToolInvalidOutput), whatever the tool claims.
+func ValidateOutput() Middleware {
+	return func(next Invoker) Invoker {
+		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
+			out, err := next.Invoke(ctx, inv)
+			if err != nil {
+				return nil, err
+			}
+			v, err := contracts.DecodeJSON(out)
+			if err != nil {
+				return nil, contracts.Errorf(contracts.CodeToolInvalidOutput, "result of %s is not JSON: %w", inv.Tool.Name(), err).
+					With("tool", inv.Tool.Name())
+			}
+			if err := inv.Tool.ValidateOutput(v); err != nil {
+				return nil, err
+			}
+			return out, nil
+		})
+	}
+}
+
+// Timeout bounds each attempt by the contract's timeout_ms (def when
+// unset); a shorter ctx deadline wins. An attempt that runs out of time
+// fails with CodeToolTimeout.
+func Timeout(def time.Duration) Middleware {
+	return func(next Invoker) Invoker {
+		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
+			d := def
+			if ms := inv.Tool.Contract.TimeoutMS; ms > 0 {
+				d = time.Duration(ms) * time.Millisecond
+			}
+			actx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			out, err := next.Invoke(actx, inv)
+			if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+				if contracts.CodeOf(err) == contracts.CodeToolTimeout {
+					return nil, err
+				}
+				return nil, contracts.Errorf(contracts.CodeToolTimeout, "%s did not answer within %s: %w", inv.Tool.Name(), d, err).
+					With("tool", inv.Tool.Name()).With("timeout_ms", d.Milliseconds())
+			}
+			return out, err
+		})
+	}
+}
+
+// RetryPolicy bounds retries of errors marked Retryable.
+type RetryPolicy struct {
+	MaxAttempts int           // including the first; < 1 means 1
+	BaseDelay   time.Duration // before the second attempt; doubles each time
+	MaxDelay    time.Duration // cap on one delay
+}
+
+// DefaultRetryPolicy is three attempts, 100 ms then 200 ms apart (jittered).
+var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}
+
+// Retry repeats an attempt whose error is Retryable, with exponential
+// backoff and jitter (each delay uniform in [d/2, d]), until it succeeds,
+// the attempts are spent or ctx ends. Other errors return at once. Every
+// attempt carries the same idempotency key.
+func Retry(p RetryPolicy) Middleware {
+	return func(next Invoker) Invoker {
+		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
+			delay := p.BaseDelay
+			for attempt := 1; ; attempt++ {
+				inv.Attempt = attempt
+				out, err := next.Invoke(ctx, inv)
+				if err == nil {
+					return out, nil
+				}
+				ce := contracts.AsError(err)
+				if !ce.Retryable || attempt >= p.MaxAttempts {
+					if attempt > 1 {
+						ce = ce.With("attempts", attempt)
+					}
+					return nil, ce
+				}
+				wait := delay/2 + rand.N(delay/2+1)
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					return nil, ce.With("attempts", attempt)
+				}
+				delay = min(delay*2, p.MaxDelay)
+			}
+		})
+	}
+}

@@ -1,0 +1,336 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+// PluginSpec declares a plugin binary.
+type PluginSpec struct {
+	Name string `json:"name" yaml:"name"`
+	Path string `json:"path" yaml:"path"`
+	// SHA256 is the hex digest the binary must have. Empty pins the digest
+	// found at first start (or refuses, with WithRequireChecksum).
+	SHA256 string            `json:"sha256,omitempty" yaml:"sha256,omitempty"`
+	Env    map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
+	Args   []string          `json:"args,omitempty" yaml:"args,omitempty"`
+}
+
+// AddPlugin verifies, starts and admits a plugin: checksum, handshake,
+// Describe, every contract checked. It fails with a coded error
+// (CodeChecksumMismatch, CodeProtocolMismatch, CodeInvalidContract,
+// CodePluginRefused, CodeInvalidInput) and then leaves nothing running.
+func (h *Host) AddPlugin(ctx context.Context, spec PluginSpec) error {
+	return h.addPlugin(ctx, spec, originAPI)
+}
+
+func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) error {
+	src := newSource(spec.Name, kindPlugin, origin)
+	err := h.admitPlugin(ctx, src, spec)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil && origin != originAPI {
+		h.refused[spec.Name] = PluginInfo{Name: spec.Name, Kind: kindPlugin, Origin: origin, Path: spec.Path,
+			SHA256: spec.SHA256, State: StateRefused, Error: err.Error()}
+	} else {
+		delete(h.refused, spec.Name)
+	}
+	return err
+}
+
+// admitPlugin checks spec, starts the first instance, registers the source
+// and starts its supervisor.
+func (h *Host) admitPlugin(ctx context.Context, src *source, spec PluginSpec) error {
+	if err := checkName(spec.Name); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	_, dup := h.sources[spec.Name]
+	h.mu.Unlock()
+	if dup {
+		return contracts.Errorf(contracts.CodePluginRefused, "a source named %q already exists", spec.Name).With("name", spec.Name)
+	}
+	spec, err := h.pin(spec)
+	if err != nil {
+		return err
+	}
+	src.spec = spec
+	in, err := h.start(ctx, spec)
+	if err != nil {
+		return err
+	}
+	if err := h.admit(ctx, src, in); err != nil {
+		return err
+	}
+	src.setRunning(in)
+	sctx, stop := context.WithCancel(context.Background())
+	src.mu.Lock()
+	src.stopSup, src.supDone = stop, make(chan struct{})
+	src.mu.Unlock()
+	go h.supervise(sctx, src)
+	h.log.Info("plugin started", "plugin", spec.Name, "version", in.version, "pid", in.pid(), "tools", len(h.cat.names(src)))
+	return nil
+}
+
+// pin checks the spec's fields and fills in SHA256 when it is missing.
+func (h *Host) pin(spec PluginSpec) (PluginSpec, error) {
+	if spec.Path == "" {
+		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q has no path", spec.Name).With("field", "path")
+	}
+	abs, err := filepath.Abs(spec.Path)
+	if err != nil {
+		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q path: %w", spec.Name, err).With("field", "path")
+	}
+	spec.Path = abs
+	actual, err := fileSHA256(abs)
+	if err != nil {
+		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q: %w", spec.Name, err).With("field", "path")
+	}
+	if spec.SHA256 == "" {
+		if h.opts.requireChecksum {
+			return spec, contracts.Errorf(contracts.CodeChecksumMismatch, "plugin %q has no sha256 and checksums are required", spec.Name).
+				With("field", "sha256")
+		}
+		h.log.Warn("plugin has no checksum; pinning the current binary", "plugin", spec.Name, "sha256", actual)
+		spec.SHA256 = actual
+	}
+	want := strings.ToLower(spec.SHA256)
+	if _, err := hex.DecodeString(want); err != nil || len(want) != 64 {
+		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q sha256 %q is not 64 hex digits", spec.Name, spec.SHA256).
+			With("field", "sha256")
+	}
+	if want != actual {
+		return spec, contracts.Errorf(contracts.CodeChecksumMismatch, "plugin %q: binary sha256 %s does not match %s", spec.Name, actual, want).
+			With("expected", want).With("actual", actual)
+	}
+	spec.SHA256 = want
+	return spec, nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("%s is not an executable file", path)
+	}
+	hsh := sha256.New()
+	if _, err := io.Copy(hsh, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(hsh.Sum(nil)), nil
+}
+
+// start launches one instance of a plugin and connects to it. go-plugin's
+// SecureConfig verifies the checksum again right before exec.
+func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
+	dataDir := filepath.Join(h.opts.dataDir, "plugins", spec.Name)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, contracts.Errorf(contracts.CodePluginRefused, "plugin %q data dir: %w", spec.Name, err)
+	}
+	sum, _ := hex.DecodeString(spec.SHA256)
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Env = pluginEnv(dataDir, spec.Env)
+	setPdeathsig(cmd)
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{}},
+		Cmd:              cmd,
+		SkipHostEnv:      true, // plugins see only pluginEnv, never Ordo's secrets
+		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
+		AutoMTLS:         true,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		StartTimeout:     h.opts.startTimeout,
+		Logger:           pluginLogger(h.log, spec.Name),
+	})
+	rpc, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return nil, startError(spec.Name, err)
+	}
+	raw, err := rpc.Dispense(sdk.PluginName)
+	if err != nil {
+		client.Kill()
+		return nil, contracts.Errorf(contracts.CodePluginRefused, "plugin %q: %w", spec.Name, err)
+	}
+	p := &grpcProvider{name: spec.Name, client: client, rpc: raw.(toolPluginClient), describeTimeout: h.opts.startTimeout}
+	version, err := p.version(ctx)
+	if err != nil {
+		client.Kill()
+		return nil, err
+	}
+	return &instance{prov: p, client: client, version: version}, nil
+}
+
+// startError codes go-plugin's start failures.
+func startError(name string, err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
+		return contracts.Errorf(contracts.CodeChecksumMismatch, "plugin %q: %w", name, err).With("plugin", name)
+	case strings.Contains(msg, "incompatible API version"), strings.Contains(msg, "incompatible core API version"):
+		return contracts.Errorf(contracts.CodeProtocolMismatch, "plugin %q speaks another protocol version (host speaks %d): %w",
+			name, sdk.Handshake.ProtocolVersion, err).With("plugin", name)
+	}
+	return contracts.Errorf(contracts.CodePluginRefused, "plugin %q did not start: %w", name, err).With("plugin", name)
+}
+
+// pluginEnv is the whole environment of a plugin: a few neutral host
+// variables, its data dir, then its own Env (sorted, so it wins).
+func pluginEnv(dataDir string, extra map[string]string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LANG", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	env = append(env, "ORDO_PLUGIN_DATA_DIR="+dataDir)
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+// pluginLogger routes go-plugin's and the plugin's stderr logs to slog.
+func pluginLogger(l *slog.Logger, name string) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:   "plugin." + name,
+		Level:  hclog.Info,
+		Output: slogWriter{l.With("plugin", name)},
+	})
+}
+
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Info(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// supervise restarts the plugin when its process exits or stops answering
+// health checks, with exponential backoff, until ctx ends.
+func (h *Host) supervise(ctx context.Context, src *source) {
+	defer close(src.supDone)
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	lastHealth, upSince := time.Now(), time.Now()
+	backoff := h.opts.restartMin
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+		}
+		in := src.acquire()
+		if in == nil {
+			continue
+		}
+		var why error
+		if in.client.Exited() {
+			why = errors.New("plugin process exited")
+		} else if time.Since(lastHealth) >= h.opts.healthInterval {
+			lastHealth = time.Now()
+			why = in.prov.(*grpcProvider).health(ctx, h.opts.startTimeout)
+		}
+		in.release()
+		if why == nil || ctx.Err() != nil {
+			continue
+		}
+		h.log.Warn("plugin down; restarting", "plugin", src.name, "err", why)
+		if old := src.setDown(StateRestarting, why); old != nil {
+			go h.stopInstance(old)
+		}
+		if time.Since(upSince) > stableAfter {
+			backoff = h.opts.restartMin // a plugin that stayed up a while earns a fast restart
+		}
+		backoff = h.restart(ctx, src, backoff)
+		lastHealth, upSince = time.Now(), time.Now()
+	}
+}
+
+// restart brings src back, waiting backoff before each try and doubling
+// it after each failure; it returns the backoff to use for the next crash.
+// A binary whose checksum no longer matches is not retried.
+func (h *Host) restart(ctx context.Context, src *source, backoff time.Duration) time.Duration {
+	for {
+		select {
+		case <-ctx.Done():
+			return backoff
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, h.opts.restartMax)
+		src.mu.Lock()
+		src.restarts++
+		src.mu.Unlock()
+		in, err := h.start(ctx, src.spec)
+		if err == nil {
+			var tools []*contracts.Tool
+			if tools, err = describe(ctx, in.prov); err == nil {
+				err = h.cat.set(src, tools)
+			}
+			if err != nil {
+				in.stop()
+			}
+		}
+		if err != nil {
+			state := StateRestarting
+			if contracts.CodeOf(err) == contracts.CodeChecksumMismatch {
+				state = StateFailed
+			}
+			src.setDown(state, err)
+			h.log.Error("plugin restart failed", "plugin", src.name, "err", err)
+			if state == StateFailed {
+				<-ctx.Done()
+				return backoff
+			}
+			continue
+		}
+		if !src.setRunning(in) {
+			in.stop()
+			return backoff
+		}
+		h.log.Info("plugin restarted", "plugin", src.name, "pid", in.pid())
+		return backoff
+	}
+}
+
+// stableAfter is how long a plugin must stay up for its restart backoff to
+// start again from the minimum.
+const stableAfter = 10 * time.Second
+
+// stopInstance drains and stops an instance that left service; calls on a
+// dead process fail fast, so the drain is short.
+func (h *Host) stopInstance(in *instance) {
+	ctx, cancel := context.WithTimeout(context.Background(), h.opts.drainTimeout)
+	defer cancel()
+	in.drain(ctx)
+	in.stop()
+}

@@ -1,0 +1,212 @@
+package host
+
+import (
+	"context"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Kinds and origins of sources, as PluginInfo reports them.
+const (
+	kindPlugin   = "plugin"   // a go-plugin process
+	kindProvider = "provider" // a ToolProvider given through AddProvider
+
+	originConfig = "config" // WithPlugins
+	originDir    = "dir"    // found in the plugins directory
+	originAPI    = "api"    // AddPlugin / AddProvider
+)
+
+// Plugin states.
+const (
+	StateRunning    = "running"
+	StateRestarting = "restarting" // crashed or unhealthy; calls fail with CodeToolUnavailable
+	StateFailed     = "failed"     // cannot be restarted (e.g. its binary changed); tools stay unavailable
+	StateRefused    = "refused"    // never admitted; Error says why
+)
+
+// PluginInfo describes one tool source for admin commands.
+type PluginInfo struct {
+	Name     string   `json:"name"`
+	Kind     string   `json:"kind"`   // plugin | provider
+	Origin   string   `json:"origin"` // config | dir | api
+	Path     string   `json:"path,omitempty"`
+	SHA256   string   `json:"sha256,omitempty"`
+	Version  string   `json:"version,omitempty"`
+	State    string   `json:"state"`
+	PID      int      `json:"pid,omitempty"`
+	Restarts int      `json:"restarts"`
+	Tools    []string `json:"tools,omitempty"`
+	Error    string   `json:"error,omitempty"`
+
+	stamp string // a refused directory plugin: retried only when its files change
+}
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+func checkName(name string) error {
+	if !namePattern.MatchString(name) {
+		return contracts.Errorf(contracts.CodeInvalidInput, "plugin name %q must match %s", name, namePattern).With("field", "name")
+	}
+	return nil
+}
+
+// instance is one running incarnation of a source. Calls hold it so that
+// stopping it can wait for them (drain).
+type instance struct {
+	prov    ToolProvider
+	client  *plugin.Client // nil unless a plugin process
+	version string
+
+	mu       sync.Mutex
+	inflight int
+	idle     chan struct{} // closed when inflight drops to 0 during a drain
+}
+
+func (in *instance) hold() {
+	in.mu.Lock()
+	in.inflight++
+	in.mu.Unlock()
+}
+
+func (in *instance) release() {
+	in.mu.Lock()
+	in.inflight--
+	if in.inflight == 0 && in.idle != nil {
+		close(in.idle)
+		in.idle = nil
+	}
+	in.mu.Unlock()
+}
+
+// drain waits until no call holds the instance or ctx ends.
+func (in *instance) drain(ctx context.Context) {
+	in.mu.Lock()
+	if in.inflight == 0 {
+		in.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	in.idle = ch
+	in.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+}
+
+// stop closes the provider (a plugin process is killed).
+func (in *instance) stop() { _ = in.prov.Close() }
+
+func (in *instance) pid() int {
+	if in.client == nil {
+		return 0
+	}
+	if rc := in.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
+// source is a named supplier of tools and its current instance.
+type source struct {
+	name   string
+	kind   string
+	origin string
+	spec   PluginSpec // plugins only; SHA256 is always set once admitted
+	stamp  string     // directory plugins: what the file looked like when loaded
+
+	mu       sync.Mutex
+	cur      *instance // nil while restarting or after shutdown
+	version  string
+	state    string
+	lastErr  string
+	restarts int
+	retired  bool
+	stopSup  context.CancelFunc
+	supDone  chan struct{}
+}
+
+func newSource(name, kind, origin string) *source {
+	return &source{name: name, kind: kind, origin: origin}
+}
+
+// acquire returns the running instance, held for one call, or nil.
+func (s *source) acquire() *instance {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return nil
+	}
+	s.cur.hold()
+	return s.cur
+}
+
+// setRunning installs in as the current instance. It reports false (and
+// the caller must stop in) once the source is retired.
+func (s *source) setRunning(in *instance) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retired {
+		return false
+	}
+	s.cur, s.version, s.state, s.lastErr = in, in.version, StateRunning, ""
+	return true
+}
+
+// setDown takes the current instance away (calls now fail as
+// unavailable) and records why; it returns the old instance.
+func (s *source) setDown(state string, err error) *instance {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.cur
+	s.cur, s.state = nil, state
+	if err != nil {
+		s.lastErr = err.Error()
+	}
+	return old
+}
+
+func (s *source) currentVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+func (s *source) info() PluginInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info := PluginInfo{Name: s.name, Kind: s.kind, Origin: s.origin, Path: s.spec.Path, SHA256: s.spec.SHA256,
+		Version: s.version, State: s.state, Restarts: s.restarts, Error: s.lastErr}
+	if s.cur != nil {
+		info.PID = s.cur.pid()
+	}
+	return info
+}
+
+// shutdown stops the supervisor, then drains the current instance (up to
+// drainTimeout) and stops it.
+func (s *source) shutdown(ctx context.Context, drainTimeout time.Duration) {
+	s.mu.Lock()
+	s.retired = true
+	cur := s.cur
+	s.cur = nil
+	s.state = "stopped"
+	stop, done := s.stopSup, s.supDone
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	if cur == nil {
+		return
+	}
+	dctx, cancel := context.WithTimeout(ctx, drainTimeout)
+	defer cancel()
+	cur.drain(dctx)
+	cur.stop()
+}

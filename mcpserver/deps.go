@@ -2,12 +2,13 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/recommender"
 )
 
 // Engine is the part of the Plan-then-Execute engine (agent.Engine) the
@@ -36,32 +37,17 @@ type RunLister interface {
 	List(ctx context.Context, f memory.Filter) ([]memory.RunSummary, error)
 }
 
-// Searcher recommends catalog tools for a query (the recommender).
+// Searcher recommends catalog tools for a query; *recommender.Recommender
+// satisfies it.
 type Searcher interface {
-	Search(ctx context.Context, query string, k int) ([]Hit, error)
+	Search(ctx context.Context, query string, o recommender.SearchOptions) ([]recommender.Hit, error)
 }
 
-// Hit is one recommended tool.
-type Hit struct {
-	Tool     string             `json:"tool"`
-	Score    float64            `json:"score"`
-	Contract contracts.Contract `json:"contract"`
-}
-
-// PluginAdmin is the host's hot add/remove API.
+// PluginAdmin is the host's hot add/remove API; *host.Host satisfies it.
 type PluginAdmin interface {
-	AddPlugin(ctx context.Context, spec PluginSpec) error
+	AddPlugin(ctx context.Context, spec host.PluginSpec) error
 	RemovePlugin(ctx context.Context, name string) error
-	Plugins() []json.RawMessage
-}
-
-// PluginSpec declares a plugin to add.
-type PluginSpec struct {
-	Name   string            `json:"name"`
-	Path   string            `json:"path"`
-	SHA256 string            `json:"sha256,omitempty"`
-	Env    map[string]string `json:"env,omitempty"`
-	Args   []string          `json:"args,omitempty"`
+	Plugins() []host.PluginInfo
 }
 
 // SamplingEngine builds an engine that plans with the given model. The

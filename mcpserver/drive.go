@@ -104,10 +104,10 @@ func (s *Server) await(ctx context.Context, req mcp.CallToolRequest, j *job, mod
 // finish renders a finished engine call. An interrupted run is asked about
 // inline when the client can answer elicitations.
 func (s *Server) finish(ctx context.Context, req mcp.CallToolRequest, run *contracts.Run, err error, mode viewMode) (*mcp.CallToolResult, error) {
-	if err != nil && (run == nil || !run.Status.Final()) {
+	if err != nil {
 		return nil, err
 	}
-	if run.Status == contracts.RunInterrupted && run.Interrupt != nil && s.elicits(ctx, req, run, mode) {
+	if run.Status == contracts.RunInterrupted && run.Interrupt != nil && s.elicits(ctx, req, mode) {
 		params := elicitationFor(run)
 		state := stateElicit + run.ID + ":" + strconv.FormatInt(run.Seq, 10)
 		return server.NewInputRequestBuilder(state).Elicit(inputAnswer, params).ToolResult(), nil
@@ -115,14 +115,12 @@ func (s *Server) finish(ctx context.Context, req mcp.CallToolRequest, run *contr
 	return runResult(run, mode, "")
 }
 
-// elicits reports whether to ask about run's interrupt inline: the client
-// declared elicitation, the call is not a task, and (for plan) the
-// interrupt is one plan itself should settle.
-func (s *Server) elicits(ctx context.Context, req mcp.CallToolRequest, run *contracts.Run, mode viewMode) bool {
-	if req.Params.Task != nil || clientCaps(ctx).Elicitation == nil {
-		return false
-	}
-	return mode == execView || run.Interrupt.Kind == contracts.InterruptClarify
+// elicits reports whether to ask about an interrupt inline: the client
+// declared elicitation, the call is not a task, and it executes. plan
+// never asks, because a decision resumes the run into execution and plan
+// promises to stop before it.
+func (s *Server) elicits(ctx context.Context, req mcp.CallToolRequest, mode viewMode) bool {
+	return mode == execView && req.Params.Task == nil && clientCaps(ctx).Elicitation != nil
 }
 
 // continueRound handles the retry of a multi round-trip request.

@@ -8,7 +8,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/recommender"
 )
 
 // runArgs are the arguments plan and execute share.
@@ -28,10 +30,9 @@ func (s *Server) request(ctx context.Context, req mcp.CallToolRequest, a runArgs
 	r := Request{Goal: strings.TrimSpace(a.Goal), Context: a.Context, UserID: identityFrom(ctx).User, Options: a.Options}
 	r.Options.Services = a.Services
 	if len(a.Plan) > 0 {
-		p, err := contracts.ParsePlan(a.Plan)
+		p, err := parsePlanArg(a.Plan)
 		if err != nil {
-			ce := contracts.AsError(err)
-			return r, contracts.Errorf(ce.Code, "plan: %s", ce.Message).With("field", "plan").With("details", ce.Details)
+			return r, err
 		}
 		r.Plan = p
 		return r, nil
@@ -48,6 +49,22 @@ func (s *Server) request(ctx context.Context, req mcp.CallToolRequest, a runArgs
 			With("field", "plan").With("schema", uriPlanSchema)
 	}
 	return r, nil
+}
+
+// parsePlanArg parses a caller's plan argument; the error keeps the
+// parser's code and locations and names the argument.
+func parsePlanArg(raw json.RawMessage) (*contracts.Plan, error) {
+	p, err := contracts.ParsePlan(raw)
+	if err != nil {
+		ce := contracts.AsError(err)
+		out := &contracts.Error{Code: ce.Code, Message: ce.Message, Details: map[string]any{}}
+		for k, v := range ce.Details {
+			out.Details[k] = v
+		}
+		out.Details["field"] = "plan"
+		return nil, out
+	}
+	return p, nil
 }
 
 func (s *Server) handlePlan(ctx context.Context, req mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
@@ -85,8 +102,12 @@ func (s *Server) handleExecute(ctx context.Context, req mcp.CallToolRequest, raw
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "give exactly one of run_id, goal or plan (got %d)", given).With("field", "run_id")
 	}
 	if a.RunID != "" {
-		if _, err := s.loadRun(ctx, a.RunID); err != nil {
+		run, err := s.loadRun(ctx, a.RunID)
+		if err != nil {
 			return nil, err
+		}
+		if run.Status == contracts.RunInterrupted && s.elicits(ctx, req, execView) {
+			return s.finish(ctx, req, run, nil, execView) // ask now rather than refuse
 		}
 		return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
 			return eng.Execute(ctx, a.RunID)
@@ -127,10 +148,9 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw
 	}
 	d := contracts.Decision{Kind: a.Decision, Payload: a.Payload, Answers: a.Answers, Note: a.Note, By: identityFrom(ctx).User}
 	if len(a.Plan) > 0 {
-		p, err := contracts.ParsePlan(a.Plan)
+		p, err := parsePlanArg(a.Plan)
 		if err != nil {
-			ce := contracts.AsError(err)
-			return nil, contracts.Errorf(ce.Code, "plan: %s", ce.Message).With("field", "plan").With("details", ce.Details)
+			return nil, err
 		}
 		d.Plan = p
 	}
@@ -202,8 +222,10 @@ func (s *Server) handleListRuns(ctx context.Context, _ mcp.CallToolRequest, raw 
 
 func (s *Server) handleSearchTools(ctx context.Context, _ mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a struct {
-		Query string `json:"query"`
-		K     int    `json:"k"`
+		Query    string           `json:"query"`
+		K        int              `json:"k"`
+		Services []string         `json:"services"`
+		Risk     []contracts.Risk `json:"risk"`
 	}
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
@@ -211,18 +233,19 @@ func (s *Server) handleSearchTools(ctx context.Context, _ mcp.CallToolRequest, r
 	if a.K == 0 {
 		a.K = 5
 	}
-	hits, err := s.opts.Searcher.Search(ctx, a.Query, a.K)
+	hits, err := s.opts.Searcher.Search(ctx, a.Query, recommender.SearchOptions{K: a.K, Services: a.Services, Risk: a.Risk})
 	if err != nil {
 		return nil, err
 	}
-	if hits == nil {
-		hits = []Hit{}
+	out := make([]hitView, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, hitView{Tool: h.Tool, Score: h.Score, Contract: h.Contract})
 	}
-	return okResult(map[string]any{"hits": hits})
+	return okResult(map[string]any{"hits": out})
 }
 
 func (s *Server) handleAddPlugin(ctx context.Context, _ mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
-	var spec PluginSpec
+	var spec host.PluginSpec
 	if err := decodeArgs(raw, &spec); err != nil {
 		return nil, err
 	}
@@ -249,4 +272,11 @@ func (s *Server) handleRemovePlugin(ctx context.Context, _ mcp.CallToolRequest, 
 
 func (s *Server) handleListPlugins(context.Context, mcp.CallToolRequest, json.RawMessage) (*mcp.CallToolResult, error) {
 	return okResult(map[string]any{"plugins": s.opts.Admin.Plugins()})
+}
+
+// hitView is one search hit as clients see it.
+type hitView struct {
+	Tool     string             `json:"tool"`
+	Score    float64            `json:"score"`
+	Contract contracts.Contract `json:"contract"`
 }

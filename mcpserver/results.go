@@ -120,12 +120,32 @@ func newRunView(run *contracts.Run, mode viewMode) *RunView {
 		}
 	}
 	if mode == execView {
-		for _, st := range run.Steps {
-			v.Steps = append(v.Steps, StepView{ActionID: st.ActionID, Tool: st.Tool, Attempt: st.Attempt, Status: string(st.Status), Produced: st.Produced, Error: st.Error})
-		}
+		v.Steps = stepViews(run.Steps)
 		v.LLMCalls = run.LLMCalls
 	}
 	return v
+}
+
+// stepViews keeps the latest record of each attempt: the record of a
+// finished attempt follows its "started" record.
+func stepViews(steps []contracts.StepRecord) []StepView {
+	type key struct {
+		version, attempt int
+		action           string
+	}
+	at := map[key]int{}
+	var out []StepView
+	for _, st := range steps {
+		v := StepView{ActionID: st.ActionID, Tool: st.Tool, Attempt: st.Attempt, Status: string(st.Status), Produced: st.Produced, Error: st.Error}
+		k := key{st.PlanVersion, st.Attempt, st.ActionID}
+		if i, ok := at[k]; ok {
+			out[i] = v
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, v)
+	}
+	return out
 }
 
 // decisionsFor lists the decisions that fit an interrupt kind.

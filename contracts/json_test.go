@@ -59,6 +59,8 @@ func TestExtractJSON(t *testing.T) {
 		{"two different objects", `first {"a":1} then {"b":2}`},
 		{"two different fences", "```json\n{\"a\":1}\n```\n```json\n{\"b\":2}\n```"},
 		{"unbalanced", `{"a": {"b": 1}`},
+		{"inner object of a broken one", `{"a": {"b": 1},}`},
+		{"object after an unclosed brace", `use { then {"a": 1}`},
 		{"too large", string(make([]byte, MaxExtractBytes+1))},
 	}
 	for _, tc := range refused {

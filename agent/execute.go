@@ -195,6 +195,7 @@ func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, version int
 	} else {
 		err = produced
 	}
+	e.setState(run, state, values, &rec)
 	if err != nil {
 		f := e.recordFailure(ctx, run, version, o.action, &rec, err)
 		if serr := e.save(ctx, run); serr != nil {
@@ -202,6 +203,17 @@ func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, version int
 		}
 		return f, nil
 	}
+	rec.Status = contracts.StepSucceeded
+	run.Steps = append(run.Steps, rec)
+	if err := e.save(ctx, run); err != nil {
+		return nil, err
+	}
+	e.emit(ctx, run, EventStepSucceeded, o.action.ID, o.action.Tool, fmt.Sprintf("attempt %d", rec.Attempt))
+	return nil, nil
+}
+
+// setState adds produced values to the run's state and the record.
+func (e *Engine) setState(run *contracts.Run, state, values map[string]any, rec *contracts.StepRecord) {
 	if run.State == nil {
 		run.State = map[string]json.RawMessage{}
 	}
@@ -212,13 +224,6 @@ func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, version int
 		rec.Produced = append(rec.Produced, k)
 	}
 	slices.Sort(rec.Produced)
-	rec.Status = contracts.StepSucceeded
-	run.Steps = append(run.Steps, rec)
-	if err := e.save(ctx, run); err != nil {
-		return nil, err
-	}
-	e.emit(ctx, run, EventStepSucceeded, o.action.ID, o.action.Tool, fmt.Sprintf("attempt %d", rec.Attempt))
-	return nil, nil
 }
 
 // recordFailure appends a failed attempt (rec nil: it failed before any

@@ -279,7 +279,8 @@ func (e *Engine) call(ctx context.Context, o outcome) outcome {
 // verify checks a result by code: the output schema, the keys the action
 // declared it produces (which later actions require), each success
 // criterion against the state as it would become; then, in llm mode, the
-// critic. It returns the state updates.
+// critic. It returns the state updates; with a missing produces key, the
+// keys the valid result did yield come back beside the error.
 func (e *Engine) verify(ctx context.Context, run *contracts.Run, a contracts.Action, tool *contracts.Tool, raw json.RawMessage, state map[string]any, attempt int) (map[string]any, error) {
 	result, err := contracts.DecodeJSON(raw)
 	if err != nil {
@@ -290,7 +291,15 @@ func (e *Engine) verify(ctx context.Context, run *contracts.Run, a contracts.Act
 	}
 	values, err := tool.ProduceKeys(result, a.Produces)
 	if err != nil {
-		return nil, contracts.Errorf(contracts.CodeMissingPath, "action %s did not produce what it promised: %w", a.ID, err).
+		// The result is valid; only the plan's promise was wrong. Keep what
+		// it did yield (seed 004 scenario 2 re-plans on top of it).
+		partial := map[string]any{}
+		for _, k := range a.Produces {
+			if v, err := tool.ProduceKeys(result, []string{k}); err == nil {
+				partial[k] = v[k]
+			}
+		}
+		return partial, contracts.Errorf(contracts.CodeMissingPath, "action %s did not produce what it promised: %w", a.ID, err).
 			With("action", a.ID).With("key", contracts.AsError(err).Details["key"])
 	}
 	next := maps.Clone(state)

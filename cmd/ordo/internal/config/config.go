@@ -51,6 +51,10 @@ type Policy struct {
 	DefaultScopes []string `yaml:"default_scopes"`
 	// Users maps a user id to the scopes it holds.
 	Users map[string][]string `yaml:"users"`
+	// DenyTools and ConfirmTools name tools exactly or by a prefix ending
+	// in "." ("chat." matches every chat tool).
+	DenyTools    []string `yaml:"deny_tools"`
+	ConfirmTools []string `yaml:"confirm_tools"`
 }
 
 // Tenant rules override the per-tool defaults of policy.
@@ -146,10 +150,11 @@ func Default() *Config {
 			MaxRetries:        2,
 			StructuredOutputs: true,
 		},
-		HITL: contracts.HITLSwitches{Enabled: true, Clarification: true},
+		HITL: contracts.HITLSwitches{Enabled: true, Clarification: true, PlanApproval: true},
 		Policy: Policy{
 			Tenant:        Tenant{AllowDestructive: true, AllowExternalSend: true},
 			DefaultScopes: []string{"*"},
+			ConfirmTools:  []string{"chat."},
 		},
 		Parallelism:  4,
 		ReplanBudget: 3,

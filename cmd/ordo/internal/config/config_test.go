@@ -87,6 +87,7 @@ func TestInvalidNamesKey(t *testing.T) {
 		{"token role", "http:\n  tokens:\n    - {name: a, token_env: T, role: root}\n", "http.tokens[0].role", "user or admin"},
 		{"listen", "http:\n  listen: 7411\n", "http.listen", "host:port"},
 		{"webhook", "bundled:\n  chat:\n    webhook_url: ftp://x\n", "bundled.chat.webhook_url", "http or https"},
+		{"tool pattern", "policy:\n  confirm_tools: [chat.post_message, chat]\n", "policy.confirm_tools[1]", "a tool name"},
 		{"retention", "retention:\n  runs: -1h\n", "retention.runs", ">= 0"},
 		{"two documents", "parallelism: 2\n---\nparallelism: 3\n", "config", "one YAML document"},
 		{"syntax", "llm: [\n", "config", "not valid YAML"},

@@ -13,6 +13,8 @@ var (
 	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	pluginName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	sha256Hex  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	// toolPattern is a tool name (service.name) or a prefix ending in ".".
+	toolPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+\.([A-Za-z0-9_.-]*)$`)
 )
 
 // Validate checks every key and returns the first problem as a
@@ -93,6 +95,13 @@ func (c *Config) validateLLM() error {
 func (c *Config) validatePolicy() error {
 	if err := scopes("policy.default_scopes", c.Policy.DefaultScopes); err != nil {
 		return err
+	}
+	for key, tools := range map[string][]string{"policy.deny_tools": c.Policy.DenyTools, "policy.confirm_tools": c.Policy.ConfirmTools} {
+		for i, t := range tools {
+			if !toolPattern.MatchString(t) {
+				return invalid(fmt.Sprintf("%s[%d]", key, i), `a tool name such as chat.post_message or a prefix ending in "." such as chat., got %q`, t)
+			}
+		}
 	}
 	for user, s := range c.Policy.Users {
 		if strings.TrimSpace(user) == "" {

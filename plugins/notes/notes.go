@@ -1,0 +1,181 @@
+package notes
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ordo-run/ordo/plugins/internal/idem"
+	"github.com/ordo-run/ordo/plugins/internal/toolerr"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+// storeName is the store file inside the data directory.
+const storeName = "notes.json"
+
+type plugin struct {
+	store *store
+	guard *idem.Guard
+	now   func() time.Time
+}
+
+// Tools opens the store and returns the four notes tools.
+func Tools(cfg Config) ([]sdk.Tool, error) {
+	s, err := openStore(filepath.Join(cfg.DataDir, storeName))
+	if err != nil {
+		return nil, err
+	}
+	p := &plugin{store: s, guard: idem.NewGuard(s.snap().Idempotency), now: func() time.Time { return time.Now().UTC() }}
+	return []sdk.Tool{
+		{Contract: createPageContract, Handler: p.createPage},
+		{Contract: getPageContract, Handler: p.getPage},
+		{Contract: queryPagesContract, Handler: p.queryPages},
+		{Contract: appendBlockContract, Handler: p.appendBlock},
+	}, nil
+}
+
+// change runs a store mutation under the idempotency guard: mutate builds
+// the changed page and the call's result from the current snapshot, and
+// the page and the key's record are committed in one atomic write.
+func (p *plugin) change(call sdk.Call, mutate func(cur *snapshot) (Page, any, error)) (any, error) {
+	return p.guard.Do(call.Tool, call.IdempotencyKey, call.Payload, func(s idem.Stamp) (idem.Record, error) {
+		page, result, err := mutate(p.store.snap())
+		if err != nil {
+			return idem.Record{}, err
+		}
+		rec, err := s.Record(result)
+		if err == nil {
+			err = p.store.commit(page, s, rec)
+		}
+		return rec, err
+	})
+}
+
+// page finds a page by id or URL, refusing an unknown one by field.
+func (cur *snapshot) page(field, ref string) (Page, error) {
+	pg, ok := cur.Pages[pageID(ref)]
+	if !ok {
+		return Page{}, toolerr.Refuse(field, "%s %q: no such page", field, ref)
+	}
+	return pg, nil
+}
+
+type createIn struct {
+	Title   string `json:"title"`
+	Content string `json:"content"`
+	Parent  string `json:"parent"`
+}
+
+func (p *plugin) createPage(_ context.Context, call sdk.Call) (any, error) {
+	var in createIn
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	return p.change(call, func(cur *snapshot) (Page, any, error) {
+		now := p.now()
+		pg := Page{ID: newID("page_"), Title: in.Title, Blocks: []Block{}, CreatedAt: now, UpdatedAt: now}
+		if in.Parent != "" {
+			parent, err := cur.page("parent", in.Parent)
+			if err != nil {
+				return Page{}, nil, err
+			}
+			pg.Parent = parent.ID
+		}
+		if in.Content != "" {
+			pg.Blocks = append(pg.Blocks, Block{ID: newID("blk_"), Type: "paragraph", Text: in.Content, CreatedAt: now})
+		}
+		return pg, summary(pg), nil
+	})
+}
+
+type appendIn struct {
+	PageID string `json:"page_id"`
+	Text   string `json:"text"`
+	Type   string `json:"type"`
+}
+
+func (p *plugin) appendBlock(_ context.Context, call sdk.Call) (any, error) {
+	in := appendIn{Type: "paragraph"}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	return p.change(call, func(cur *snapshot) (Page, any, error) {
+		pg, err := cur.page("page_id", in.PageID)
+		if err != nil {
+			return Page{}, nil, err
+		}
+		now := p.now()
+		b := Block{ID: newID("blk_"), Type: in.Type, Text: in.Text, CreatedAt: now}
+		pg.Blocks = append(slices.Clip(pg.Blocks), b) // never share the old snapshot's array
+		pg.UpdatedAt = now
+		return pg, map[string]any{"block_id": b.ID, "page_id": pg.ID, "url": pg.url(), "block_count": len(pg.Blocks)}, nil
+	})
+}
+
+type getIn struct {
+	PageID string `json:"page_id"`
+}
+
+func (p *plugin) getPage(_ context.Context, call sdk.Call) (any, error) {
+	var in getIn
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	pg, err := p.store.snap().page("page_id", in.PageID)
+	if err != nil {
+		return nil, err
+	}
+	out := summary(pg)
+	out["content"], out["blocks"], out["updated_at"] = pg.content(), pg.Blocks, pg.UpdatedAt
+	return out, nil
+}
+
+type queryIn struct {
+	TitleContains string `json:"title_contains"`
+	Parent        string `json:"parent"`
+	Limit         int    `json:"limit"`
+}
+
+func (p *plugin) queryPages(_ context.Context, call sdk.Call) (any, error) {
+	in := queryIn{Limit: 50}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	cur := p.store.snap()
+	if in.Parent != "" {
+		if _, err := cur.page("parent", in.Parent); err != nil {
+			return nil, err
+		}
+	}
+	var hits []Page
+	for _, pg := range cur.Pages {
+		if (in.Parent == "" || pg.Parent == pageID(in.Parent)) &&
+			strings.Contains(strings.ToLower(pg.Title), strings.ToLower(in.TitleContains)) {
+			hits = append(hits, pg)
+		}
+	}
+	slices.SortFunc(hits, func(a, b Page) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	records := []map[string]any{}
+	for _, pg := range hits[:min(len(hits), in.Limit)] {
+		r := summary(pg)
+		r["updated_at"] = pg.UpdatedAt
+		records = append(records, r)
+	}
+	return map[string]any{"records": records, "count": len(records), "truncated": len(hits) > in.Limit}, nil
+}
+
+// summary is what create_page returns and query_pages lists per page.
+func summary(pg Page) map[string]any {
+	out := map[string]any{"id": pg.ID, "url": pg.url(), "title": pg.Title, "created_at": pg.CreatedAt}
+	if pg.Parent != "" {
+		out["parent"] = pg.Parent
+	}
+	return out
+}

@@ -124,7 +124,9 @@ func weatherTool(h sdk.Handler) sdk.Tool {
 func searchTool() sdk.Tool {
 	return tool("web.search", contracts.RiskRead, `{"type":"object","required":["query"],"properties":{"query":{"type":"string"}}}`,
 		`{"type":"object","required":["results"],"properties":{"results":{"type":"string"}}}`, map[string]string{"results": "$.results"},
-		func(_ context.Context, c sdk.Call) (any, error) { return map[string]any{"results": "found: " + c.Payload["query"].(string)}, nil })
+		func(_ context.Context, c sdk.Call) (any, error) {
+			return map[string]any{"results": "found: " + c.Payload["query"].(string)}, nil
+		})
 }
 
 func notesTool() sdk.Tool {
@@ -160,9 +162,11 @@ func scripted(t testing.TB, replies ...llmtest.Reply) (llm.LLM, *llmtest.Server)
 	return c, srv
 }
 
-func planner(content string) llmtest.Reply  { return llmtest.Reply{Role: "planner", Content: content} }
-func replanner(content string) llmtest.Reply { return llmtest.Reply{Role: "replanner", Content: content} }
-func composer(content string) llmtest.Reply  { return llmtest.Reply{Role: "composer", Content: content} }
+func planner(content string) llmtest.Reply { return llmtest.Reply{Role: "planner", Content: content} }
+func replanner(content string) llmtest.Reply {
+	return llmtest.Reply{Role: "replanner", Content: content}
+}
+func composer(content string) llmtest.Reply { return llmtest.Reply{Role: "composer", Content: content} }
 
 // builtins adapts the built-in LLM tools for testTools.
 func builtins(m llm.LLM) []sdk.Tool { return builtin.Tools(m, nil) }

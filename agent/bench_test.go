@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+func noopPlan(n int) string {
+	var acts []string
+	for i := range n {
+		req := `[]`
+		if i > 0 {
+			req = fmt.Sprintf(`["k%d"]`, i-1)
+		}
+		acts = append(acts, fmt.Sprintf(`{"id":"a%d","tool":"noop.run","intent":"other","requires":%s,"produces":["k%d"]}`, i, req, i))
+	}
+	return `{"version":"1.0","goal":"noop","timezone":"UTC","constraints":{"max_actions":64},"actions":[` + strings.Join(acts, ",") + `]}`
+}
+
+// BenchmarkOrchestrationPerStep: a chain of N no-op in-process tools, no
+// model, in-memory store; reports ns per step (bind, checkpoint before and
+// after the call, verify, produce).
+func BenchmarkOrchestrationPerStep(b *testing.B) {
+	for _, n := range []int{1, 10, 50} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			out := `{"type":"object","required":["v"],"properties":{"v":{"type":"integer"}}}`
+			produces := map[string]string{} // every action yields its own key
+			for i := range n {
+				produces[fmt.Sprintf("k%d", i)] = "$.v"
+			}
+			tt := newTools(b, tool("noop.run", contracts.RiskRead, `{"type":"object"}`, out, produces, returns(map[string]any{"v": 1})))
+			plan := mustPlan(b, noopPlan(n))
+			e := New(Config{}, Deps{Tools: tt})
+			b.ResetTimer()
+			for b.Loop() {
+				run, err := e.Run(context.Background(), Request{Plan: plan})
+				if err != nil || run.Status != contracts.RunCompleted {
+					b.Fatalf("%v %+v", err, run.Error)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/step")
+		})
+	}
+}
+
+// BenchmarkInterruptResumeCycle: plan -> step_approval interrupt
+// (checkpointed) -> a fresh engine resumes from the in-memory store -> done.
+func BenchmarkInterruptResumeCycle(b *testing.B) {
+	tt := newTools(b, deleteTool())
+	plan := mustPlan(b, `{"version":"1.0","goal":"d","timezone":"UTC","actions":[
+	 {"id":"d1","tool":"notes.delete_page","intent":"write","requires":[],"produces":["deleted"],"inputs":{"page":"p"}}]}`)
+	store := newStore()
+	ctx := context.Background()
+	for b.Loop() {
+		run, err := New(Config{}, Deps{Tools: tt, Store: store}).Run(ctx, Request{Plan: plan})
+		if err != nil || run.Status != contracts.RunInterrupted {
+			b.Fatal(err)
+		}
+		run, err = New(Config{}, Deps{Tools: tt, Store: store}).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionApprove})
+		if err != nil || run.Status != contracts.RunCompleted {
+			b.Fatal(err)
+		}
+	}
+}

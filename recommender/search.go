@@ -32,12 +32,18 @@ type Ranking struct {
 	// ClauseVectors also runs a vector query per clause (one chromem-go scan
 	// each); off by default, the whole request's vector query is enough.
 	ClauseVectors bool
+	// WeakBreaks also splits clauses at commas and a bare "and".
+	WeakBreaks bool
+	// ClauseMax merges clause lists by each tool's best clause rank instead
+	// of summing over clauses, so a tool near the top of many clauses does
+	// not crowd out the one tool a single clause needs.
+	ClauseMax bool
 }
 
 // DefaultRanking is the tuned default.
 func DefaultRanking() Ranking {
 	return Ranking{K1: 1.2, B: 0.75, NameWeight: 2, ParamWeight: 0.5, VectorWeight: 0.3,
-		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 2}
+		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 2, ClauseMax: true}
 }
 
 func (r Ranking) validate() error {
@@ -97,7 +103,7 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	keep := r.filter(o)
-	clauses := tokenize.Clauses(query, r.rank.ClauseMinWords)
+	clauses := tokenize.Clauses(query, r.rank.ClauseMinWords, r.rank.WeakBreaks)
 	lists := make([][]string, 0, len(clauses)+1)
 	weights := make([]float64, 0, len(clauses)+1)
 	whole, err := r.rankList(ctx, query, keep, o, true)
@@ -115,10 +121,19 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 		}
 	}
 	scores := map[string]float64{}
+	best := map[string]float64{}
 	for i, l := range lists {
 		for rank, t := range l {
-			scores[t] += weights[i] / (r.rank.RRFK + float64(rank+1))
+			s := weights[i] / (r.rank.RRFK + float64(rank+1))
+			if i > 0 && r.rank.ClauseMax {
+				best[t] = math.Max(best[t], s)
+				continue
+			}
+			scores[t] += s
 		}
+	}
+	for t, s := range best {
+		scores[t] += s
 	}
 	return r.hits(scores, o.Boost, k), nil
 }

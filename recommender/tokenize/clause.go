@@ -5,18 +5,27 @@ import (
 	"strings"
 )
 
-// clauseBreak matches the places where a compound request usually moves on
-// to its next task: sentence ends, semicolons, commas, and connectives such
-// as "and", "then", "after that", "also", "finally".
-var clauseBreak = regexp.MustCompile(`(?i)[.;!?]+(\s|$)|,|\b(and then|after that|afterwards|and also|as well as|additionally|finally|next|then|also|and|plus)\b`)
+// strongBreak matches where a compound request moves on to its next task:
+// sentence ends, semicolons, and discourse connectives ("then", "after
+// that", "additionally", "finally", ...).
+var strongBreak = regexp.MustCompile(`(?i)[.;!?]+(\s|$)|\b(and then|after that|afterwards|and also|additionally|in addition|furthermore|moreover|finally|lastly|next|then|also|once)\b`)
+
+// weakBreak also splits at commas and a bare "and", which separate tasks
+// in short requests but often only list arguments in long ones.
+var weakBreak = regexp.MustCompile(`(?i)[.;!?]+(\s|$)|,|\b(and then|after that|afterwards|and also|as well as|additionally|in addition|furthermore|moreover|finally|lastly|next|then|also|once|and|plus)\b`)
 
 // Clauses splits a request into the parts that may each need a different
-// tool. Parts with fewer than minWords content words are merged into the
-// previous part (a trailing "and the date" is an argument, not a task).
-// A request with one task yields one clause.
-func Clauses(s string, minWords int) []string {
+// tool, at strong breaks only or (weak) also at commas and "and". Parts with
+// fewer than minWords content words are merged into the previous part (a
+// trailing "and the date" is an argument, not a task). A request with one
+// task yields one clause.
+func Clauses(s string, minWords int, weak bool) []string {
+	re := strongBreak
+	if weak {
+		re = weakBreak
+	}
 	var out []string
-	for _, part := range clauseBreak.Split(s, -1) {
+	for _, part := range re.Split(s, -1) {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue

@@ -48,17 +48,17 @@ func TestStemFoldsInflections(t *testing.T) {
 }
 
 func TestClauses(t *testing.T) {
-	got := Clauses("Book a flight to Paris, then reserve a hotel near the Louvre and send the itinerary to Bob.", 2)
+	got := Clauses("Book a flight to Paris, then reserve a hotel near the Louvre and send the itinerary to Bob.", 2, true)
 	want := []string{"Book a flight to Paris", "reserve a hotel near the Louvre", "send the itinerary to Bob"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Clauses = %q, want %q", got, want)
 	}
 	// A short argument tail joins its clause instead of becoming a task.
-	got = Clauses("Convert 10 dollars and euros", 2)
+	got = Clauses("Convert 10 dollars and euros", 2, true)
 	if len(got) != 1 {
 		t.Fatalf("Clauses kept a one-word tail as a task: %q", got)
 	}
-	if got := Clauses("", 2); len(got) != 0 {
+	if got := Clauses("", 2, false); len(got) != 0 {
 		t.Fatalf("Clauses(\"\") = %q", got)
 	}
 }
@@ -73,7 +73,7 @@ func FuzzWords(f *testing.F) {
 				t.Fatalf("Words(%q) produced %q", s, w)
 			}
 		}
-		for _, c := range Clauses(s, 2) {
+		for _, c := range Clauses(s, 2, len(s)%2 == 0) {
 			if strings.TrimSpace(c) == "" {
 				t.Fatalf("Clauses(%q) produced an empty clause", s)
 			}

@@ -16,3 +16,9 @@ func Refuse(field, format string, args ...any) *contracts.Error {
 func Transient(format string, args ...any) *contracts.Error {
 	return contracts.AsError(sdk.ToolError(true, format, args...))
 }
+
+// Failed reports a failure of the tool's own setup or backend that
+// repeating the call will not cure (e.g. a webhook that answers 404).
+func Failed(format string, args ...any) *contracts.Error {
+	return contracts.AsError(sdk.ToolError(false, format, args...))
+}

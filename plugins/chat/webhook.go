@@ -1,0 +1,66 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/internal/toolerr"
+)
+
+// webhook posts Slack incoming-webhook bodies. Its URL is a credential
+// (the path is the secret), so no error or log ever contains it.
+type webhook struct {
+	url    string
+	client *http.Client
+}
+
+func newWebhook(raw string) (*webhook, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "%s is not an http(s) URL", WebhookEnv).With("setting", WebhookEnv)
+	}
+	return &webhook{url: raw, client: &http.Client{Timeout: 10 * time.Second}}, nil
+}
+
+// send posts {"text": text}. Network failures, 429 and 5xx are retryable;
+// other non-2xx answers are not (the webhook is misconfigured or revoked).
+func (w *webhook) send(ctx context.Context, text string) error {
+	body, err := json.Marshal(map[string]string{"text": text})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
+	if err != nil {
+		return toolerr.Failed("cannot build the webhook request")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error's message repeats the URL
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return toolerr.Transient("webhook unreachable: %v", err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	msg := strings.TrimSpace(string(answer))
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		return toolerr.Transient("webhook answered %d: %s", resp.StatusCode, msg).With("status", resp.StatusCode)
+	}
+	return toolerr.Failed("webhook refused the message with %d: %s", resp.StatusCode, msg).With("status", resp.StatusCode)
+}

@@ -54,6 +54,29 @@ func WithMaxConns(n int32) Option { return func(o *options) { o.maxConns = n } }
 // Open connects to the database at dsn (a postgres:// URL or key=value
 // string) and, unless told otherwise, brings its schema up to date.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	s, o, err := connect(ctx, dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ready(ctx, o.autoMigrate); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Migrate applies the migrations the database at dsn lacks and returns
+// their names; `ordo migrate` calls it. Safe to run from several processes.
+func Migrate(ctx context.Context, dsn string, opts ...Option) ([]string, error) {
+	s, _, err := connect(ctx, dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Migrate(ctx)
+}
+
+func connect(ctx context.Context, dsn string, opts []Option) (*Store, options, error) {
 	o := options{autoMigrate: true}
 	for _, opt := range opts {
 		opt(&o)
@@ -61,10 +84,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// The parse error may quote the DSN, password included: do not wrap it.
-		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "postgres DSN does not parse").With("field", "dsn")
+		return nil, o, contracts.Errorf(contracts.CodeInvalidConfig, "postgres DSN does not parse").With("field", "dsn")
 	}
 	if o.maxConns < 0 {
-		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "max conns %d is negative", o.maxConns).With("field", "max_conns")
+		return nil, o, contracts.Errorf(contracts.CodeInvalidConfig, "max conns %d is negative", o.maxConns).With("field", "max_conns")
 	}
 	if o.maxConns > 0 {
 		cfg.MaxConns = o.maxConns
@@ -74,14 +97,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, memory.StoreError("connect to postgres", err)
+		return nil, o, memory.StoreError("connect to postgres", err)
 	}
-	s := &Store{pool: pool, schema: o.schema}
-	if err := s.ready(ctx, o.autoMigrate); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return s, nil
+	return &Store{pool: pool, schema: o.schema}, o, nil
 }
 
 // ready migrates, or checks that nothing is left to migrate.

@@ -98,19 +98,19 @@ func (p *plugin) read(_ context.Context, call sdk.Call) (any, error) {
 	}
 	f, err := p.root.FS().Open(name)
 	if err != nil {
-		return nil, osRefusal("path", in.Path, err)
+		return nil, toolerr.FromOS("path", in.Path, err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, osRefusal("path", in.Path, err)
+		return nil, toolerr.FromOS("path", in.Path, err)
 	}
 	if !info.Mode().IsRegular() {
 		return nil, toolerr.Refuse("path", "path %q is not a regular file", in.Path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, min(in.MaxBytes, maxMaxBytes)))
 	if err != nil {
-		return nil, osRefusal("path", in.Path, err)
+		return nil, toolerr.FromOS("path", in.Path, err)
 	}
 	truncated := int64(len(data)) < info.Size()
 	content, encoding := string(data), "utf-8"
@@ -156,7 +156,7 @@ func (p *plugin) write(_ context.Context, call sdk.Call) (any, error) {
 	created := errors.Is(statErr, fs.ErrNotExist)
 	switch {
 	case statErr != nil && !created:
-		return nil, osRefusal("path", in.Path, statErr)
+		return nil, toolerr.FromOS("path", in.Path, statErr)
 	case !created && !info.Mode().IsRegular():
 		return nil, toolerr.Refuse("path", "path %q exists and is not a regular file", in.Path)
 	case !created && in.Mode == "create_new":
@@ -164,7 +164,7 @@ func (p *plugin) write(_ context.Context, call sdk.Call) (any, error) {
 	}
 	if dir := filepath.Dir(name); dir != "." {
 		if err := fsys.MkdirAll(dir, 0o755); err != nil {
-			return nil, osRefusal("path", in.Path, err)
+			return nil, toolerr.FromOS("path", in.Path, err)
 		}
 	}
 	perm := os.FileMode(0o644)
@@ -177,7 +177,7 @@ func (p *plugin) write(_ context.Context, call sdk.Call) (any, error) {
 		err = atomicfile.WriteIn(fsys, name, data, perm)
 	}
 	if err != nil {
-		return nil, osRefusal("path", in.Path, err)
+		return nil, toolerr.FromOS("path", in.Path, err)
 	}
 	return map[string]any{"path": in.Path, "bytes_written": len(data), "created": created}, nil
 }
@@ -272,7 +272,7 @@ func (p *plugin) remove(_ context.Context, call sdk.Call) (any, error) {
 	fsys := p.root.FS()
 	info, err := fsys.Lstat(name)
 	if err != nil {
-		return nil, osRefusal("path", in.Path, err)
+		return nil, toolerr.FromOS("path", in.Path, err)
 	}
 	if info.IsDir() && in.Recursive {
 		err = fsys.RemoveAll(name)
@@ -283,7 +283,7 @@ func (p *plugin) remove(_ context.Context, call sdk.Call) (any, error) {
 		if info.IsDir() && !in.Recursive {
 			return nil, toolerr.Refuse("recursive", "directory %q could not be removed (set recursive to delete a non-empty directory): %w", in.Path, err)
 		}
-		return nil, osRefusal("path", in.Path, err)
+		return nil, toolerr.FromOS("path", in.Path, err)
 	}
 	return map[string]any{"path": in.Path, "deleted": true, "kind": kind(info.Mode().Type())}, nil
 }
@@ -296,7 +296,7 @@ func (p *plugin) dir(field, name string) (string, error) {
 	}
 	info, err := p.root.FS().Stat(clean)
 	if err != nil {
-		return "", osRefusal(field, name, err)
+		return "", toolerr.FromOS(field, name, err)
 	}
 	if !info.IsDir() {
 		return "", toolerr.Refuse(field, "%s %q is not a directory", field, name)
@@ -322,21 +322,11 @@ func kind(t fs.FileMode) string {
 	}
 }
 
-// osRefusal reports an I/O error on a payload path. Such errors (missing
-// file, permission, a symlink os.Root will not follow) do not cure
-// themselves, so they are not retryable.
-func osRefusal(field, name string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		return toolerr.Refuse(field, "%s %q does not exist", field, name).With("path", name)
-	}
-	return toolerr.Refuse(field, "%s %q: %w", field, name, err).With("path", name)
-}
-
 // walkError keeps a cancelled context's error (the SDK maps it to a
 // timeout) and reports the rest against the path.
 func walkError(name string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return osRefusal("path", name, err)
+	return toolerr.FromOS("path", name, err)
 }

@@ -1,6 +1,9 @@
 package toolerr
 
 import (
+	"errors"
+	"io/fs"
+
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -21,4 +24,19 @@ func Transient(format string, args ...any) *contracts.Error {
 // repeating the call will not cure (e.g. a webhook that answers 404).
 func Failed(format string, args ...any) *contracts.Error {
 	return contracts.AsError(sdk.ToolError(false, format, args...))
+}
+
+// FromOS refuses a call whose payload path (field, as given: name) met an
+// I/O error: a missing file, a permission, a symlink the root will not
+// follow. None of these cure themselves, so none is retryable. The error
+// keeps the payload's path, never the absolute one on this machine.
+func FromOS(field, name string, err error) *contracts.Error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return Refuse(field, "%s %q does not exist", field, name).With("path", name)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return Refuse(field, "%s %q: %w", field, name, err).With("path", name)
 }

@@ -1,0 +1,22 @@
+// Command ordo-plugin-sheets is the bundled sheets plugin (package
+// plugins/sheets): ranges and queries over CSV/TSV files under
+// ORDO_SHEETS_ROOT. The host starts it; run alone it only says that it is
+// a plugin.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ordo-run/ordo/plugins/sheets"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+func main() {
+	tools, err := sheets.ToolsFromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ordo-plugin-sheets:", err)
+		os.Exit(1)
+	}
+	sdk.Serve(tools...)
+}

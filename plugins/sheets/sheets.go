@@ -1,0 +1,235 @@
+package sheets
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/internal/safepath"
+	"github.com/ordo-run/ordo/plugins/internal/toolerr"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+// maxSheetBytes bounds the size of a sheet the plugin loads.
+const maxSheetBytes = 32 << 20
+
+type plugin struct {
+	root *safepath.Root
+}
+
+// Tools opens the root and returns the two sheets tools.
+func Tools(cfg Config) ([]sdk.Tool, error) {
+	root, err := safepath.Open(RootEnv, cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	p := &plugin{root: root}
+	return []sdk.Tool{
+		{Contract: getRangeContract, Handler: p.getRange},
+		{Contract: queryContract, Handler: p.query},
+	}, nil
+}
+
+// load reads a whole sheet. Rows may be ragged.
+func (p *plugin) load(file string) ([][]string, error) {
+	name, err := p.root.Resolve("file", file)
+	if err != nil {
+		return nil, err
+	}
+	f, err := p.root.FS().Open(name)
+	if err != nil {
+		return nil, toolerr.FromOS("file", file, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSheetBytes+1))
+	if err != nil {
+		return nil, toolerr.FromOS("file", file, err)
+	}
+	if len(data) > maxSheetBytes {
+		return nil, toolerr.Refuse("file", "file %q is larger than %d bytes", file, maxSheetBytes)
+	}
+	r := csv.NewReader(strings.NewReader(strings.TrimPrefix(string(data), "\uFEFF")))
+	r.FieldsPerRecord = -1
+	if strings.EqualFold(filepath.Ext(name), ".tsv") {
+		r.Comma = '\t'
+	}
+	rows, err := r.ReadAll()
+	if err != nil {
+		return nil, toolerr.Refuse("file", "file %q is not valid CSV: %v", file, err)
+	}
+	return rows, nil
+}
+
+type rangeIn struct {
+	File  string `json:"file"`
+	Range string `json:"range"`
+}
+
+func (p *plugin) getRange(_ context.Context, call sdk.Call) (any, error) {
+	var in rangeIn
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	rng := Range{Col1: 1, Row1: 1}
+	if in.Range != "" {
+		var err error
+		if rng, err = ParseRange(in.Range); err != nil {
+			return nil, asRefusal(err)
+		}
+	}
+	rows, err := p.load(in.File)
+	if err != nil {
+		return nil, err
+	}
+	cells, used := Cut(rows, rng)
+	out := map[string]any{"rows": cells, "range": "", "row_count": len(cells)}
+	if len(cells) > 0 {
+		out["range"] = used.String()
+	}
+	return out, nil
+}
+
+// Cut returns the cells of rows inside r, padding ragged rows with "", and
+// the concrete range it covered (open ends closed at the data's edge).
+func Cut(rows [][]string, r Range) ([][]string, Range) {
+	width := 0
+	for _, row := range rows {
+		width = max(width, len(row))
+	}
+	if r.Col2 == 0 || r.Col2 > width {
+		r.Col2 = width
+	}
+	if r.Row2 == 0 || r.Row2 > len(rows) {
+		r.Row2 = len(rows)
+	}
+	cells := [][]string{}
+	if r.Col1 > r.Col2 || r.Row1 > r.Row2 {
+		return cells, r
+	}
+	for _, row := range rows[r.Row1-1 : r.Row2] {
+		out := make([]string, r.Col2-r.Col1+1)
+		if r.Col1 <= len(row) {
+			copy(out, row[r.Col1-1:min(len(row), r.Col2)])
+		}
+		cells = append(cells, out)
+	}
+	return cells, r
+}
+
+type queryIn struct {
+	File   string   `json:"file"`
+	Where  string   `json:"where"`
+	Select []string `json:"select"`
+	Limit  int      `json:"limit"`
+}
+
+func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
+	in := queryIn{Limit: 1000}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	conds, err := ParseWhere(in.Where)
+	if err != nil {
+		return nil, asRefusal(err)
+	}
+	rows, err := p.load(in.File)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, toolerr.Refuse("file", "file %q is empty: query needs a header row", in.File)
+	}
+	header := Header(rows[0])
+	index := make(map[string]int, len(header))
+	for i, h := range header {
+		index[h] = i
+	}
+	condCols := make([]int, len(conds))
+	for i, c := range conds {
+		col, ok := index[c.Column]
+		if !ok {
+			return nil, toolerr.Refuse("where", "where: no column %q (columns: %s)", c.Column, strings.Join(header, ", ")).With("column", c.Column)
+		}
+		condCols[i] = col
+	}
+	columns := header
+	if len(in.Select) > 0 {
+		columns = in.Select
+	}
+	selCols := make([]int, len(columns))
+	for i, name := range columns {
+		col, ok := index[name]
+		if !ok {
+			return nil, toolerr.Refuse("select", "select[%d]: no column %q (columns: %s)", i, name, strings.Join(header, ", ")).With("column", name)
+		}
+		selCols[i] = col
+	}
+	records := []map[string]string{}
+	truncated := false
+	for _, row := range rows[1:] {
+		if !matchAll(conds, condCols, row) {
+			continue
+		}
+		if len(records) == in.Limit {
+			truncated = true
+			break
+		}
+		rec := make(map[string]string, len(columns))
+		for i, col := range selCols {
+			rec[columns[i]] = cell(row, col)
+		}
+		records = append(records, rec)
+	}
+	return map[string]any{"records": records, "columns": columns, "count": len(records), "truncated": truncated}, nil
+}
+
+func matchAll(conds []Condition, cols []int, row []string) bool {
+	for i, c := range conds {
+		if !c.Match(cell(row, cols[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+func cell(row []string, col int) string {
+	if col < len(row) {
+		return row[col]
+	}
+	return ""
+}
+
+// Header makes record keys from a header row: surrounding spaces trimmed,
+// an empty name becomes the column's letters, and a repeated name gets a
+// suffix (_2, _3, ...) so no column is lost.
+func Header(row []string) []string {
+	out := make([]string, len(row))
+	for i, h := range row {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			h = ColumnName(i + 1)
+		}
+		for n, base := 2, h; slices.Contains(out[:i], h); n++ {
+			h = base + "_" + strconv.Itoa(n)
+		}
+		out[i] = h
+	}
+	return out
+}
+
+// asRefusal turns a parser's CodeInvalidInput error into the non-retryable
+// tool error every other refusal is, keeping its details.
+func asRefusal(err error) error {
+	e := contracts.AsError(err)
+	r := toolerr.Refuse(fmt.Sprint(e.Details["field"]), "%s", e.Message)
+	for k, v := range e.Details {
+		r.With(k, v)
+	}
+	return r
+}

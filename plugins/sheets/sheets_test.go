@@ -1,0 +1,110 @@
+package sheets
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ordo-run/ordo/plugins/internal/plugintest"
+)
+
+const salesCSV = "\uFEFFregion,rep,revenue,status\n" +
+	"EMEA,Jane,1200.50,won\n" +
+	"APAC,\"Lee, Kim\",900,lost\n" +
+	"EMEA,Joe,80,open\n" +
+	"AMER,Ana,15000,won\n" +
+	"EMEA,Zed\n" // ragged: missing cells
+
+func setup(t *testing.T) (*plugintest.Tools, string) {
+	t.Helper()
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	os.MkdirAll(filepath.Join(root, "q1"), 0o755)
+	os.WriteFile(filepath.Join(root, "q1", "sales.csv"), []byte(salesCSV), 0o644)
+	os.WriteFile(filepath.Join(root, "people.tsv"), []byte("name\tage\tname\t\nAl\t30\tx\ty\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "empty.csv"), nil, 0o644)
+	os.WriteFile(filepath.Join(root, "broken.csv"), []byte("a,b\n\"open,quote\n"), 0o644)
+	os.WriteFile(filepath.Join(base, "secret.csv"), []byte("k\nsecret\n"), 0o644)
+	os.Symlink(filepath.Join(base, "secret.csv"), filepath.Join(root, "link.csv"))
+	tools, err := Tools(Config{Root: root})
+	return plugintest.Server(t, tools, err), base
+}
+
+func asJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestGetRange(t *testing.T) {
+	s, _ := setup(t)
+	for rng, want := range map[string]string{
+		"A1:B2": `{"range":"A1:B2","row_count":2,"rows":[["region","rep"],["EMEA","Jane"]]}`,
+		"C5:D":  `{"range":"C5:D6","row_count":2,"rows":[["15000","won"],["",""]]}`,
+		"B:B":   `{"range":"B1:B6","row_count":6,"rows":[["rep"],["Jane"],["Lee, Kim"],["Joe"],["Ana"],["Zed"]]}`,
+		"3:3":   `{"range":"A3:D3","row_count":1,"rows":[["APAC","Lee, Kim","900","lost"]]}`,
+		"F9:G9": `{"range":"","row_count":0,"rows":[]}`,
+	} {
+		got := s.Call("sheets.get_range", map[string]any{"file": "q1/sales.csv", "range": rng}, "")
+		if asJSON(got) != want {
+			t.Errorf("get_range %s = %s\nwant %s", rng, asJSON(got), want)
+		}
+	}
+	whole := s.Call("sheets.get_range", map[string]any{"file": "q1/sales.csv"}, "")
+	if whole["range"] != "A1:D6" || whole["row_count"] != json.Number("6") {
+		t.Fatalf("whole sheet = %v", whole)
+	}
+	s.Refused("sheets.get_range", map[string]any{"file": "q1/sales.csv", "range": "A0:B"}, "", "range")
+	s.Refused("sheets.get_range", map[string]any{"file": "broken.csv"}, "", "file")
+	s.Refused("sheets.get_range", map[string]any{"file": "missing.csv"}, "", "file")
+}
+
+func TestQuery(t *testing.T) {
+	s, _ := setup(t)
+	got := s.Call("sheets.query", map[string]any{"file": "q1/sales.csv", "where": "region = EMEA and revenue >= 100", "select": []string{"rep", "revenue"}}, "")
+	if want := `{"columns":["rep","revenue"],"count":1,"records":[{"rep":"Jane","revenue":"1200.50"}],"truncated":false}`; asJSON(got) != want {
+		t.Fatalf("query = %s\nwant %s", asJSON(got), want)
+	}
+	got = s.Call("sheets.query", map[string]any{"file": "q1/sales.csv", "where": "status = won", "limit": 1}, "")
+	if want := `{"columns":["region","rep","revenue","status"],"count":1,"records":[{"region":"EMEA","rep":"Jane","revenue":"1200.50","status":"won"}],"truncated":true}`; asJSON(got) != want {
+		t.Fatalf("query limit = %s", asJSON(got))
+	}
+	got = s.Call("sheets.query", map[string]any{"file": "q1/sales.csv", "where": "rep contains 'KIM'"}, "")
+	if got["count"] != json.Number("1") {
+		t.Fatalf("contains = %v", got)
+	}
+	got = s.Call("sheets.query", map[string]any{"file": "q1/sales.csv", "where": "status = ''"}, "")
+	if asJSON(got["records"]) != `[{"region":"EMEA","rep":"Zed","revenue":"","status":""}]` {
+		t.Fatalf("ragged row = %s", asJSON(got["records"]))
+	}
+	// TSV, duplicate and empty header names.
+	got = s.Call("sheets.query", map[string]any{"file": "people.tsv", "where": "age > 9"}, "")
+	if asJSON(got) != `{"columns":["name","age","name_2","D"],"count":1,"records":[{"D":"y","age":"30","name":"Al","name_2":"x"}],"truncated":false}` {
+		t.Fatalf("tsv = %s", asJSON(got))
+	}
+	s.Refused("sheets.query", map[string]any{"file": "q1/sales.csv", "where": "owner = me"}, "", "where")
+	s.Refused("sheets.query", map[string]any{"file": "q1/sales.csv", "where": "region is EMEA"}, "", "where")
+	s.Refused("sheets.query", map[string]any{"file": "q1/sales.csv", "select": []string{"rep", "nope"}}, "", "select")
+	s.Refused("sheets.query", map[string]any{"file": "empty.csv"}, "", "file")
+}
+
+func TestSheetsEscapesRefused(t *testing.T) {
+	s, base := setup(t)
+	for _, f := range []string{"../secret.csv", filepath.Join(base, "secret.csv"), "link.csv", "q1/../../secret.csv"} {
+		s.Refused("sheets.get_range", map[string]any{"file": f}, "", "file")
+		s.Refused("sheets.query", map[string]any{"file": f}, "", "file")
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("ORDO_PLUGIN_DATA_DIR", data)
+	t.Setenv(RootEnv, "")
+	cfg, err := ConfigFromEnv()
+	if err != nil || cfg.Root != filepath.Join(data, "root") {
+		t.Fatalf("ConfigFromEnv = %+v, %v", cfg, err)
+	}
+	if _, err := os.Stat(cfg.Root); err != nil {
+		t.Fatal(err)
+	}
+}

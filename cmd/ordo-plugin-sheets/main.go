@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ordo-run/ordo/plugins/sheets"
 	"github.com/ordo-run/ordo/plugins/sdk"
+	"github.com/ordo-run/ordo/plugins/sheets"
 )
 
 func main() {

@@ -120,7 +120,9 @@ type Token struct {
 
 // Log configures log/slog output on stderr.
 type Log struct {
-	Level  string `yaml:"level"`  // debug | info | warn | error
+	// Level is debug, info, warn or error; unset means info for `ordo
+	// serve` and warn for the one-shot commands, whose output is for people.
+	Level  string `yaml:"level"`
 	Format string `yaml:"format"` // text | json | auto (text on a terminal)
 }
 
@@ -168,7 +170,7 @@ func Default() *Config {
 			Chat:    ChatPlugin{Enabled: true},
 		},
 		HTTP:      HTTP{Listen: "127.0.0.1:7411"},
-		Log:       Log{Level: "info", Format: "auto"},
+		Log:       Log{Format: "auto"},
 		Retention: Retention{Runs: 30 * 24 * time.Hour},
 	}
 }

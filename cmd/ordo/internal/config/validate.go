@@ -208,9 +208,9 @@ func ListenAddr(key, addr string) error {
 
 func (c *Config) validateLog() error {
 	switch c.Log.Level {
-	case "debug", "info", "warn", "error":
+	case "", "debug", "info", "warn", "error":
 	default:
-		return invalid("log.level", "debug, info, warn or error, got %q", c.Log.Level)
+		return invalid("log.level", "debug, info, warn or error (or unset), got %q", c.Log.Level)
 	}
 	switch c.Log.Format {
 	case "text", "json", "auto":

@@ -1,0 +1,342 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/builtin"
+	"github.com/ordo-run/ordo/agent/llm"
+	"github.com/ordo-run/ordo/agent/llm/openai"
+	"github.com/ordo-run/ordo/agent/policy"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/memory/embedded"
+	"github.com/ordo-run/ordo/recommender"
+)
+
+// App is one assembled Ordo. Close stops its plugins and closes the store.
+type App struct {
+	Config      *config.Config
+	Log         *slog.Logger
+	Store       memory.Checkpointer
+	Host        *host.Host
+	Recommender *recommender.Recommender
+	LLM         llm.LLM // nil: no model configured; only caller-supplied plans run
+	Engine      *agent.Engine
+
+	stopFollow context.CancelFunc
+	followDone chan struct{}
+	closeOnce  sync.Once
+}
+
+// Options tune the assembly for one subcommand.
+type Options struct {
+	// IndexDir persists the tool index ("" keeps it in memory). A
+	// long-lived server persists it; one-shot commands need not.
+	IndexDir string
+	// WatchPlugins follows the plugins directory (hot add/remove).
+	WatchPlugins bool
+	// Env looks up the LLM key and tokens (os.LookupEnv in production).
+	Env config.Env
+	// Events receives every engine event.
+	Events func(agent.Event)
+}
+
+// Open assembles everything cfg describes. A plugin that cannot start is
+// logged and listed by Host.Plugins; it does not stop Ordo.
+func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) (*App, error) {
+	if o.Env == nil {
+		o.Env = os.LookupEnv
+	}
+	store, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, Log: log, Store: store}
+	fail := func(err error) (*App, error) {
+		a.Close()
+		return nil, err
+	}
+	if a.LLM, err = newLLM(cfg, o.Env); err != nil {
+		return fail(err)
+	}
+	if cfg.Bundled.Enabled && cfg.Bundled.Files.Enabled {
+		if err := os.MkdirAll(cfg.Bundled.Files.Root, 0o700); err != nil {
+			return fail(contracts.Errorf(contracts.CodeInvalidConfig, "files root: %w", err).With("key", "bundled.files.root"))
+		}
+	}
+	hostOpts := []host.Option{
+		host.WithLogger(log.With("component", "host")),
+		host.WithDataDir(cfg.DataDir),
+		host.WithPlugins(PluginSpecs(cfg, log)...),
+	}
+	if o.WatchPlugins {
+		hostOpts = append(hostOpts, host.WithPluginsDir(cfg.PluginsDir))
+	}
+	if a.Host, err = host.New(hostOpts...); err != nil {
+		return fail(err)
+	}
+	if a.LLM != nil {
+		prov, err := host.InProcess(builtin.Tools(a.LLM, nil)...)
+		if err != nil {
+			return fail(err)
+		}
+		if err := a.Host.AddProvider(ctx, "llm", "builtin", prov); err != nil {
+			return fail(err)
+		}
+	}
+	if o.IndexDir != "" {
+		if err := os.MkdirAll(o.IndexDir, 0o700); err != nil {
+			return fail(contracts.Errorf(contracts.CodeInvalidConfig, "tool index dir: %w", err).With("key", "data_dir"))
+		}
+	}
+	if a.Recommender, err = recommender.New(recommender.Options{Dir: o.IndexDir, Logger: log.With("component", "recommender")}); err != nil {
+		return fail(err)
+	}
+	if err := a.follow(ctx); err != nil {
+		return fail(err)
+	}
+	a.Engine = agent.New(EngineConfig(cfg), agent.Deps{
+		Tools:       a.Host,
+		LLM:         a.LLM,
+		Store:       a.Store,
+		Recommender: a.Recommender,
+		Logger:      log.With("component", "engine"),
+		Events:      o.Events,
+	})
+	return a, nil
+}
+
+// OpenStore opens the configured run store, creating the data directory
+// (and, for Postgres, applying migrations).
+func OpenStore(ctx context.Context, cfg *config.Config) (memory.Checkpointer, error) {
+	if cfg.IsPostgres() {
+		return openPostgres(ctx, cfg.Store)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "data dir: %w", err).With("key", "data_dir")
+	}
+	st, err := embedded.Open(cfg.DatabasePath())
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// EngineConfig maps the configuration onto the engine's.
+func EngineConfig(cfg *config.Config) agent.Config {
+	return agent.Config{
+		Parallelism:  cfg.Parallelism,
+		ReplanBudget: replanBudget(cfg.ReplanBudget),
+		CandidatesK:  cfg.CandidatesK,
+		HITL:         cfg.HITL,
+		Policy: policy.Config{
+			DenyDestructive:  !cfg.Policy.Tenant.AllowDestructive,
+			DenyExternalSend: !cfg.Policy.Tenant.AllowExternalSend,
+			DenyTools:        cfg.Policy.DenyTools,
+			ConfirmTools:     cfg.Policy.ConfirmTools,
+		},
+	}
+}
+
+// replanBudget maps "0 re-plans" onto the engine's spelling (< 0 means
+// none; 0 means its default).
+func replanBudget(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+func newLLM(cfg *config.Config, env config.Env) (llm.LLM, error) {
+	key := cfg.LLM.APIKey(env)
+	if cfg.LLM.BaseURL == "" && key == "" {
+		return nil, nil
+	}
+	c, err := openai.New(openai.Config{
+		BaseURL:          cfg.LLM.BaseURL,
+		APIKey:           key,
+		Model:            cfg.LLM.Model,
+		Timeout:          cfg.LLM.Timeout,
+		MaxRetries:       cfg.LLM.MaxRetries,
+		StructuredOutput: cfg.LLM.StructuredOutputs,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// follow keeps the recommender's index in step with the catalog: a
+// synchronous pass over today's tools (so the first plan sees them all),
+// then the host's change events.
+func (a *App) follow(ctx context.Context) error {
+	var cs []contracts.Contract
+	for _, t := range a.Host.List() {
+		cs = append(cs, t.Contract)
+	}
+	if err := a.Recommender.Upsert(ctx, cs...); err != nil {
+		return err
+	}
+	fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopFollow, a.followDone = stop, make(chan struct{})
+	events := a.Host.Subscribe(fctx)
+	go func() {
+		defer close(a.followDone)
+		for ev := range events {
+			ch := recommender.Change{Tool: ev.Tool, Contract: ev.Contract}
+			switch ev.Kind {
+			case host.Added:
+				ch.Kind = recommender.Added
+			case host.Removed:
+				ch.Kind = recommender.Removed
+			default:
+				ch.Kind = recommender.Changed
+			}
+			if err := a.Recommender.Apply(fctx, ch); err != nil && fctx.Err() == nil {
+				a.Log.Error("tool index update", "tool", ev.Tool, "err", err)
+			}
+		}
+	}()
+	return nil
+}
+
+// ScopesFor is the scopes policy grants user.
+func (a *App) ScopesFor(user string) []string { return a.Config.Policy.ScopesFor(user) }
+
+// Close stops following the catalog, stops every plugin and closes the
+// store. It is safe to call more than once.
+func (a *App) Close() error {
+	var errs []error
+	a.closeOnce.Do(func() {
+		if a.stopFollow != nil {
+			a.stopFollow()
+			<-a.followDone
+		}
+		if a.Host != nil {
+			errs = append(errs, a.Host.Close())
+		}
+		if a.Store != nil {
+			errs = append(errs, a.Store.Close())
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// BundledNames are the plugins shipped with Ordo, in start order.
+var BundledNames = []string{"files", "notes", "sheets", "text", "chat"}
+
+// PluginSpecs lists the plugins to start: the enabled bundled plugins whose
+// binaries are found, then the declared ones.
+func PluginSpecs(cfg *config.Config, log *slog.Logger) []host.PluginSpec {
+	var specs []host.PluginSpec
+	if cfg.Bundled.Enabled {
+		for _, name := range BundledNames {
+			env, on := bundledEnv(cfg, name)
+			if !on {
+				continue
+			}
+			path, err := FindBundled(name)
+			if err != nil {
+				log.Warn("bundled plugin not found; its tools are unavailable", "plugin", name, "err", err)
+				continue
+			}
+			// Shipped beside ordo, so trusted as found: pin what is there now.
+			sum, err := fileSHA256(path)
+			if err != nil {
+				log.Warn("bundled plugin unreadable; its tools are unavailable", "plugin", name, "err", err)
+				continue
+			}
+			specs = append(specs, host.PluginSpec{Name: name, Path: path, SHA256: sum, Env: env})
+		}
+	}
+	for _, p := range cfg.Plugins {
+		specs = append(specs, host.PluginSpec{Name: p.Name, Path: p.Path, SHA256: p.SHA256, Env: p.Env, Args: p.Args})
+	}
+	return specs
+}
+
+// bundledEnv is one bundled plugin's environment and whether it is on.
+func bundledEnv(cfg *config.Config, name string) (map[string]string, bool) {
+	b := cfg.Bundled
+	switch name {
+	case "files":
+		return map[string]string{"ORDO_FILES_ROOT": b.Files.Root}, b.Files.Enabled
+	case "sheets":
+		return map[string]string{"ORDO_SHEETS_ROOT": b.Sheets.Root}, b.Sheets.Enabled
+	case "notes":
+		return nil, b.Notes.Enabled
+	case "text":
+		return nil, b.Text.Enabled
+	case "chat":
+		if b.Chat.WebhookURL != "" {
+			return map[string]string{"ORDO_CHAT_WEBHOOK_URL": b.Chat.WebhookURL}, b.Chat.Enabled
+		}
+		return nil, b.Chat.Enabled
+	}
+	return nil, false
+}
+
+// FindBundled finds ordo-plugin-NAME next to the running ordo binary, else
+// in ./bin.
+func FindBundled(name string) (string, error) {
+	file := "ordo-plugin-" + name
+	var tried []string
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		tried = append(tried, filepath.Join(filepath.Dir(exe), file))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		tried = append(tried, filepath.Join(wd, "bin", file))
+	}
+	for _, p := range tried {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no executable %s in %v (run make build)", file, tried)
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// PluginDataDir is where the host keeps a plugin's data.
+func PluginDataDir(cfg *config.Config, name string) string {
+	return filepath.Join(cfg.DataDir, "plugins", name)
+}
+
+// Migrate brings the configured store's schema up to date and returns the
+// migrations it applied (the embedded store creates its schema on open).
+func Migrate(ctx context.Context, cfg *config.Config) ([]string, error) {
+	if cfg.IsPostgres() {
+		return migratePostgres(ctx, cfg.Store)
+	}
+	st, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return nil, st.Close()
+}

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
+)
+
+func newPluginsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plugins",
+		Short: "List, add and remove plugins",
+		Long: `Plugins are executables speaking Ordo's plugin protocol (docs/plugins.md). 'add' checks
+that a plugin starts and that its contracts are valid, then installs it into plugins_dir with
+its SHA-256 beside it; a running 'ordo serve' picks it up (and drops it on 'remove') without
+a restart.`,
+		Example: `  ordo plugins list
+  ordo plugins add ./bin/plugin-hello --name hello
+  ordo plugins remove hello`,
+	}
+	cmd.AddCommand(newPluginsListCmd(g), newPluginsAddCmd(g), newPluginsRemoveCmd(g))
+	return cmd
+}
+
+func newPluginsListCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "Start every configured plugin and show its state and tools",
+		Example: "  ordo plugins list\n  ordo plugins list --json",
+		Args:    args(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withApp(cmd, true, func(a *app.App) error {
+				ps := a.Host.Plugins()
+				if asJSON {
+					return writeJSON(g.io.Out, ps)
+				}
+				tw := tabwriter.NewWriter(g.io.Out, 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tORIGIN\tSTATE\tTOOLS\tERROR")
+				for _, p := range ps {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Origin, p.State, strings.Join(p.Tools, ","), clip(p.Error, 60))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newPluginsAddCmd(g *globals) *cobra.Command {
+	var name string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "add PATH [--name NAME]",
+		Short: "Check a plugin binary and install it into plugins_dir",
+		Example: `  ordo plugins add ./bin/plugin-hello --name hello
+  ordo plugins add ~/Downloads/ordo-plugin-weather --force`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cfg, log, err := g.load()
+			if err != nil {
+				return err
+			}
+			src := a[0]
+			if name == "" {
+				name = strings.TrimPrefix(filepath.Base(src), "ordo-plugin-")
+			}
+			if err := claimable(cfg, name); err != nil {
+				return err
+			}
+			dst := filepath.Join(cfg.PluginsDir, name)
+			if _, err := os.Stat(dst); err == nil && !force {
+				return contracts.Errorf(contracts.CodeInvalidInput, "plugin %s is already installed at %s (use --force to replace it)", name, dst).With("field", "name")
+			}
+			// Prove it starts and describes valid contracts before installing.
+			h, err := host.New(host.WithLogger(log.With("component", "host")), host.WithDataDir(cfg.DataDir))
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			if err := h.AddPlugin(cmd.Context(), host.PluginSpec{Name: name, Path: src}); err != nil {
+				return err
+			}
+			var tools []string
+			for _, p := range h.Plugins() {
+				if p.Name == name {
+					tools = p.Tools
+				}
+			}
+			sum, err := install(src, dst)
+			if err != nil {
+				return contracts.Errorf(contracts.CodeInvalidInput, "install %s: %w", name, err).With("field", "path")
+			}
+			_, err = fmt.Fprintf(g.io.Out, "installed %s at %s (sha256 %s)\ntools: %s\n", name, dst, sum, strings.Join(tools, ", "))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "plugin name (default: the file name without ordo-plugin-)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an installed plugin of that name")
+	return cmd
+}
+
+// claimable refuses names that are invalid or belong to a bundled or
+// declared plugin.
+func claimable(cfg *config.Config, name string) error {
+	bad := func(format string, a ...any) error {
+		return contracts.Errorf(contracts.CodeInvalidInput, format, a...).With("field", "name")
+	}
+	probe := *cfg
+	probe.Plugins = []config.Plugin{{Name: name, Path: "/probe", SHA256: strings.Repeat("0", 64)}}
+	if err := probe.Validate(); err != nil {
+		return bad("plugin name %q: lower-case letters, digits, - and _, and not a bundled plugin's name", name)
+	}
+	if i := slices.IndexFunc(cfg.Plugins, func(p config.Plugin) bool { return p.Name == name }); i >= 0 {
+		return bad("plugin %s is declared in the config file (plugins[%d]); change it there", name, i)
+	}
+	return nil
+}
+
+// install copies src to dst atomically (dotfile, then rename: the host
+// ignores dotfiles while a copy is in progress) and writes dst.sha256.
+func install(src, dst string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp")
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(out, h), in)
+	err = errors.Join(err, out.Sync(), out.Close())
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if err := os.WriteFile(dst+".sha256", []byte(sum+"  "+filepath.Base(dst)+"\n"), 0o644); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return sum, os.Rename(tmp, dst)
+}
+
+func newPluginsRemoveCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "remove NAME",
+		Short:   "Uninstall a plugin from plugins_dir",
+		Example: "  ordo plugins remove hello",
+		Args:    args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cfg, _, err := g.load()
+			if err != nil {
+				return err
+			}
+			name := a[0]
+			if slices.Contains(app.BundledNames, name) {
+				return contracts.Errorf(contracts.CodeInvalidInput, "%s is bundled with Ordo; turn it off with bundled.%s.enabled: false", name, name).With("field", "name")
+			}
+			if err := claimable(cfg, name); err != nil {
+				return err
+			}
+			removed := 0
+			for _, file := range []string{name, "ordo-plugin-" + name} {
+				bin := filepath.Join(cfg.PluginsDir, file)
+				if _, err := os.Stat(bin); err != nil {
+					continue
+				}
+				// The binary first: the host stops the plugin when it goes.
+				for _, p := range []string{bin, bin + ".sha256", bin + ".json"} {
+					if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+						return contracts.Errorf(contracts.CodeInvalidInput, "remove %s: %w", p, err).With("field", "name")
+					}
+				}
+				removed++
+			}
+			if removed == 0 {
+				return contracts.Errorf(contracts.CodeInvalidInput, "no plugin %s in %s", name, cfg.PluginsDir).With("field", "name")
+			}
+			_, err = fmt.Fprintf(g.io.Out, "removed %s from %s\n", name, cfg.PluginsDir)
+			return err
+		},
+	}
+}

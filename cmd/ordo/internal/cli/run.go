@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/console"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// LocalUser is who `ordo run` and `ordo runs resume` act as.
+const LocalUser = "local"
+
+func newRunCmd(g *globals) *cobra.Command {
+	var planFile string
+	var yes, asJSON bool
+	cmd := &cobra.Command{
+		Use:   `run ["GOAL" | --plan FILE]`,
+		Short: "Plan and execute a goal, or execute a plan file, in the terminal",
+		Long: `Run a goal (planned by the configured model) or a plan you wrote (no model needed),
+showing the plan, each step's state and duration, and any interrupt. Interrupts are
+answered on stdin: approve, edit, reject or skip a step, answer questions. If stdin ends
+first, the run stays interrupted and 'ordo runs resume ID' continues it later.
+
+Ctrl-C stops at the next step boundary and leaves a resumable run (press it again to quit
+at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
+3 interrupted (resumable), 4 rejected, 5 cancelled.`,
+		Example: `  ordo run --plan examples/first-run.plan.json --yes
+  ordo run "Summarise sales.csv into a notes page and post the link to #general"
+  ordo run --plan my.plan.json --json > run.json
+  echo approve | ordo run --plan examples/first-run.plan.json`,
+		Args: args(0, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			var goal string
+			if len(a) == 1 {
+				goal = a[0]
+			}
+			var plan *contracts.Plan
+			if planFile != "" {
+				data, err := os.ReadFile(planFile)
+				if err != nil {
+					return contracts.Errorf(contracts.CodeInvalidInput, "plan file: %w", err).With("field", "plan")
+				}
+				if plan, err = contracts.ParsePlan(data); err != nil {
+					return fmt.Errorf("plan file %s: %w", planFile, err)
+				}
+			}
+			if strings.TrimSpace(goal) == "" && plan == nil {
+				return usageError(errors.New(`run needs a goal ("GOAL") or --plan FILE`))
+			}
+			cfg, log, err := g.load()
+			if err != nil {
+				return err
+			}
+			a2, err := app.Open(cmd.Context(), cfg, log, app.Options{Env: g.io.Env})
+			if err != nil {
+				return err
+			}
+			defer a2.Close()
+			req := agent.Request{Goal: goal, Plan: plan, UserID: LocalUser, Options: contracts.RunOptions{
+				AutoApprove: yes, Scopes: a2.ScopesFor(LocalUser),
+			}}
+			if yes {
+				fmt.Fprintln(g.io.Err, "--yes: approving what policy allows without asking (policy denials still stop the run)")
+			}
+			return g.drive(cmd.Context(), a2, asJSON, func(ctx context.Context) (*contracts.Run, error) {
+				return a2.Engine.Plan(ctx, req)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&planFile, "plan", "", "execute this Action Plan (JSON) instead of planning the goal")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve what policy allows without asking")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout (progress goes to stderr)")
+	return cmd
+}
+
+// drive starts a run with begin and takes it as far as it goes: executing
+// ready runs, asking the person at each interrupt, until it ends, input
+// ends or Ctrl-C. Then it reports and exits with the run's status code.
+func (g *globals) drive(parent context.Context, a *app.App, asJSON bool, begin func(context.Context) (*contracts.Run, error)) error {
+	ctx, stop := interruptible(parent, g.io.Err)
+	defer stop()
+	disp := console.NewDisplay(g.io.Err)
+	ctx = agent.WithEvents(ctx, disp.Event)
+	prompt := console.NewPrompter(g.io.In, g.io.Err, LocalUser)
+
+	run, err := begin(ctx)
+	shown := 0
+	for err == nil && run != nil && ctx.Err() == nil {
+		if n := len(run.Plans); n > 0 && run.Plans[n-1].Version != shown {
+			disp.Plan(run)
+			shown = run.Plans[n-1].Version
+		}
+		if run.Status == contracts.RunReady {
+			run, err = a.Engine.Execute(ctx, run.ID)
+			continue
+		}
+		if run.Status != contracts.RunInterrupted || run.Interrupt == nil {
+			break
+		}
+		d, perr := prompt.Decide(ctx, run)
+		if perr != nil {
+			break // input ended or Ctrl-C: the run stays interrupted
+		}
+		next, rerr := a.Engine.Resume(ctx, run.ID, d)
+		if rerr != nil && next != nil && next.Status == contracts.RunInterrupted && next.Interrupt != nil {
+			// A refused decision (a bad edit, a missing answer) leaves the
+			// run as it was: say why and ask again.
+			fmt.Fprintf(g.io.Err, "  refused: %v\n", rerr)
+			run = next
+			continue
+		}
+		run, err = next, rerr
+	}
+	if run == nil {
+		return err
+	}
+	if err != nil {
+		printError(g.io.Err, err)
+	}
+	g.report(a, run, disp, asJSON)
+	if code := statusExit(run.Status); code != ExitCompleted {
+		return &exitError{code}
+	}
+	if err != nil {
+		return &exitError{ExitFailed}
+	}
+	return nil
+}
+
+// report prints the answer (or the record as JSON) on stdout and where to
+// find things on stderr.
+func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, asJSON bool) {
+	disp.Summary(run)
+	if asJSON {
+		_ = writeJSON(g.io.Out, run)
+	} else if run.Result != nil && run.Result.Answer != "" {
+		fmt.Fprintln(g.io.Out, run.Result.Answer)
+	}
+	w := g.io.Err
+	fmt.Fprintf(w, "run record: ordo runs show %s", run.ID)
+	if !a.Config.IsPostgres() {
+		fmt.Fprintf(w, "   (store %s)", a.Config.DatabasePath())
+	}
+	fmt.Fprintln(w)
+	if usedTool(run, "chat.") {
+		fmt.Fprintf(w, "chat outbox: %s\n", app.PluginDataDir(a.Config, "chat"))
+	}
+	if usedTool(run, "notes.") {
+		fmt.Fprintf(w, "notes store: %s\n", app.PluginDataDir(a.Config, "notes"))
+	}
+	if !run.Status.Final() {
+		fmt.Fprintf(w, "the run is %s; continue it with: ordo runs resume %s\n", run.Status, run.ID)
+	}
+}
+
+func usedTool(run *contracts.Run, prefix string) bool {
+	return slices.ContainsFunc(run.Steps, func(s contracts.StepRecord) bool {
+		return s.Status == contracts.StepSucceeded && strings.HasPrefix(s.Tool, prefix)
+	})
+}
+
+// interruptible returns a context cancelled by the first SIGINT or
+// SIGTERM (the engine then stops at the next step boundary); a second one
+// exits at once, leaving the run resumable from its last checkpoint.
+func interruptible(parent context.Context, w interface{ Write([]byte) (int, error) }) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			fmt.Fprintln(w, "\nstopping at the next step boundary (Ctrl-C again to quit now)")
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			fmt.Fprintln(w, "quitting; the run resumes from its last checkpoint")
+			os.Exit(ExitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
+}

@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
+)
+
+func newRunsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List, show, resume and prune stored runs",
+		Example: `  ordo runs list --status interrupted
+  ordo runs show run_0123abcd --json
+  ordo runs resume run_0123abcd
+  ordo runs prune --older-than 168h`,
+	}
+	cmd.AddCommand(newRunsListCmd(g), newRunsShowCmd(g), newRunsResumeCmd(g), newRunsPruneCmd(g))
+	return cmd
+}
+
+// withStore opens just the run store (no plugins) for fn.
+func (g *globals) withStore(ctx context.Context, fn func(*config.Config, memory.Checkpointer) error) error {
+	cfg, _, err := g.load()
+	if err != nil {
+		return err
+	}
+	st, err := app.OpenStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(cfg, st)
+}
+
+func newRunsListCmd(g *globals) *cobra.Command {
+	var statuses []string
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List runs, newest first",
+		Example: `  ordo runs list
+  ordo runs list --status interrupted --status ready --limit 20 --json`,
+		Args: args(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := memory.Filter{Limit: limit}
+			for _, s := range statuses {
+				f.Status = append(f.Status, contracts.RunStatus(s))
+			}
+			return g.withStore(cmd.Context(), func(_ *config.Config, st memory.Checkpointer) error {
+				rows, err := st.List(cmd.Context(), f)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(g.io.Out, rows)
+				}
+				tw := tabwriter.NewWriter(g.io.Out, 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tGOAL")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Status, r.UpdatedAt.Local().Format(time.DateTime), clip(r.Goal, 60))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringSliceVar(&statuses, "status", nil, "only runs in this status (repeatable): pending, ready, running, interrupted, completed, failed, rejected, cancelled")
+	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many runs (0: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRunsShowCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show RUN_ID",
+		Short: "Show a run's record: plan, policy, steps, decisions, answer",
+		Example: `  ordo runs show run_0123abcd
+  ordo runs show run_0123abcd --json | jq '.steps[] | {action_id, status}'`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return g.withStore(cmd.Context(), func(_ *config.Config, st memory.Checkpointer) error {
+				run, err := st.Load(cmd.Context(), a[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(g.io.Out, run)
+				}
+				showRun(g.io.Out, run)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole record as JSON")
+	return cmd
+}
+
+// showRun prints a run record for people.
+func showRun(w io.Writer, run *contracts.Run) {
+	fmt.Fprintf(w, "run      %s\nstatus   %s\ngoal     %s\nuser     %s\ncreated  %s\nupdated  %s (checkpoint %d)\n",
+		run.ID, run.Status, run.Goal, run.UserID, run.CreatedAt.Local().Format(time.DateTime), run.UpdatedAt.Local().Format(time.DateTime), run.Seq)
+	if n := len(run.Plans); n > 0 {
+		rev := run.Plans[n-1]
+		fmt.Fprintf(w, "plan     v%d of %d (%s)\n", rev.Version, n, rev.Source)
+		for _, a := range rev.Plan.Actions {
+			fmt.Fprintf(w, "  %-18s %-22s %s\n", a.ID, a.Tool, run.Policy[a.ID].Decision)
+		}
+	}
+	if len(run.Steps) > 0 {
+		fmt.Fprintln(w, "steps")
+		for _, s := range run.Steps {
+			took := ""
+			if !s.EndedAt.IsZero() {
+				took = s.EndedAt.Sub(s.StartedAt).Round(100 * time.Microsecond).String()
+			}
+			line := fmt.Sprintf("  %-18s %-22s #%d %-9s %s", s.ActionID, s.Tool, s.Attempt, s.Status, took)
+			if s.Error != nil {
+				line += fmt.Sprintf("  error %d: %s", s.Error.Code, clip(s.Error.Message, 80))
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	for _, d := range run.Decisions {
+		fmt.Fprintf(w, "decision %s -> %s by %s at %s\n", d.Interrupt.Kind, d.Decision.Kind, d.Decision.By, d.At.Local().Format(time.DateTime))
+	}
+	if run.Interrupt != nil {
+		fmt.Fprintf(w, "waiting  %s: %s\n", run.Interrupt.Kind, run.Interrupt.Message)
+	}
+	if len(run.LLMCalls) > 0 {
+		fmt.Fprintf(w, "llm      %v\n", run.LLMCalls)
+	}
+	if run.Error != nil {
+		fmt.Fprintf(w, "error    %d (%s): %s\n", run.Error.Code, run.Error.Code.Category(), run.Error.Message)
+	}
+	if run.Result != nil {
+		fmt.Fprintf(w, "answer   (%s)\n%s\n", run.Result.Composer, run.Result.Answer)
+	}
+}
+
+func newRunsResumeCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "resume RUN_ID",
+		Short: "Continue an interrupted or stopped run, answering its interrupts on stdin",
+		Long: `Continue a run that waits for a person (its interrupt is asked again), that Ctrl-C
+stopped, or whose process died mid-run (a call in flight is re-issued with the same
+idempotency key). Exit codes as for 'ordo run'.`,
+		Example: `  ordo runs resume run_0123abcd
+  echo approve | ordo runs resume run_0123abcd --json`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cfg, log, err := g.load()
+			if err != nil {
+				return err
+			}
+			ap, err := app.Open(cmd.Context(), cfg, log, app.Options{Env: g.io.Env})
+			if err != nil {
+				return err
+			}
+			defer ap.Close()
+			return g.drive(cmd.Context(), ap, asJSON, func(ctx context.Context) (*contracts.Run, error) {
+				run, err := ap.Engine.Get(ctx, a[0])
+				if err != nil || run.Status != contracts.RunRunning {
+					return run, err
+				}
+				return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout")
+	return cmd
+}
+
+func newRunsPruneCmd(g *globals) *cobra.Command {
+	var olderThan time.Duration
+	cmd := &cobra.Command{
+		Use:   "prune [--older-than DURATION]",
+		Short: "Delete finished runs last updated before a cut-off",
+		Long: `Delete completed, failed, rejected and cancelled runs last updated longer ago than
+--older-than (default: retention.runs). Unfinished runs are never pruned.`,
+		Example: `  ordo runs prune
+  ordo runs prune --older-than 24h`,
+		Args: args(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withStore(cmd.Context(), func(cfg *config.Config, st memory.Checkpointer) error {
+				if !cmd.Flags().Changed("older-than") {
+					olderThan = cfg.Retention.Runs
+				}
+				if olderThan <= 0 {
+					return usageError(fmt.Errorf("--older-than must be a positive duration (retention.runs is %s)", cfg.Retention.Runs))
+				}
+				n, err := st.Prune(cmd.Context(), time.Now().Add(-olderThan))
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(g.io.Out, "pruned %d finished run(s) older than %s\n", n, olderThan)
+				return err
+			})
+		},
+	}
+	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "age cut-off, e.g. 72h (default retention.runs)")
+	return cmd
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}

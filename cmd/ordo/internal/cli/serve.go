@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// useConfigListen is --http given without an address.
+const useConfigListen = "config"
+
+func newServeCmd(g *globals) *cobra.Command {
+	var httpAddr string
+	cmd := &cobra.Command{
+		Use:   "serve [--http [ADDR]]",
+		Short: "Serve Ordo over MCP (stdio by default, or streamable HTTP)",
+		Long: `Serve the MCP tools plan, execute, approve, run_status, list_runs, search_tools and the
+admin plugin tools. Over stdio (the default) the client is the local user with the admin
+role; over HTTP every request needs a bearer token from http.tokens. Plugins dropped into
+plugins_dir are picked up while serving. Finished runs older than retention.runs are
+pruned at start and daily.`,
+		Example: `  ordo serve
+  ordo serve --http                 # on http.listen (default 127.0.0.1:7411)
+  ORDO_TOKEN_ALICE=... ordo serve --http 0.0.0.0:7411 --config ordo.yaml`,
+		Args: args(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			g.logLevel = slog.LevelInfo
+			cfg, log, err := g.load()
+			if err != nil {
+				return err
+			}
+			if httpAddr == useConfigListen {
+				httpAddr = cfg.HTTP.Listen
+			} else if httpAddr != "" {
+				if err := config.ListenAddr("--http", httpAddr); err != nil {
+					return usageError(err)
+				}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			a, err := app.Open(ctx, cfg, log, app.Options{
+				IndexDir: filepath.Join(cfg.DataDir, "index"), WatchPlugins: true, Env: g.io.Env,
+			})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			defer stop() // before Close: the pruner must stop first
+			srv, err := a.MCPServer(version(), g.io.Env)
+			if err != nil {
+				return err
+			}
+			go prune(ctx, a)
+			if httpAddr == "" {
+				log.Info("serving MCP over stdio", "version", version(), "tools", len(a.Host.List()), "llm", a.LLM != nil)
+				return srv.ServeStdio(ctx, g.io.In, g.io.Out)
+			}
+			ln, err := net.Listen("tcp", httpAddr)
+			if err != nil {
+				return contracts.Errorf(contracts.CodeInvalidConfig, "listen on %s: %w", httpAddr, err).With("key", "http.listen")
+			}
+			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			log.Info("serving MCP over HTTP", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version(),
+				"tools", len(a.Host.List()), "llm", a.LLM != nil, "tokens", len(cfg.HTTP.Tokens))
+			go func() {
+				<-ctx.Done()
+				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = hs.Shutdown(sctx)
+			}()
+			if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at /mcp on ADDR (bare --http: http.listen)")
+	cmd.Flags().Lookup("http").NoOptDefVal = useConfigListen
+	return cmd
+}
+
+// prune removes finished runs past retention now and then daily.
+func prune(ctx context.Context, a *app.App) {
+	keep := a.Config.Retention.Runs
+	if keep <= 0 {
+		return
+	}
+	tick := time.NewTicker(24 * time.Hour)
+	defer tick.Stop()
+	for {
+		n, err := a.Store.Prune(ctx, time.Now().Add(-keep))
+		if err != nil && ctx.Err() == nil {
+			a.Log.Error("prune runs", "err", err)
+		} else if n > 0 {
+			a.Log.Info("pruned finished runs", "count", n, "older_than", keep)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Prompter asks a person for decisions, one line at a time. Lines are
+// read by one goroutine so a prompt can be abandoned when ctx ends.
+type Prompter struct {
+	out   io.Writer
+	by    string
+	lines chan string
+	err   error // why lines closed
+}
+
+// NewPrompter reads answers from in and writes questions to out. by is
+// recorded as who decided.
+func NewPrompter(in io.Reader, out io.Writer, by string) *Prompter {
+	p := &Prompter{out: out, by: by, lines: make(chan string)}
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		p.err = sc.Err()
+		if p.err == nil {
+			p.err = io.EOF
+		}
+		close(p.lines)
+	}()
+	return p
+}
+
+// readLine returns the next line, io.EOF when input ended, or ctx's error.
+func (p *Prompter) readLine(ctx context.Context, prompt string) (string, error) {
+	fmt.Fprint(p.out, prompt)
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(p.out)
+		return "", ctx.Err()
+	case l, ok := <-p.lines:
+		if !ok {
+			fmt.Fprintln(p.out)
+			return "", p.err
+		}
+		return strings.TrimSpace(l), nil
+	}
+}
+
+// Decide asks for the decision run's interrupt needs. It returns io.EOF
+// when input ends first: the run then stays interrupted.
+func (p *Prompter) Decide(ctx context.Context, run *contracts.Run) (contracts.Decision, error) {
+	in := run.Interrupt
+	if in == nil {
+		return contracts.Decision{}, contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s waits for no decision", run.ID)
+	}
+	switch in.Kind {
+	case contracts.InterruptPlanApproval:
+		return p.planApproval(ctx)
+	case contracts.InterruptStepApproval:
+		return p.stepApproval(ctx, in)
+	case contracts.InterruptClarify:
+		return p.answers(ctx, in.Questions, in.Suggestions)
+	case contracts.InterruptInputRequired:
+		fmt.Fprintf(p.out, "%s %s needs values (JSON, or plain text for a string):\n", in.ActionID, in.Tool)
+		return p.answers(ctx, in.Fields, nil)
+	}
+	return contracts.Decision{}, contracts.Errorf(contracts.CodeInvalidDecision, "unknown interrupt %q", in.Kind)
+}
+
+func (p *Prompter) planApproval(ctx context.Context) (contracts.Decision, error) {
+	for {
+		line, err := p.readLine(ctx, "approve the plan? [a]pprove  [e]dit FILE  [r]eject [NOTE] > ")
+		if err != nil {
+			return contracts.Decision{}, err
+		}
+		verb, arg := split(line)
+		switch verb {
+		case "a", "approve", "y", "yes":
+			return p.decision(contracts.DecisionApprove, ""), nil
+		case "r", "reject", "n", "no":
+			return p.decision(contracts.DecisionReject, arg), nil
+		case "e", "edit":
+			plan, err := readPlan(arg)
+			if err != nil {
+				fmt.Fprintf(p.out, "  %v\n", err)
+				continue
+			}
+			d := p.decision(contracts.DecisionEdit, "edited from "+arg)
+			d.Plan = plan
+			return d, nil
+		}
+		fmt.Fprintln(p.out, "  answer a, e FILE (an edited plan in JSON) or r")
+	}
+}
+
+func (p *Prompter) stepApproval(ctx context.Context, in *contracts.Interrupt) (contracts.Decision, error) {
+	if len(in.Payload) > 0 {
+		fmt.Fprintf(p.out, "  payload: %s\n", in.Payload)
+	}
+	for {
+		line, err := p.readLine(ctx, fmt.Sprintf("run %s (%s)? [a]pprove  [e]dit JSON|@FILE  [s]kip  [r]eject [NOTE] > ", in.ActionID, in.Tool))
+		if err != nil {
+			return contracts.Decision{}, err
+		}
+		verb, arg := split(line)
+		switch verb {
+		case "a", "approve", "y", "yes":
+			return p.decision(contracts.DecisionApprove, ""), nil
+		case "s", "skip":
+			return p.decision(contracts.DecisionSkip, arg), nil
+		case "r", "reject", "n", "no":
+			return p.decision(contracts.DecisionReject, arg), nil
+		case "e", "edit":
+			payload, err := readJSON(arg)
+			if err != nil {
+				fmt.Fprintf(p.out, "  %v\n", err)
+				continue
+			}
+			d := p.decision(contracts.DecisionEdit, "payload edited")
+			d.Payload = payload
+			return d, nil
+		}
+		fmt.Fprintln(p.out, `  answer a, e {"field": ...} or e @FILE, s or r`)
+	}
+}
+
+// answers asks each question in turn; a value that parses as JSON is kept
+// as JSON, anything else as text. "/reject" rejects instead.
+func (p *Prompter) answers(ctx context.Context, questions []string, suggestions map[string]string) (contracts.Decision, error) {
+	d := p.decision(contracts.DecisionAnswer, "")
+	d.Answers = map[string]any{}
+	for _, q := range questions {
+		prompt := "  " + q
+		if s, ok := suggestions[q]; ok {
+			prompt += " [" + s + "]"
+		}
+		line, err := p.readLine(ctx, prompt+" > ")
+		if err != nil {
+			return contracts.Decision{}, err
+		}
+		if line == "/reject" {
+			return p.decision(contracts.DecisionReject, "rejected while answering"), nil
+		}
+		if line == "" && suggestions[q] != "" {
+			line = suggestions[q]
+		}
+		var v any
+		if json.Unmarshal([]byte(line), &v) != nil {
+			v = line
+		}
+		d.Answers[q] = v
+	}
+	return d, nil
+}
+
+func (p *Prompter) decision(kind contracts.DecisionKind, note string) contracts.Decision {
+	return contracts.Decision{Kind: kind, By: p.by, Note: note}
+}
+
+func split(line string) (verb, arg string) {
+	verb, arg, _ = strings.Cut(line, " ")
+	return strings.ToLower(verb), strings.TrimSpace(arg)
+}
+
+// readPlan reads an edited plan from a file.
+func readPlan(path string) (*contracts.Plan, error) {
+	if path == "" {
+		return nil, fmt.Errorf("edit needs the file holding the edited plan")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return contracts.ParsePlan(data)
+}
+
+// readJSON takes inline JSON or @FILE.
+func readJSON(arg string) (json.RawMessage, error) {
+	data := []byte(arg)
+	if name, ok := strings.CutPrefix(arg, "@"); ok {
+		var err error
+		if data, err = os.ReadFile(name); err != nil {
+			return nil, err
+		}
+	}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("the edited payload is not valid JSON")
+	}
+	return json.RawMessage(data), nil
+}

@@ -1,0 +1,57 @@
+package files_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+)
+
+// TestThroughHost runs the real ordo-plugin-files binary under the host:
+// tools work, escapes are refused across the process boundary, and an
+// idempotency key outlives a plugin restart.
+func TestThroughHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts a plugin binary")
+	}
+	bin := hosttest.Build(t, "files")
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	os.Mkdir(root, 0o755)
+	os.WriteFile(filepath.Join(base, "outside.txt"), []byte("secret"), 0o644)
+	os.Symlink("/etc", filepath.Join(root, "etc"))
+	env := map[string]string{"ORDO_FILES_ROOT": root}
+	ordo := filepath.Join(base, "ordo")
+
+	p := hosttest.Start(t, bin, "files", ordo, env)
+	p.Call("files.write", map[string]any{"path": "a/log.txt", "content": "one\n", "mode": "append"}, "run-1/a1")
+	p.Call("files.write", map[string]any{"path": "a/log.txt", "content": "one\n", "mode": "append"}, "run-1/a1")
+	if got := p.Call("files.read", map[string]any{"path": "a/log.txt"}, ""); got["content"] != "one\n" {
+		t.Fatalf("read = %v", got)
+	}
+	if got := p.Call("files.search", map[string]any{"query": "ONE"}, ""); len(got["matches"].([]any)) != 1 {
+		t.Fatalf("search = %v", got)
+	}
+	for _, path := range []string{"../outside.txt", "/etc/passwd", "etc/passwd"} {
+		p.Refused("files.read", map[string]any{"path": path}, "", "path")
+		p.Refused("files.write", map[string]any{"path": path, "content": "x"}, "", "path")
+		p.Refused("files.delete", map[string]any{"path": path}, "", "path")
+	}
+	if _, err := os.Stat(filepath.Join(p.DataDir, "files-journal.jsonl")); err != nil {
+		t.Fatalf("journal not in the host-given data dir: %v", err)
+	}
+	p.Host.Close()
+
+	p = hosttest.Start(t, bin, "files", ordo, env) // the plugin restarts
+	p.Call("files.write", map[string]any{"path": "a/log.txt", "content": "one\n", "mode": "append"}, "run-1/a1")
+	if data, _ := os.ReadFile(filepath.Join(root, "a", "log.txt")); string(data) != "one\n" {
+		t.Fatalf("the same key appended again after a restart: %q", data)
+	}
+	if got := p.Call("files.delete", map[string]any{"path": "a", "recursive": true}, ""); got["kind"] != "dir" {
+		t.Fatalf("delete = %v", got)
+	}
+	if data, _ := os.ReadFile(filepath.Join(base, "outside.txt")); string(data) != "secret" {
+		t.Fatal("a file outside the root changed")
+	}
+}

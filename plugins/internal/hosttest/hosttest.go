@@ -1,0 +1,81 @@
+package hosttest
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
+)
+
+// Build compiles cmd/ordo-plugin-<name> into a temporary directory.
+func Build(t testing.TB, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ordo-plugin-"+name)
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/ordo-run/ordo/cmd/ordo-plugin-"+name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("build ordo-plugin-%s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// Plugin is one plugin running under its own host.
+type Plugin struct {
+	t    testing.TB
+	Host *host.Host
+	// DataDir is the plugin's ORDO_PLUGIN_DATA_DIR.
+	DataDir string
+}
+
+// Start runs bin as plugin name under a new host whose data directory is
+// ordoDir, passing env. Starting again with the same ordoDir is a plugin
+// restart: the data directory, and what the plugin persisted, is the same.
+func Start(t testing.TB, bin, name, ordoDir string, env map[string]string) *Plugin {
+	t.Helper()
+	h, err := host.New(host.WithDataDir(ordoDir), host.WithStartTimeout(30*time.Second),
+		host.WithPlugins(host.PluginSpec{Name: name, Path: bin, Env: env}))
+	if err != nil {
+		t.Fatalf("start plugin %s: %v", name, err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return &Plugin{t: t, Host: h, DataDir: filepath.Join(ordoDir, "plugins", name)}
+}
+
+// Call calls tool through the host and returns the decoded result.
+func (p *Plugin) Call(tool string, payload any, key string) map[string]any {
+	p.t.Helper()
+	out, err := p.call(tool, payload, key)
+	if err != nil {
+		p.t.Fatalf("%s through the host: %v", tool, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		p.t.Fatalf("%s: result %s: %v", tool, out, err)
+	}
+	return m
+}
+
+// Refused calls tool expecting the plugin's refusal: a non-retryable tool
+// error whose details, carried over gRPC, name field.
+func (p *Plugin) Refused(tool string, payload any, key, field string) {
+	p.t.Helper()
+	out, err := p.call(tool, payload, key)
+	e := contracts.AsError(err)
+	if err == nil || e.Code != contracts.CodeToolFailed || e.Retryable || e.Details["field"] != field {
+		p.t.Fatalf("%s(%v) = %s, %v (details %v); want a non-retryable tool error naming %q", tool, payload, out, err, e.Details, field)
+	}
+}
+
+func (p *Plugin) call(tool string, payload any, key string) (json.RawMessage, error) {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.Host.Call(ctx, tool, data, key)
+}

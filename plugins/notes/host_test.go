@@ -1,0 +1,40 @@
+package notes_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+)
+
+// TestThroughHost runs the real ordo-plugin-notes binary under the host,
+// seed 004 scenario 1 style: create a page, read it back by URL; the same
+// idempotency key after a restart returns the same page.
+func TestThroughHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts a plugin binary")
+	}
+	bin := hosttest.Build(t, "notes")
+	ordo := t.TempDir()
+	p := hosttest.Start(t, bin, "notes", ordo, nil)
+	page := p.Call("notes.create_page", map[string]any{"title": "Meeting notes", "content": "Agenda"}, "run-1/a1")
+	p.Call("notes.append_block", map[string]any{"page_id": page["url"], "text": "Decision"}, "run-1/a2")
+	got := p.Call("notes.get_page", map[string]any{"page_id": page["url"]}, "")
+	if got["content"] != "Agenda\n\nDecision" {
+		t.Fatalf("get_page = %v", got)
+	}
+	p.Refused("notes.get_page", map[string]any{"page_id": "page_missing"}, "", "page_id")
+	p.Host.Close()
+
+	p = hosttest.Start(t, bin, "notes", ordo, nil)
+	again := p.Call("notes.create_page", map[string]any{"title": "Meeting notes", "content": "Agenda"}, "run-1/a1")
+	if again["id"] != page["id"] {
+		t.Fatalf("after restart the key made a new page: %v vs %v", again, page)
+	}
+	if q := p.Call("notes.query_pages", map[string]any{}, ""); len(q["records"].([]any)) != 1 {
+		t.Fatalf("query_pages = %v", q)
+	}
+	if filepath.Base(p.DataDir) != "notes" {
+		t.Fatalf("data dir %s", p.DataDir)
+	}
+}

@@ -261,12 +261,12 @@ func ids(list []memory.RunSummary) []string {
 
 func testList(t *testing.T, s memory.Checkpointer) {
 	ctx := context.Background()
-	min := func(n int) time.Time { return Base.Add(time.Duration(n) * time.Minute) }
-	mustSave(t, s, SimpleRun("r1", "ana", contracts.RunCompleted, 1, min(1)))
-	mustSave(t, s, SimpleRun("r2", "bo", contracts.RunRunning, 1, min(2)))
-	mustSave(t, s, SimpleRun("r3", "ana", contracts.RunInterrupted, 1, min(3)))
-	mustSave(t, s, SimpleRun("r4", "ana", contracts.RunFailed, 1, min(4)))
-	r2 := SimpleRun("r2", "bo", contracts.RunCompleted, 2, min(5)) // r2 moves to newest
+	at := func(n int) time.Time { return Base.Add(time.Duration(n) * time.Minute) }
+	mustSave(t, s, SimpleRun("r1", "ana", contracts.RunCompleted, 1, at(1)))
+	mustSave(t, s, SimpleRun("r2", "bo", contracts.RunRunning, 1, at(2)))
+	mustSave(t, s, SimpleRun("r3", "ana", contracts.RunInterrupted, 1, at(3)))
+	mustSave(t, s, SimpleRun("r4", "ana", contracts.RunFailed, 1, at(4)))
+	r2 := SimpleRun("r2", "bo", contracts.RunCompleted, 2, at(5)) // r2 moves to newest
 	mustSave(t, s, r2)
 
 	cases := []struct {
@@ -278,9 +278,9 @@ func testList(t *testing.T, s memory.Checkpointer) {
 		{"status", memory.Filter{Status: []contracts.RunStatus{contracts.RunCompleted}}, []string{"r2", "r1"}},
 		{"statuses", memory.Filter{Status: []contracts.RunStatus{contracts.RunInterrupted, contracts.RunFailed}}, []string{"r4", "r3"}},
 		{"user", memory.Filter{UserID: "ana"}, []string{"r4", "r3", "r1"}},
-		{"after", memory.Filter{UpdatedAfter: min(3)}, []string{"r2", "r4"}},
-		{"before", memory.Filter{UpdatedBefore: min(3)}, []string{"r1"}},
-		{"between", memory.Filter{UpdatedAfter: min(1), UpdatedBefore: min(5)}, []string{"r4", "r3"}},
+		{"after", memory.Filter{UpdatedAfter: at(3)}, []string{"r2", "r4"}},
+		{"before", memory.Filter{UpdatedBefore: at(3)}, []string{"r1"}},
+		{"between", memory.Filter{UpdatedAfter: at(1), UpdatedBefore: at(5)}, []string{"r4", "r3"}},
 		{"limit", memory.Filter{Limit: 2}, []string{"r2", "r4"}},
 		{"combined", memory.Filter{UserID: "ana", Status: []contracts.RunStatus{contracts.RunCompleted, contracts.RunFailed}, Limit: 1}, []string{"r4"}},
 		{"none", memory.Filter{UserID: "nobody"}, []string{}},

@@ -45,8 +45,6 @@ type Options struct {
 	// IndexDir persists the tool index ("" keeps it in memory). A
 	// long-lived server persists it; one-shot commands need not.
 	IndexDir string
-	// WatchPlugins follows the plugins directory (hot add/remove).
-	WatchPlugins bool
 	// Env looks up the LLM key and tokens (os.LookupEnv in production).
 	Env config.Env
 	// Events receives every engine event.
@@ -76,15 +74,15 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 			return fail(contracts.Errorf(contracts.CodeInvalidConfig, "files root: %w", err).With("key", "bundled.files.root"))
 		}
 	}
-	hostOpts := []host.Option{
+	// The plugins directory is loaded and watched by every command: a
+	// plugin dropped in mid-run becomes available to re-plans too.
+	a.Host, err = host.New(
 		host.WithLogger(log.With("component", "host")),
 		host.WithDataDir(cfg.DataDir),
 		host.WithPlugins(PluginSpecs(cfg, log)...),
-	}
-	if o.WatchPlugins {
-		hostOpts = append(hostOpts, host.WithPluginsDir(cfg.PluginsDir))
-	}
-	if a.Host, err = host.New(hostOpts...); err != nil {
+		host.WithPluginsDir(cfg.PluginsDir),
+	)
+	if err != nil {
 		return fail(err)
 	}
 	if a.LLM != nil {

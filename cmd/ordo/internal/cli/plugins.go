@@ -44,7 +44,7 @@ func newPluginsListCmd(g *globals) *cobra.Command {
 		Example: "  ordo plugins list\n  ordo plugins list --json",
 		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withApp(cmd, true, func(a *app.App) error {
+			return g.withApp(cmd, func(a *app.App) error {
 				ps := a.Host.Plugins()
 				if asJSON {
 					return writeJSON(g.io.Out, ps)

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -52,7 +54,7 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 					return contracts.Errorf(contracts.CodeInvalidInput, "plan file: %w", err).With("field", "plan")
 				}
 				if plan, err = contracts.ParsePlan(data); err != nil {
-					return fmt.Errorf("plan file %s: %w", planFile, err)
+					return contracts.AsError(err).With("file", planFile)
 				}
 			}
 			if strings.TrimSpace(goal) == "" && plan == nil {
@@ -153,21 +155,38 @@ func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, 
 		fmt.Fprintf(w, "   (store %s)", a.Config.DatabasePath())
 	}
 	fmt.Fprintln(w)
-	if usedTool(run, "chat.") {
-		fmt.Fprintf(w, "chat outbox: %s\n", app.PluginDataDir(a.Config, "chat"))
-	}
-	if usedTool(run, "notes.") {
-		fmt.Fprintf(w, "notes store: %s\n", app.PluginDataDir(a.Config, "notes"))
+	for _, where := range outputs(a, run) {
+		fmt.Fprintln(w, where)
 	}
 	if !run.Status.Final() {
 		fmt.Fprintf(w, "the run is %s; continue it with: ordo runs resume %s\n", run.Status, run.ID)
 	}
 }
 
-func usedTool(run *contracts.Run, prefix string) bool {
-	return slices.ContainsFunc(run.Steps, func(s contracts.StepRecord) bool {
-		return s.Status == contracts.StepSucceeded && strings.HasPrefix(s.Tool, prefix)
-	})
+// outputs says where the bundled plugins put what the run's steps wrote:
+// the chat outbox (channels/NAME.jsonl) and the notes store.
+func outputs(a *app.App, run *contracts.Run) []string {
+	var out []string
+	for _, s := range run.Steps {
+		if s.Status != contracts.StepSucceeded {
+			continue
+		}
+		var where string
+		switch s.Tool {
+		case "chat.post_message":
+			var r struct{ Channel, Delivery string }
+			if json.Unmarshal(s.Result, &r) != nil || r.Delivery != "outbox" {
+				continue
+			}
+			where = "chat outbox: " + filepath.Join(app.PluginDataDir(a.Config, "chat"), "channels", strings.TrimPrefix(r.Channel, "#")+".jsonl")
+		case "notes.create_page", "notes.append_block":
+			where = "notes store: " + filepath.Join(app.PluginDataDir(a.Config, "notes"), "notes.json")
+		}
+		if where != "" && !slices.Contains(out, where) {
+			out = append(out, where)
+		}
+	}
+	return out
 }
 
 // interruptible returns a context cancelled by the first SIGINT or

@@ -173,10 +173,15 @@ idempotency key). Exit codes as for 'ordo run'.`,
 			defer ap.Close()
 			return g.drive(cmd.Context(), ap, asJSON, func(ctx context.Context) (*contracts.Run, error) {
 				run, err := ap.Engine.Get(ctx, a[0])
-				if err != nil || run.Status != contracts.RunRunning {
-					return run, err
+				switch {
+				case err != nil:
+					return nil, err
+				case run.Status.Final():
+					return nil, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s; there is nothing to resume", run.ID, run.Status).With("run", run.ID)
+				case run.Status == contracts.RunRunning: // its process died mid-run
+					return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
 				}
-				return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
+				return run, nil // interrupted (asked again) or ready (executed)
 			})
 		},
 	}

@@ -51,7 +51,7 @@ pruned at start and daily.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			a, err := app.Open(ctx, cfg, log, app.Options{
-				IndexDir: filepath.Join(cfg.DataDir, "index"), WatchPlugins: true, Env: g.io.Env,
+				IndexDir: filepath.Join(cfg.DataDir, "index"), Env: g.io.Env,
 			})
 			if err != nil {
 				return err

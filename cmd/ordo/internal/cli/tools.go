@@ -25,12 +25,12 @@ func newToolsCmd(g *globals) *cobra.Command {
 }
 
 // withApp assembles Ordo (plugins started) for a one-shot command.
-func (g *globals) withApp(cmd *cobra.Command, watch bool, fn func(*app.App) error) error {
+func (g *globals) withApp(cmd *cobra.Command, fn func(*app.App) error) error {
 	cfg, log, err := g.load()
 	if err != nil {
 		return err
 	}
-	a, err := app.Open(cmd.Context(), cfg, log, app.Options{Env: g.io.Env, WatchPlugins: watch})
+	a, err := app.Open(cmd.Context(), cfg, log, app.Options{Env: g.io.Env})
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 		Example: "  ordo tools list\n  ordo tools list --json | jq '.[].tool'",
 		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withApp(cmd, true, func(a *app.App) error {
+			return g.withApp(cmd, func(a *app.App) error {
 				tools := a.Host.List()
 				if asJSON {
 					cs := make([]contracts.Contract, len(tools))
@@ -79,7 +79,7 @@ func newToolsSearchCmd(g *globals) *cobra.Command {
 		Example: `  ordo tools search "read a spreadsheet and summarise it" -k 3`,
 		Args:    args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return g.withApp(cmd, true, func(ap *app.App) error {
+			return g.withApp(cmd, func(ap *app.App) error {
 				hits, err := ap.Recommender.Search(cmd.Context(), a[0], recommender.SearchOptions{K: k})
 				if err != nil {
 					return err

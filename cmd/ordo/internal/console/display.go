@@ -54,7 +54,11 @@ func (d *Display) Event(ev agent.Event) {
 	case agent.EventCancelled:
 		fmt.Fprintf(d.w, "  ■ stopped: %s\n", oneLine(ev.Message))
 	case agent.EventCompleted, agent.EventFailed, agent.EventRejected:
-		fmt.Fprintf(d.w, "%s after %s\n", ev.Status, ev.Time.Sub(d.runAt).Round(time.Millisecond))
+		if d.runAt.IsZero() { // resumed: the run started in another session
+			fmt.Fprintf(d.w, "%s\n", ev.Status)
+		} else {
+			fmt.Fprintf(d.w, "%s after %s\n", ev.Status, ev.Time.Sub(d.runAt).Round(time.Millisecond))
+		}
 	}
 }
 

@@ -1,0 +1,402 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// The tests build the real ordo binary with the bundled plugins beside it
+// (where ordo looks for them) and the example SDK plugin, once, and run
+// them as a user would.
+var (
+	binDir   string // ordo and ordo-plugin-*
+	repoRoot string
+	hello    string // examples/plugin-hello
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		var err error
+		if repoRoot, err = filepath.Abs(filepath.Join("..", "..")); err != nil {
+			panic(err)
+		}
+		tmp, err := os.MkdirTemp("", "ordo-cli-test-")
+		if err != nil {
+			panic(err)
+		}
+		defer os.RemoveAll(tmp)
+		binDir = filepath.Join(tmp, "bin")
+		pkgs := []string{"./cmd/ordo"}
+		for _, p := range []string{"chat", "files", "notes", "sheets", "text"} {
+			pkgs = append(pkgs, "./cmd/ordo-plugin-"+p)
+		}
+		build := exec.Command("go", append([]string{"build", "-o", binDir + "/"}, pkgs...)...)
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+			return 1
+		}
+		hello = filepath.Join(tmp, "plugin-hello")
+		build = exec.Command("go", "build", "-o", hello, "./examples/plugin-hello")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build hello: %v\n%s", err, out)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+// env is one isolated user: a home and a data directory of its own.
+type env struct {
+	t    *testing.T
+	home string
+	data string
+	vars []string
+}
+
+func newEnv(t *testing.T) *env {
+	home := t.TempDir()
+	e := &env{t: t, home: home, data: filepath.Join(home, "data")}
+	e.vars = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "ORDO_DATA_DIR=" + e.data}
+	return e
+}
+
+// result is one finished ordo process.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// ordo runs the binary from the repository root with stdin and returns
+// its exit code and output.
+func (e *env) ordo(stdin string, args ...string) result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), args...)
+	cmd.Dir = repoRoot
+	cmd.Env = e.vars
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("ordo %v: %v", args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func (r result) want(t *testing.T, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+func (r result) run(t *testing.T) *contracts.Run {
+	t.Helper()
+	var run contracts.Run
+	if err := json.Unmarshal([]byte(r.stdout), &run); err != nil {
+		t.Fatalf("stdout is not a run record: %v\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+	}
+	return &run
+}
+
+const firstRun = "examples/first-run.plan.json"
+
+func TestFirstRunCompletes(t *testing.T) {
+	e := newEnv(t)
+	r := e.ordo("", "run", "--plan", firstRun, "--yes", "--json")
+	r.want(t, 0)
+	run := r.run(t)
+	if run.Status != contracts.RunCompleted || run.Result == nil || run.Result.Answer == "" {
+		t.Fatalf("run %s, result %+v", run.Status, run.Result)
+	}
+	succeeded := map[string]bool{}
+	for _, s := range run.Steps {
+		if s.Status == contracts.StepSucceeded {
+			succeeded[s.ActionID] = true
+		}
+	}
+	for _, id := range []string{"read_sales", "format_summary", "write_page", "post_link"} {
+		if !succeeded[id] {
+			t.Errorf("action %s did not succeed", id)
+		}
+	}
+	// The chat post really happened, with the page's link, in the outbox
+	// the command pointed to.
+	outbox := filepath.Join(e.data, "plugins", "chat", "channels", "general.jsonl")
+	if !strings.Contains(r.stderr, "chat outbox: "+outbox) {
+		t.Errorf("stderr does not say where the outbox is:\n%s", r.stderr)
+	}
+	msgs, err := os.ReadFile(outbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var url string
+	_ = json.Unmarshal(run.State["page_url"], &url)
+	if url == "" || !strings.Contains(string(msgs), url) {
+		t.Errorf("outbox %q lacks the page link %q", msgs, url)
+	}
+	// The record is in the store, visible to a later process.
+	show := e.ordo("", "runs", "show", run.ID, "--json")
+	show.want(t, 0)
+	if got := show.run(t); got.Status != contracts.RunCompleted || len(got.Steps) != len(run.Steps) {
+		t.Errorf("stored record: %s with %d steps", got.Status, len(got.Steps))
+	}
+}
+
+// TestInteractiveApproval answers the plan approval and the chat post's
+// confirmation on stdin.
+func TestInteractiveApproval(t *testing.T) {
+	e := newEnv(t)
+	r := e.ordo("approve\nyes\n", "run", "--plan", firstRun, "--json")
+	r.want(t, 0)
+	run := r.run(t)
+	if run.Status != contracts.RunCompleted {
+		t.Fatalf("status %s", run.Status)
+	}
+	var kinds []string
+	for _, d := range run.Decisions {
+		if d.Decision.By != "local" || d.Decision.Kind != contracts.DecisionApprove {
+			t.Errorf("decision %+v", d.Decision)
+		}
+		kinds = append(kinds, string(d.Interrupt.Kind))
+	}
+	if strings.Join(kinds, ",") != "plan_approval,step_approval" {
+		t.Errorf("interrupts answered: %v", kinds)
+	}
+	if !strings.Contains(r.stderr, "approve the plan?") || !strings.Contains(r.stderr, "run post_link (chat.post_message)?") {
+		t.Errorf("prompts missing from stderr:\n%s", r.stderr)
+	}
+}
+
+// TestResumeFinishesInterruptedRun: input ends at the first prompt, so the
+// run stays interrupted (exit 3); `runs resume` in a new process finishes it.
+func TestResumeFinishesInterruptedRun(t *testing.T) {
+	e := newEnv(t)
+	r := e.ordo("", "run", "--plan", firstRun, "--json")
+	r.want(t, 3)
+	run := r.run(t)
+	if run.Status != contracts.RunInterrupted || run.Interrupt == nil || run.Interrupt.Kind != contracts.InterruptPlanApproval {
+		t.Fatalf("status %s, interrupt %+v", run.Status, run.Interrupt)
+	}
+	if !strings.Contains(r.stderr, "ordo runs resume "+run.ID) {
+		t.Errorf("no resume hint:\n%s", r.stderr)
+	}
+	list := e.ordo("", "runs", "list", "--status", "interrupted")
+	list.want(t, 0)
+	if !strings.Contains(list.stdout, run.ID) {
+		t.Errorf("runs list lacks %s:\n%s", run.ID, list.stdout)
+	}
+	// Approve the plan, then stop again at the step approval.
+	r = e.ordo("a\n", "runs", "resume", run.ID, "--json")
+	r.want(t, 3)
+	if got := r.run(t); got.Interrupt == nil || got.Interrupt.Kind != contracts.InterruptStepApproval {
+		t.Fatalf("after approving the plan: %+v", got.Interrupt)
+	}
+	r = e.ordo("a\n", "runs", "resume", run.ID, "--json")
+	r.want(t, 0)
+	if got := r.run(t); got.Status != contracts.RunCompleted || len(got.Decisions) != 2 {
+		t.Fatalf("status %s, %d decisions", got.Status, len(got.Decisions))
+	}
+	// A finished run cannot be resumed: a coded error, non-zero exit.
+	r = e.ordo("", "runs", "resume", run.ID)
+	if r.code == 0 || !strings.Contains(r.stderr, fmt.Sprint(int(contracts.CodeRunAlreadyFinished))) {
+		t.Errorf("resuming a finished run: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestRejectAndSkip(t *testing.T) {
+	e := newEnv(t)
+	r := e.ordo("reject not today\n", "run", "--plan", firstRun, "--json")
+	r.want(t, 4)
+	if run := r.run(t); run.Status != contracts.RunRejected || run.Decisions[0].Decision.Note != "not today" {
+		t.Errorf("status %s, decisions %+v", run.Status, run.Decisions)
+	}
+	// An answer that fits no choice is asked again; skipping the post
+	// completes the run without it.
+	r = e.ordo("maybe\napprove\nskip\n", "run", "--plan", firstRun, "--json")
+	if !strings.Contains(r.stderr, "answer a, e FILE") {
+		t.Errorf("no help after a bad answer:\n%s", r.stderr)
+	}
+	run := r.run(t)
+	for _, s := range run.Steps {
+		if s.ActionID == "post_link" && s.Status != contracts.StepSkipped {
+			t.Errorf("post_link %s", s.Status)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.data, "plugins", "chat", "channels", "general.jsonl")); err == nil {
+		t.Error("a skipped post reached the outbox")
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "ordo.yaml")
+	os.WriteFile(cfg, []byte("llm:\n  timeout: soon\n"), 0o600)
+	for _, tc := range []struct {
+		name string
+		args []string
+		vars []string
+		says []string
+	}{
+		{"bad value", []string{"--config", cfg, "runs", "list"}, nil, []string{"1014", "llm.timeout", "a duration"}},
+		{"via ORDO_CONFIG", []string{"runs", "list"}, []string{"ORDO_CONFIG=" + cfg}, []string{"1014", "llm.timeout"}},
+		{"env override", []string{"runs", "list"}, []string{"ORDO_PARALLELISM=many"}, []string{"1014", "parallelism", "ORDO_PARALLELISM"}},
+		{"missing file", []string{"--config", cfg + ".nope", "runs", "list"}, nil, []string{"1014", "no such file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e2 := *e
+			e2.t = t
+			e2.vars = append(append([]string{}, e.vars...), tc.vars...)
+			r := e2.ordo("", tc.args...)
+			r.want(t, 2)
+			for _, s := range tc.says {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+				}
+			}
+		})
+	}
+	unknown := filepath.Join(e.home, "unknown.yaml")
+	os.WriteFile(unknown, []byte("parallelism: 2\nplugin_dir: /x\n"), 0o600)
+	r := e.ordo("", "--config", unknown, "run", "--plan", firstRun)
+	r.want(t, 2)
+	if !strings.Contains(r.stderr, "config key plugin_dir: unknown key") {
+		t.Errorf("unknown key not named:\n%s", r.stderr)
+	}
+}
+
+func TestBadPlanFile(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o600)
+		return p
+	}
+	cases := []struct {
+		file string
+		code contracts.Code
+		exit int
+	}{
+		{write("not-json.json", "this is not a plan"), contracts.CodeInvalidJSON, 2},
+		{write("extra-field.json", `{"version":"1.0","goal":"g","timezone":"UTC","actions":[],"colour":"red"}`), contracts.CodeSchemaViolation, 2},
+		{filepath.Join(dir, "missing.json"), contracts.CodeInvalidInput, 2},
+		// Schema-valid but names a tool nobody provides: the run fails closed.
+		{write("unknown-tool.json", `{"version":"1.0","goal":"g","timezone":"UTC","actions":[
+			{"id":"a1","tool":"nope.nothing","intent":"read","requires":[],"produces":[]}]}`), contracts.CodePlanFailed, 1},
+	}
+	for _, tc := range cases {
+		r := e.ordo("", "run", "--plan", tc.file, "--yes")
+		r.want(t, tc.exit)
+		if !strings.Contains(r.stderr, fmt.Sprintf("error %d", tc.code)) {
+			t.Errorf("%s: stderr lacks code %d:\n%s", filepath.Base(tc.file), tc.code, r.stderr)
+		}
+	}
+	r := e.ordo("", "run")
+	r.want(t, 2)
+	r = e.ordo("", "run", "--frobnicate")
+	r.want(t, 2)
+}
+
+func TestPluginsAddListRemove(t *testing.T) {
+	e := newEnv(t)
+	r := e.ordo("", "plugins", "add", hello, "--name", "hello")
+	r.want(t, 0)
+	if !strings.Contains(r.stdout, "hello.greet") {
+		t.Errorf("add did not report the tool:\n%s", r.stdout)
+	}
+	manifest, err := os.ReadFile(filepath.Join(e.data, "plugins.d", "hello.sha256"))
+	if err != nil || len(strings.Fields(string(manifest))[0]) != 64 {
+		t.Fatalf("manifest %q: %v", manifest, err)
+	}
+	r = e.ordo("", "plugins", "list", "--json")
+	r.want(t, 0)
+	var infos []struct{ Name, Origin, State string }
+	if err := json.Unmarshal([]byte(r.stdout), &infos); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range infos {
+		if p.Name == "hello" && p.Origin == "dir" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("plugins list lacks hello from the plugins dir: %+v", infos)
+	}
+	// The new tool runs in a plan.
+	plan := filepath.Join(t.TempDir(), "greet.json")
+	os.WriteFile(plan, []byte(`{"version":"1.0","goal":"greet Ada","timezone":"UTC","actions":[
+		{"id":"greet","tool":"hello.greet","intent":"other","requires":[],"produces":["greeting"],"inputs":{"name":"Ada"}}]}`), 0o600)
+	r = e.ordo("", "run", "--plan", plan, "--yes", "--json")
+	r.want(t, 0)
+	if got := string(r.run(t).State["greeting"]); got != `"Hello, Ada!"` {
+		t.Errorf("greeting %s", got)
+	}
+	r = e.ordo("", "plugins", "add", hello, "--name", "hello")
+	r.want(t, 2)
+	r = e.ordo("", "plugins", "add", hello, "--name", "chat")
+	r.want(t, 2)
+	r = e.ordo("", "plugins", "remove", "hello")
+	r.want(t, 0)
+	r = e.ordo("", "tools", "list")
+	r.want(t, 0)
+	if strings.Contains(r.stdout, "hello.greet") || !strings.Contains(r.stdout, "notes.create_page") {
+		t.Errorf("tools after remove:\n%s", r.stdout)
+	}
+	r = e.ordo("", "plugins", "remove", "hello")
+	r.want(t, 2)
+}
+
+func TestRunsPruneAndVersion(t *testing.T) {
+	e := newEnv(t)
+	e.ordo("", "run", "--plan", firstRun, "--yes").want(t, 0)
+	e.ordo("", "run", "--plan", firstRun).want(t, 3) // interrupted: never pruned
+	r := e.ordo("", "runs", "prune", "--older-than", "1ns")
+	r.want(t, 0)
+	if !strings.Contains(r.stdout, "pruned 1 ") {
+		t.Errorf("prune: %s", r.stdout)
+	}
+	r = e.ordo("", "runs", "list", "--json")
+	var rows []struct{ Status string }
+	json.Unmarshal([]byte(r.stdout), &rows)
+	if len(rows) != 1 || rows[0].Status != "interrupted" {
+		t.Errorf("after prune: %+v", rows)
+	}
+	r = e.ordo("", "version")
+	r.want(t, 0)
+	if !strings.HasPrefix(r.stdout, "ordo ") {
+		t.Errorf("version: %q", r.stdout)
+	}
+}
+
+// TestHelpHasExamples: every command documents itself with examples.
+func TestHelpHasExamples(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range [][]string{{}, {"run"}, {"serve"}, {"runs"}, {"runs", "list"}, {"runs", "show"}, {"runs", "resume"},
+		{"runs", "prune"}, {"tools"}, {"tools", "list"}, {"tools", "search"}, {"tools", "eval"}, {"plugins"},
+		{"plugins", "list"}, {"plugins", "add"}, {"plugins", "remove"}, {"migrate"}, {"version"}} {
+		r := e.ordo("", append(c, "--help")...)
+		r.want(t, 0)
+		if !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("ordo %s --help has no examples", strings.Join(c, " "))
+		}
+	}
+}

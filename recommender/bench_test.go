@@ -33,3 +33,23 @@ func BenchmarkSearchSealTools(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuildSealTools measures indexing the 4,076 Seal-Tools tools in
+// memory (tokenising, embedding, BM25, chromem-go insert).
+func BenchmarkBuildSealTools(b *testing.B) {
+	dir := benchData(b)
+	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		r, err := New(Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Upsert(ctx, tools...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

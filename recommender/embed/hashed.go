@@ -37,7 +37,7 @@ type Hashed struct {
 
 // HashedOptions tunes Hashed; zero fields take the defaults.
 type HashedOptions struct {
-	Dim              int     // buckets, default 512
+	Dim              int     // buckets, default 256 (latency: chromem-go scans every vector)
 	MinGram, MaxGram int     // character n-gram sizes, default 3..5
 	WordWeight       float64 // default 1
 	PairWeight       float64 // adjacent word pairs, default 0.5
@@ -59,7 +59,7 @@ func NewHashed(o HashedOptions) *Hashed {
 		return v
 	}
 	h := &Hashed{
-		dim:     def(o.Dim, 512),
+		dim:     def(o.Dim, 256),
 		minGram: def(o.MinGram, 3),
 		maxGram: def(o.MaxGram, 5),
 		wordW:   deff(o.WordWeight, 1),

@@ -54,7 +54,7 @@ type envConfig struct {
 }
 
 func withConfig(c agent.Config) envOpt { return func(e *envConfig) { e.cfg = c } }
-func withSampling() envOpt           { return func(e *envConfig) { e.sampling = true } }
+func withSampling() envOpt             { return func(e *envConfig) { e.sampling = true } }
 
 func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()
@@ -212,7 +212,13 @@ func (e *env) httpServer(t *testing.T) *httptest.Server {
 
 func httpClient(t *testing.T, url, token string, co clientOpts) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	topts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token})}
+	if co.legacy {
+		// mcp-go's legacy HTTP client hears server-initiated sampling only
+		// on the listening GET stream.
+		topts = append(topts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(url+"/mcp", topts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +240,9 @@ func start(t *testing.T, c *client.Client, co clientOpts) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
+	// The transport serves the server's requests with Start's context, so
+	// it must outlive this function.
+	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if co.onNotif != nil {

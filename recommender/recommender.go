@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
@@ -294,6 +295,9 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 	for _, name := range order {
 		c := latest[name]
 		v, ok := vecs[name]
+		if old, known := r.tools[name]; !ok && known && reflect.DeepEqual(old.contract, c) {
+			continue // identical contract: nothing to write
+		}
 		if !ok {
 			doc, err := r.col.GetByID(ctx, name)
 			if err != nil {

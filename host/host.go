@@ -54,6 +54,11 @@ func New(opts ...Option) (*Host, error) {
 			h.log.Error("plugin refused", "plugin", spec.Name, "err", err)
 		}
 	}
+	for _, spec := range o.upstreams {
+		if err := h.addUpstream(context.Background(), spec, originConfig); err != nil {
+			h.log.Error("upstream refused", "upstream", spec.Name, "err", err)
+		}
+	}
 	if o.pluginsDir != "" {
 		if err := h.startWatch(); err != nil {
 			h.Close()

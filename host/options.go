@@ -17,6 +17,7 @@ type options struct {
 	dataDir         string
 	pluginsDir      string
 	plugins         []PluginSpec
+	upstreams       []UpstreamSpec
 	retry           RetryPolicy
 	defaultTimeout  time.Duration
 	drainTimeout    time.Duration

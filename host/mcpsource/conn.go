@@ -1,0 +1,254 @@
+package mcpsource
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// conn is one session with an upstream: one process, or one HTTP session.
+// A dead conn is replaced, never revived.
+type conn struct {
+	client  *client.Client
+	proc    *proc         // stdio only
+	dead    chan struct{} // closed when the process exits; never for HTTP
+	changed chan struct{} // tools/list_changed arrived (capacity 1)
+	server  string        // "name/version" from the handshake
+	proto   string
+}
+
+// dial starts (stdio) or reaches (HTTP) the upstream and does the MCP
+// handshake. The legacy initialize handshake is used on purpose: every
+// server speaks it, and it keeps tools/list_changed on the open stream.
+func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*conn, error) {
+	c := &conn{changed: make(chan struct{}, 1), dead: make(chan struct{})}
+	var tr transport.Interface
+	if spec.URL != "" {
+		headers := map[string]string{}
+		if spec.BearerToken != "" {
+			headers["Authorization"] = "Bearer " + spec.BearerToken
+		}
+		h, err := transport.NewStreamableHTTP(spec.URL, transport.WithContinuousListening(),
+			transport.WithHTTPHeaders(headers), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
+		if err != nil {
+			return nil, err
+		}
+		tr = h
+	} else {
+		p, stdout, stdin, err := startProc(spec, log)
+		if err != nil {
+			return nil, err
+		}
+		c.proc, c.dead = p, p.exited
+		tr = transport.NewIO(stdout, stdin, nil)
+	}
+	c.client = client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationToolsListChanged {
+			select {
+			case c.changed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if err := c.client.Start(ctx); err != nil {
+		c.close()
+		return nil, err
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "ordo", Version: version}
+	res, err := c.client.Initialize(ctx, req)
+	if err != nil {
+		err = c.exitReason(err)
+		c.close()
+		return nil, err
+	}
+	c.server = res.ServerInfo.Name + "/" + res.ServerInfo.Version
+	c.proto = res.ProtocolVersion
+	return c, nil
+}
+
+// list reads the whole tool list.
+func (c *conn) list(ctx context.Context) ([]mcp.Tool, error) {
+	res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, c.exitReason(err)
+	}
+	return res.Tools, nil
+}
+
+// exitReason prefers "the process exited" (with its last stderr) over the
+// transport error a dying process causes.
+func (c *conn) exitReason(err error) error {
+	if c.proc == nil {
+		return err
+	}
+	select {
+	case <-c.dead:
+		return c.proc.exitErr()
+	case <-time.After(50 * time.Millisecond):
+		return err
+	}
+}
+
+func (c *conn) pid() int {
+	if c.proc == nil || c.proc.cmd.Process == nil {
+		return 0
+	}
+	return c.proc.cmd.Process.Pid
+}
+
+// close ends the session; a process gets stdin closed, then SIGTERM, then
+// SIGKILL for its whole group.
+func (c *conn) close() {
+	if c.client != nil {
+		_ = c.client.Close()
+	}
+	if c.proc != nil {
+		c.proc.stop()
+	}
+}
+
+// proc is a stdio upstream process. Ordo owns its pipes and its Wait, so an
+// exit is seen at once (dead) and nothing is left behind.
+type proc struct {
+	cmd    *exec.Cmd
+	stdout *os.File // our read end
+	tail   *tail
+	exited chan struct{}
+	err    error // valid once exited is closed
+}
+
+// Upstream processes get these variables of Ordo's environment, and no
+// others, plus their Spec.Env.
+var passEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "TZ"}
+
+func startProc(spec Spec, log *slog.Logger) (*proc, *os.File, *os.File, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, nil, err
+	}
+	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
+	for _, k := range passEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
+	}
+	p := &proc{cmd: cmd, stdout: outR, tail: &tail{log: log}, exited: make(chan struct{})}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.tail
+	cmd.WaitDelay = time.Second // a grandchild holding stderr must not block Wait
+	isolate(cmd)
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, nil, nil, err
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, outR, inW, nil
+}
+
+func (p *proc) exitErr() error {
+	msg := "upstream process exited"
+	if p.err != nil {
+		msg += ": " + p.err.Error()
+	}
+	if t := p.tail.String(); t != "" {
+		msg += "; stderr: " + t
+	}
+	return errors.New(msg)
+}
+
+func (p *proc) stop() {
+	exited := func(d time.Duration) bool {
+		select {
+		case <-p.exited:
+			return true
+		case <-time.After(d):
+			return false
+		}
+	}
+	if !exited(2 * time.Second) {
+		signalGroup(p.cmd, syscall.SIGTERM)
+		if !exited(2 * time.Second) {
+			signalGroup(p.cmd, syscall.SIGKILL)
+			exited(5 * time.Second)
+		}
+	}
+	signalGroup(p.cmd, syscall.SIGKILL) // whatever the leader left in its group
+	p.stdout.Close()
+}
+
+// tail logs an upstream's stderr line by line (at debug) and keeps the
+// last bytes for the error that reports its exit.
+type tail struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailSize = 1024
+
+func (t *tail) Write(b []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if line != "" {
+			t.log.Debug("upstream stderr", "line", line)
+		}
+	}
+	t.mu.Lock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > tailSize {
+		t.buf = t.buf[len(t.buf)-tailSize:]
+	}
+	t.mu.Unlock()
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+// quiet lowers mcp-go's transport logs to debug: its listener logs an
+// error every second while an HTTP upstream is down, which the source
+// already reports once.
+type quiet struct{ h slog.Handler }
+
+func (q quiet) Enabled(ctx context.Context, _ slog.Level) bool {
+	return q.h.Enabled(ctx, slog.LevelDebug)
+}
+
+func (q quiet) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return q.h.Handle(ctx, r)
+}
+
+func (q quiet) WithAttrs(a []slog.Attr) slog.Handler { return quiet{q.h.WithAttrs(a)} }
+func (q quiet) WithGroup(n string) slog.Handler      { return quiet{q.h.WithGroup(n)} }

@@ -1,0 +1,204 @@
+package mcpsource
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Spec declares one upstream MCP server: exactly one of Command (stdio) or
+// URL (streamable HTTP).
+type Spec struct {
+	// Name is the source name and the service of every tool ("NAME.tool"):
+	// lower-case letters, digits, _ and -, starting with a letter.
+	Name string `json:"name" yaml:"name"`
+	// Command is the program and its arguments, run without a shell.
+	Command []string `json:"command,omitempty" yaml:"command,omitempty"`
+	// Env is added to the few neutral variables a stdio upstream inherits
+	// (PATH HOME TMPDIR LANG TZ); Ordo's own environment never reaches it.
+	Env map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
+	// URL is a streamable-HTTP MCP endpoint, http or https.
+	URL string `json:"url,omitempty" yaml:"url,omitempty"`
+	// BearerToken, when set, is sent as "Authorization: Bearer ..." to URL.
+	BearerToken string `json:"bearer_token,omitempty" yaml:"bearer_token,omitempty"`
+	// Overrides adjust tools by their upstream name (or catalog id).
+	Overrides map[string]ToolOverride `json:"overrides,omitempty" yaml:"overrides,omitempty"`
+	// PollInterval is how often the tool list is re-read and hashed, which
+	// also notices an HTTP server that went away (default 30 s).
+	PollInterval time.Duration `json:"poll_interval,omitempty" yaml:"poll_interval,omitempty"`
+}
+
+// ToolOverride replaces what Ordo would derive from a tool's annotations.
+// Empty fields keep the derived value.
+type ToolOverride struct {
+	Risk      contracts.Risk `json:"risk,omitempty" yaml:"risk,omitempty"`
+	Scopes    []string       `json:"scopes,omitempty" yaml:"scopes,omitempty"`
+	Tags      []string       `json:"tags,omitempty" yaml:"tags,omitempty"`
+	TimeoutMS int            `json:"timeout_ms,omitempty" yaml:"timeout_ms,omitempty"`
+}
+
+// DefaultPollInterval is the re-list period when a Spec sets none.
+const DefaultPollInterval = 30 * time.Second
+
+var sourceNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+
+// Check reports the first bad field as CodeInvalidInput with detail
+// "field" (e.g. "url", "overrides.write_file.risk").
+func (s Spec) Check() error {
+	bad := func(field, format string, args ...any) error {
+		return contracts.Errorf(contracts.CodeInvalidInput, "upstream %q: %s: "+format, append([]any{s.Name, field}, args...)...).
+			With("field", field).With("upstream", s.Name)
+	}
+	if !sourceNamePattern.MatchString(s.Name) {
+		return bad("name", "must match %s", sourceNamePattern)
+	}
+	switch {
+	case len(s.Command) == 0 && s.URL == "":
+		return bad("command", "give a command or a url")
+	case len(s.Command) > 0 && s.URL != "":
+		return bad("url", "give a command or a url, not both")
+	case len(s.Command) > 0 && strings.TrimSpace(s.Command[0]) == "":
+		return bad("command", "empty program")
+	}
+	if s.URL != "" {
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad("url", "%q is not an http(s) URL", s.URL)
+		}
+	} else if s.BearerToken != "" {
+		return bad("bearer_token", "only an HTTP upstream takes a bearer token")
+	}
+	if strings.ContainsAny(s.BearerToken, "\r\n") {
+		return bad("bearer_token", "contains a line break")
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(s.Env[k], "\x00") {
+			return bad("env", "bad variable %q", k)
+		}
+	}
+	if s.PollInterval < 0 {
+		return bad("poll_interval", "%s is negative", s.PollInterval)
+	}
+	for _, tool := range slices.Sorted(maps.Keys(s.Overrides)) {
+		if err := s.Overrides[tool].check(); err != nil {
+			return bad("overrides."+tool+"."+err.field, "%s", err.msg)
+		}
+	}
+	return nil
+}
+
+type fieldError struct{ field, msg string }
+
+func (o ToolOverride) check() *fieldError {
+	switch o.Risk {
+	case "", contracts.RiskRead, contracts.RiskWrite, contracts.RiskDestructive:
+	default:
+		return &fieldError{"risk", fmt.Sprintf("%q is not one of read, write, destructive", o.Risk)}
+	}
+	for _, tag := range o.Tags {
+		if !slices.Contains(knownTags, tag) {
+			return &fieldError{"tags", fmt.Sprintf("unknown tag %q (want one of %s)", tag, strings.Join(knownTags, ", "))}
+		}
+	}
+	for _, sc := range o.Scopes {
+		if strings.TrimSpace(sc) == "" {
+			return &fieldError{"scopes", "empty scope"}
+		}
+	}
+	if o.TimeoutMS < 0 {
+		return &fieldError{"timeout_ms", fmt.Sprintf("%d is negative", o.TimeoutMS)}
+	}
+	return nil
+}
+
+var knownTags = []string{contracts.TagPII, contracts.TagExternalSend, contracts.TagFinancial, contracts.TagAdmin,
+	contracts.TagDelete, contracts.TagSharePublic}
+
+// Transport says how the upstream is reached: "stdio" or "http".
+func (s Spec) Transport() string {
+	if s.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+func (s Spec) pollInterval() time.Duration {
+	if s.PollInterval > 0 {
+		return s.PollInterval
+	}
+	return DefaultPollInterval
+}
+
+// SplitCommand splits a command line the way a POSIX shell splits words
+// (single quotes, double quotes with \" \\ \$ \` escapes, backslash
+// escapes, blanks), without expansion, so `ordo plugins add --mcp 'npx -y
+// PKG ARGS'` can be stored as a Spec.Command. An unterminated quote or
+// trailing backslash is CodeInvalidInput.
+func SplitCommand(line string) ([]string, error) {
+	var (
+		words  []string
+		cur    strings.Builder
+		inWord bool
+	)
+	bad := func(msg string) error {
+		return contracts.Errorf(contracts.CodeInvalidInput, "command %q: %s", line, msg).With("field", "command")
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			end := strings.IndexByte(line[i+1:], '\'')
+			if end < 0 {
+				return nil, bad("unterminated single quote")
+			}
+			cur.WriteString(line[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == '"':
+			inWord = true
+			closed := false
+			for i++; i < len(line); i++ {
+				if line[i] == '"' {
+					closed = true
+					break
+				}
+				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\"\\$`", line[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(line[i])
+			}
+			if !closed {
+				return nil, bad("unterminated double quote")
+			}
+		case c == '\\':
+			if i+1 >= len(line) {
+				return nil, bad("trailing backslash")
+			}
+			i++
+			cur.WriteByte(line[i])
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	if len(words) == 0 {
+		return nil, bad("empty")
+	}
+	return words, nil
+}

@@ -1,0 +1,188 @@
+package host
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host/mcpsource"
+)
+
+// UpstreamSpec declares an upstream MCP server (stdio command or
+// streamable-HTTP URL); see mcpsource.Spec.
+type UpstreamSpec = mcpsource.Spec
+
+// ToolOverride adjusts one upstream tool's risk, scopes, tags or timeout.
+type ToolOverride = mcpsource.ToolOverride
+
+// UpstreamInfo describes an upstream source for admin commands.
+type UpstreamInfo struct {
+	mcpsource.Info
+	Origin string   `json:"origin"` // config | api
+	State  string   `json:"state"`  // running | restarting | refused
+	Tools  []string `json:"tools,omitempty"`
+}
+
+const kindUpstream = "upstream"
+
+// WithUpstreams declares upstream MCP servers (from configuration) to
+// mount in New. One that cannot be reached yet is kept, without tools,
+// and retried with backoff; one with a bad spec is reported by Plugins
+// and Upstreams as refused.
+func WithUpstreams(specs ...UpstreamSpec) Option {
+	return func(o *options) { o.upstreams = append(o.upstreams, specs...) }
+}
+
+// AddUpstream mounts an upstream MCP server: its tools join the catalog as
+// NAME.tool. It fails, leaving nothing running, with CodeInvalidInput (bad
+// spec, naming the field), CodePluginRefused (unreachable, duplicate name
+// or a tool name clash). Remove it with RemovePlugin or RemoveUpstream.
+func (h *Host) AddUpstream(ctx context.Context, spec UpstreamSpec) error {
+	return h.addUpstream(ctx, spec, originAPI)
+}
+
+// RemoveUpstream removes an upstream by name like RemovePlugin, but only
+// an upstream (CodeInvalidInput otherwise).
+func (h *Host) RemoveUpstream(ctx context.Context, name string) error {
+	h.mu.Lock()
+	src, ok := h.sources[name]
+	h.mu.Unlock()
+	if !ok || src.kind != kindUpstream {
+		return contracts.Errorf(contracts.CodeInvalidInput, "no upstream named %q", name).With("name", name)
+	}
+	return h.RemovePlugin(ctx, name)
+}
+
+func (h *Host) addUpstream(ctx context.Context, spec UpstreamSpec, origin string) error {
+	err := h.admitUpstream(ctx, spec, origin)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil && origin != originAPI {
+		h.refused[spec.Name] = PluginInfo{Name: spec.Name, Kind: kindUpstream, Origin: origin, Path: upstreamPath(spec),
+			State: StateRefused, Error: err.Error()}
+	} else if err == nil {
+		delete(h.refused, spec.Name)
+	}
+	return err
+}
+
+func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin string) error {
+	if err := spec.Check(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	_, dup := h.sources[spec.Name]
+	h.mu.Unlock()
+	if dup {
+		return contracts.Errorf(contracts.CodePluginRefused, "a source named %q already exists", spec.Name).With("name", spec.Name)
+	}
+	p, err := mcpsource.Open(ctx, spec, mcpsource.Options{
+		Logger:       h.log.With("upstream", spec.Name),
+		StartTimeout: h.opts.startTimeout,
+		RestartMin:   h.opts.restartMin,
+		RestartMax:   h.opts.restartMax,
+		Lazy:         origin == originConfig,
+	})
+	if err != nil {
+		return err
+	}
+	src := newSource(spec.Name, kindUpstream, origin)
+	src.spec = PluginSpec{Name: spec.Name, Path: upstreamPath(spec)}
+	in := &instance{prov: p, version: p.Info().Server}
+	if err := h.admit(ctx, src, in); err != nil {
+		return err
+	}
+	// The source's instance stays installed for the upstream's lifetime:
+	// the Source itself answers CodeToolUnavailable while it is down, so
+	// syncUpstream only mirrors its state for Plugins.
+	src.setRunning(in)
+	hash := "" // re-read once: the list may have moved since admit described it
+	h.syncUpstream(src, p, &hash)
+	sctx, stop := context.WithCancel(context.Background())
+	src.mu.Lock()
+	src.stopSup, src.supDone = stop, make(chan struct{})
+	src.mu.Unlock()
+	go h.followUpstream(sctx, src, p, hash)
+	return nil
+}
+
+// followUpstream applies the upstream's changes (tools, health) to the
+// catalog and the source until ctx ends (removal or Close).
+func (h *Host) followUpstream(ctx context.Context, src *source, p *mcpsource.Source, hash string) {
+	defer close(src.supDone)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.Changed():
+			h.syncUpstream(src, p, &hash)
+		}
+	}
+}
+
+// syncUpstream mirrors p's state into src and, when the tool list's hash
+// moved from *hash, diffs the catalog (emitting Added, Changed, Removed).
+func (h *Host) syncUpstream(src *source, p *mcpsource.Source, hash *string) {
+	info := p.Info()
+	src.mu.Lock()
+	if !src.retired {
+		src.state, src.lastErr, src.restarts = StateRunning, info.Error, info.Restarts
+		if info.Connected {
+			src.version = info.Server
+		} else {
+			src.state = StateRestarting
+		}
+	}
+	src.mu.Unlock()
+	if info.ToolsHash == *hash {
+		return
+	}
+	tools, err := describe(context.Background(), p)
+	if err == nil {
+		err = h.cat.set(src, tools)
+	}
+	if err != nil {
+		h.log.Error("upstream tools not applied", "upstream", src.name, "err", err)
+		return
+	}
+	*hash = info.ToolsHash
+}
+
+// Upstreams describes every upstream source (including refused ones),
+// sorted by name.
+func (h *Host) Upstreams() []UpstreamInfo {
+	h.mu.Lock()
+	var srcs []*source
+	for _, s := range h.sources {
+		if s.kind == kindUpstream {
+			srcs = append(srcs, s)
+		}
+	}
+	var out []UpstreamInfo
+	for _, r := range h.refused {
+		if r.Kind == kindUpstream {
+			out = append(out, UpstreamInfo{Info: mcpsource.Info{Name: r.Name, Error: r.Error}, Origin: r.Origin, State: r.State})
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range srcs {
+		s.mu.Lock()
+		cur, state, origin := s.cur, s.state, s.origin
+		s.mu.Unlock()
+		if cur == nil {
+			continue
+		}
+		out = append(out, UpstreamInfo{Info: cur.prov.(*mcpsource.Source).Info(), Origin: origin, State: state, Tools: h.cat.names(s)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// upstreamPath is what Plugins shows as an upstream's path.
+func upstreamPath(spec UpstreamSpec) string {
+	if spec.URL != "" {
+		return spec.URL
+	}
+	return strings.Join(spec.Command, " ")
+}

@@ -1,0 +1,256 @@
+package patterns
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// clarificationsMark is where the engine appends clarification answers to a
+// run's goal (agent.withAnswers); the goal before it is what the user asked.
+const clarificationsMark = "\n\nClarifications:"
+
+// Decision.By values that are not a person: their decisions say nothing
+// about the user's behaviour, and counting them would let memory reinforce
+// itself.
+var machineDeciders = []string{"memory", "auto"}
+
+// Collect consolidates what a finished run shows into its user's memory:
+// the goal and its plan, each tool attempt, the clarification answers and
+// the step approval decisions. An unfinished run is refused (with a coded
+// error naming the status) and nothing is stored.
+func (m *Memory) Collect(ctx context.Context, run *contracts.Run) error {
+	if run == nil {
+		return contracts.Errorf(contracts.CodeInvalidInput, "no run to collect").With("field", "run")
+	}
+	if !run.Status.Final() {
+		return contracts.Errorf(contracts.CodeInvalidInput, "run %s is %s, not finished", run.ID, run.Status).
+			With("field", "status").With("run", run.ID)
+	}
+	if err := checkName("user_id", run.UserID, true); err != nil {
+		return err
+	}
+	at := run.UpdatedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, obs := range observe(run) {
+		if err := m.consolidate(ctx, obs, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// observe extracts one observation per pattern a run shows, as records
+// holding this run's counts only. It is pure, so it can be fuzzed.
+func observe(run *contracts.Run) []Record {
+	goal, _, _ := strings.Cut(run.Goal, clarificationsMark)
+	user := run.UserID
+	success, failure := 0, 0
+	switch run.Status {
+	case contracts.RunCompleted:
+		success = 1
+	case contracts.RunFailed:
+		failure = 1
+	}
+	var out []Record
+	if n := len(run.Plans); n > 0 && success+failure > 0 {
+		p := run.Plans[n-1].Plan
+		out = append(out, Record{Namespace: NSPlan, User: user, Text: goal, Plan: &p, Successes: success, Failures: failure})
+	}
+	out = append(out, observeTools(run, goal)...)
+	if c, ok := observeClarification(run, goal); ok {
+		c.Successes, c.Failures = success, failure
+		out = append(out, c)
+	}
+	return append(out, observeBehavior(run)...)
+}
+
+// observeTools groups finished attempts by tool and step intent. An attempt
+// with no end time was in flight when a process stopped; it is not counted.
+func observeTools(run *contracts.Run, goal string) []Record {
+	actions := map[int]map[string]contracts.Action{}
+	for _, rev := range run.Plans {
+		byID := map[string]contracts.Action{}
+		for _, a := range rev.Plan.Actions {
+			byID[a.ID] = a
+		}
+		actions[rev.Version] = byID
+	}
+	type key struct{ tool, text string }
+	var order []key
+	acc := map[key]*Record{}
+	for _, s := range run.Steps {
+		if s.Tool == "" || s.EndedAt.IsZero() || (s.Status != contracts.StepSucceeded && s.Status != contracts.StepFailed) {
+			continue
+		}
+		k := key{s.Tool, stepText(actions[s.PlanVersion][s.ActionID], goal)}
+		r, ok := acc[k]
+		if !ok {
+			r = &Record{Namespace: NSTool, User: run.UserID, Tool: k.tool, Text: k.text}
+			acc[k] = r
+			order = append(order, k)
+		}
+		d := float64(max(0, s.EndedAt.Sub(s.StartedAt).Milliseconds()))
+		n := float64(r.Samples())
+		r.MeanDurationMS = (r.MeanDurationMS*n + d) / (n + 1)
+		if s.Status == contracts.StepSucceeded {
+			r.Successes++
+		} else {
+			r.Failures++
+		}
+	}
+	out := make([]Record, len(order))
+	for i, k := range order {
+		out[i] = *acc[k]
+	}
+	return out
+}
+
+// stepText is what a tool record is matched on: the action's intent, else
+// its summary, else the goal.
+func stepText(a contracts.Action, goal string) string {
+	for _, s := range []string{a.Intent, a.Summary} {
+		if s = strings.TrimSpace(s); s != "" {
+			return s
+		}
+	}
+	return goal
+}
+
+// observeClarification merges every answered clarify interrupt of a run.
+func observeClarification(run *contracts.Run, goal string) (Record, bool) {
+	r := Record{Namespace: NSClarification, User: run.UserID, Text: goal}
+	for _, d := range run.Decisions {
+		if d.Interrupt.Kind != contracts.InterruptClarify || d.Decision.Kind != contracts.DecisionAnswer || len(d.Decision.Answers) == 0 {
+			continue
+		}
+		r.Questions = append(r.Questions, d.Interrupt.Questions...)
+		if r.Answers == nil {
+			r.Answers = map[string]any{}
+		}
+		for k, v := range d.Decision.Answers {
+			r.Answers[k] = v
+		}
+	}
+	return r, r.Answers != nil
+}
+
+// observeBehavior counts a person's step approval decisions per tool.
+func observeBehavior(run *contracts.Run) []Record {
+	var order []string
+	acc := map[string]*Record{}
+	for _, d := range run.Decisions {
+		tool := d.Interrupt.Tool
+		if d.Interrupt.Kind != contracts.InterruptStepApproval || tool == "" || slices.Contains(machineDeciders, d.Decision.By) {
+			continue
+		}
+		r, ok := acc[tool]
+		if !ok {
+			r = &Record{Namespace: NSBehavior, User: run.UserID, Tool: tool, Text: tool}
+			acc[tool] = r
+			order = append(order, tool)
+		}
+		switch d.Decision.Kind {
+		case contracts.DecisionApprove:
+			r.Approvals++
+		case contracts.DecisionEdit:
+			r.Edits++
+		case contracts.DecisionSkip:
+			r.Skips++
+		case contracts.DecisionReject:
+			r.Rejects++
+		}
+	}
+	out := make([]Record, 0, len(order))
+	for _, t := range order {
+		if r := acc[t]; r.Samples() > 0 {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// consolidate finds the stored record obs belongs to and merges obs into
+// it, or stores obs as a new record. Caller holds m.mu.
+func (m *Memory) consolidate(ctx context.Context, obs Record, at time.Time) error {
+	where := map[string]string{metaUser: obs.User}
+	if k := keyOf(obs); k != "" {
+		where[metaKey] = k
+	}
+	near, err := m.nearest(ctx, obs.Namespace, where, obs.Text, 1)
+	if err != nil {
+		return err
+	}
+	var stored *Record
+	if len(near) > 0 && (obs.Namespace == NSBehavior || near[0].sim >= m.opts.Similarity) {
+		stored = &near[0].Record
+	}
+	r, ok := merge(stored, obs, at, m.opts)
+	if !ok {
+		return nil
+	}
+	return m.put(ctx, r)
+}
+
+// merge applies one observation to a stored record (nil: none similar) and
+// says whether there is anything to write. A failed run never creates a
+// plan record: only plans that worked become examples.
+func merge(stored *Record, obs Record, at time.Time, o Options) (Record, bool) {
+	if stored == nil {
+		if obs.Namespace == NSPlan && obs.Successes == 0 {
+			return obs, false
+		}
+		obs.ID, obs.CreatedAt, obs.LastUsed = newID(), at, at
+		obs.ShouldAvoid = avoid(obs, o)
+		return obs, true
+	}
+	r := *stored
+	r.LastUsed = at
+	switch obs.Namespace {
+	case NSPlan:
+		if obs.Successes > 0 {
+			r.Plan = obs.Plan // the latest plan of this shape that worked
+		}
+	case NSTool:
+		n0, n1 := float64(r.Samples()), float64(obs.Samples())
+		r.MeanDurationMS = (r.MeanDurationMS*n0 + obs.MeanDurationMS*n1) / math.Max(1, n0+n1)
+	case NSClarification:
+		if !sameAnswers(r.Answers, obs.Answers) {
+			// The user answers differently now: the old statistics describe
+			// an answer that is no longer given.
+			r.Questions, r.Answers = obs.Questions, obs.Answers
+			r.ReuseCount, r.Successes, r.Failures = 0, 0, 0
+		} else {
+			r.ReuseCount++
+		}
+	case NSBehavior:
+		r.Approvals += obs.Approvals
+		r.Edits += obs.Edits
+		r.Skips += obs.Skips
+		r.Rejects += obs.Rejects
+	}
+	r.Successes += obs.Successes
+	r.Failures += obs.Failures
+	r.ShouldAvoid = avoid(r, o)
+	return r, true
+}
+
+// avoid is the should_avoid rule: repeated failures, more than successes.
+func avoid(r Record, o Options) bool {
+	return r.Namespace == NSTool && r.Failures >= o.AvoidAfter && r.Failures > r.Successes
+}
+
+func sameAnswers(a, b map[string]any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}

@@ -1,0 +1,459 @@
+package patterns
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	chromem "github.com/philippgille/chromem-go"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/recommender/embed"
+)
+
+const (
+	manifestName = "ordo-patterns.json"
+	// storeFormat changes when the stored document layout changes.
+	storeFormat = 1
+)
+
+// Metadata keys of each chromem document; every key but metaRecord is also
+// a where-filter.
+const (
+	metaUser   = "user"
+	metaKey    = "key" // the exact part of the consolidation key: tool, plan shape or template name
+	metaRecord = "record"
+)
+
+// Options tune consolidation and the queries; zero fields take defaults.
+type Options struct {
+	// Similarity is the cosine above which a new observation updates a
+	// stored record instead of adding one (default 0.85). Clarifications
+	// are only offered for goals this similar.
+	Similarity float64
+	// MinSimilarity is how similar a stored goal or step must be to count
+	// as evidence for planner examples and tool advice (default 0.5).
+	MinSimilarity float64
+	// AvoidAfter is how many failures mark a tool should_avoid for a step,
+	// when it also fails more often than it succeeds (default 3).
+	AvoidAfter int
+	// BoostWeight scales a tool's confidence into its recommender boost
+	// (default 0.3, seed 002).
+	BoostWeight float64
+	// AutoReuseCount and AutoReuseConfidence: a clarification is reused
+	// without asking once both are reached (defaults 5 and 0.9).
+	AutoReuseCount      int
+	AutoReuseConfidence float64
+	// AutoApproveAbove: a step is predicted accepted above this
+	// probability (default 0.8).
+	AutoApproveAbove float64
+	// Logger receives maintenance messages; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) defaults() error {
+	setF := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	setF(&o.Similarity, 0.85)
+	setF(&o.MinSimilarity, 0.5)
+	setF(&o.BoostWeight, 0.3)
+	setF(&o.AutoReuseConfidence, 0.9)
+	setF(&o.AutoApproveAbove, 0.8)
+	if o.AvoidAfter == 0 {
+		o.AvoidAfter = 3
+	}
+	if o.AutoReuseCount == 0 {
+		o.AutoReuseCount = 5
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	unit := func(field string, v float64) error {
+		if math.IsNaN(v) || v < 0 || v > 1 {
+			return contracts.Errorf(contracts.CodeInvalidConfig, "memory option %s must lie in 0..1, got %v", field, v).With("field", field)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"similarity", o.Similarity}, {"min_similarity", o.MinSimilarity}, {"boost_weight", o.BoostWeight},
+		{"auto_reuse_confidence", o.AutoReuseConfidence}, {"auto_approve_above", o.AutoApproveAbove}} {
+		if err := unit(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	if o.AvoidAfter < 0 {
+		return contracts.Errorf(contracts.CodeInvalidConfig, "memory option avoid_after must not be negative").With("field", "avoid_after")
+	}
+	if o.AutoReuseCount < 0 {
+		return contracts.Errorf(contracts.CodeInvalidConfig, "memory option auto_reuse_count must not be negative").With("field", "auto_reuse_count")
+	}
+	return nil
+}
+
+// Memory is the pattern store. It is safe for concurrent use: writes
+// (which read, consolidate and write back) are serialised, reads are not.
+type Memory struct {
+	dir  string
+	emb  embed.Embedder
+	opts Options
+	log  *slog.Logger
+	db   *chromem.DB
+	cols map[Namespace]*chromem.Collection
+	mu   sync.Mutex // serialises writes
+	dim  atomic.Int64 // vector dimension; 0 until the first vector
+}
+
+// manifest records, beside the collections, which embedder made the
+// vectors and their dimension (chromem-go keeps neither readable).
+type manifest struct {
+	Format   int    `json:"format"`
+	Identity string `json:"identity"`
+	Dim      int    `json:"dim"`
+}
+
+// Open opens (or creates) the pattern store persisted in dir; "" keeps it
+// in memory. emb nil means the offline hashed embedder. If the store was
+// written by another embedder, every record is re-embedded with emb.
+func Open(dir string, emb embed.Embedder, opts Options) (*Memory, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	if emb == nil {
+		emb = embed.NewHashed(embed.HashedOptions{})
+	}
+	m := &Memory{dir: dir, emb: emb, opts: opts, log: opts.Logger, cols: map[Namespace]*chromem.Collection{}}
+	if dir == "" {
+		m.db = chromem.NewDB()
+	} else {
+		db, err := chromem.NewPersistentDB(dir, false)
+		if err != nil {
+			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "open pattern memory: %w", err).With("dir", dir)
+		}
+		m.db = db
+	}
+	old, err := m.readManifest()
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range Namespaces {
+		col, err := m.db.GetOrCreateCollection(string(ns), nil, noEmbedding)
+		if err != nil {
+			return nil, contracts.Errorf(contracts.CodeStore, "open %s memory: %w", ns, err)
+		}
+		m.cols[ns] = col
+	}
+	if err := m.reconcile(context.Background(), old); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// noEmbedding is every collection's embedding function: Memory always
+// passes vectors, and a nil function would make chromem-go call OpenAI.
+func noEmbedding(context.Context, string) ([]float32, error) {
+	return nil, errors.New("patterns: chromem-go must not embed by itself")
+}
+
+func (m *Memory) manifestPath() string { return filepath.Join(m.dir, manifestName) }
+
+func (m *Memory) readManifest() (manifest, error) {
+	var mf manifest
+	if m.dir == "" {
+		return mf, nil
+	}
+	b, err := os.ReadFile(m.manifestPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return mf, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &mf)
+	}
+	if err != nil {
+		return mf, contracts.Errorf(contracts.CodeInvalidConfig, "read pattern memory manifest: %w", err).With("path", m.manifestPath())
+	}
+	return mf, nil
+}
+
+func (m *Memory) writeManifest() error {
+	if m.dir == "" {
+		return nil
+	}
+	b, _ := json.Marshal(manifest{Format: storeFormat, Identity: m.emb.Identity(), Dim: int(m.dim.Load())})
+	tmp := m.manifestPath() + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return contracts.Errorf(contracts.CodeStore, "write pattern memory manifest: %w", err)
+	}
+	if err := os.Rename(tmp, m.manifestPath()); err != nil {
+		return contracts.Errorf(contracts.CodeStore, "write pattern memory manifest: %w", err)
+	}
+	return nil
+}
+
+// reconcile adopts the stored dimension, or re-embeds every record when the
+// store was written by another embedder (vectors of two models are never
+// compared).
+func (m *Memory) reconcile(ctx context.Context, old manifest) error {
+	total := 0
+	for _, col := range m.cols {
+		total += col.Count()
+	}
+	if total == 0 {
+		return nil
+	}
+	if old.Format != storeFormat || old.Dim <= 0 {
+		return contracts.Errorf(contracts.CodeStore, "pattern memory in %s has records but no usable manifest", m.dir).With("dir", m.dir)
+	}
+	m.dim.Store(int64(old.Dim))
+	if old.Identity == m.emb.Identity() {
+		return nil
+	}
+	m.log.Info("embedder changed; re-embedding pattern memory", "old", old.Identity, "new", m.emb.Identity(), "records", total)
+	var all []Record
+	for _, ns := range Namespaces {
+		rs, err := m.scan(ctx, ns, nil)
+		if err != nil {
+			return err
+		}
+		all = append(all, rs...)
+	}
+	m.dim.Store(0)
+	for _, r := range all {
+		if err := m.put(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// embed returns the vector of one text. Stored and query texts are embedded
+// alike (EmbedDocuments), so a similarity is an absolute cosine that a fixed
+// threshold can be set against; an IDF-weighted query would shift with the
+// corpus.
+func (m *Memory) embed(ctx context.Context, text string) ([]float32, error) {
+	out, err := m.emb.EmbedDocuments(ctx, []string{text})
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeExternal, "embed memory text: %w", err).With("embedder", m.emb.Identity())
+	}
+	if len(out) != 1 || len(out[0]) == 0 {
+		return nil, contracts.Errorf(contracts.CodeExternal, "embedder returned no vector").With("embedder", m.emb.Identity())
+	}
+	v := out[0]
+	if m.dim.CompareAndSwap(0, int64(len(v))) || m.dim.Load() == int64(len(v)) {
+		return v, nil
+	}
+	return nil, contracts.Errorf(contracts.CodeExternal, "embedder returned %d dimensions, memory has %d", len(v), m.dim.Load()).With("embedder", m.emb.Identity())
+}
+
+// put writes r (new or updated) with a fresh vector of its text.
+func (m *Memory) put(ctx context.Context, r Record) error {
+	v, err := m.embed(ctx, r.Text)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return contracts.Errorf(contracts.CodeInvalidInput, "encode memory record: %w", err).With("namespace", r.Namespace)
+	}
+	doc := chromem.Document{ID: r.ID, Content: r.Text, Embedding: v,
+		Metadata: map[string]string{metaUser: r.User, metaKey: keyOf(r), metaRecord: string(raw)}}
+	if err := m.cols[r.Namespace].AddDocument(ctx, doc); err != nil {
+		return contracts.Errorf(contracts.CodeStore, "store %s memory: %w", r.Namespace, err).With("id", r.ID)
+	}
+	return m.writeManifest()
+}
+
+// keyOf is the exact part of a record's consolidation key.
+func keyOf(r Record) string {
+	switch r.Namespace {
+	case NSTool, NSBehavior:
+		return r.Tool
+	case NSPlan:
+		return planShape(r.Plan)
+	case NSWorkflow:
+		return r.Name
+	}
+	return ""
+}
+
+// match is a stored record with its similarity to a query.
+type match struct {
+	Record
+	sim float64
+}
+
+// nearest returns up to n records of ns matching where, most similar to
+// text first. chromem-go refuses n outside 1..Count(), so n is clamped.
+func (m *Memory) nearest(ctx context.Context, ns Namespace, where map[string]string, text string, n int) ([]match, error) {
+	col := m.cols[ns]
+	count := col.Count()
+	if count == 0 || n <= 0 {
+		return nil, nil
+	}
+	v, err := m.embed(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	res, err := col.QueryEmbedding(ctx, v, min(n, count), where, nil)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeStore, "query %s memory: %w", ns, err)
+	}
+	out := make([]match, 0, len(res))
+	for _, d := range res {
+		r, err := decodeRecord(d.Metadata[metaRecord])
+		if err != nil {
+			m.log.Warn("skipping unreadable memory record", "namespace", ns, "id", d.ID, "err", err)
+			continue
+		}
+		out = append(out, match{r, float64(d.Similarity)})
+	}
+	return out, nil
+}
+
+// scan returns every record of ns matching where. chromem-go has no listing
+// call, so one query for Count() results with any vector of the stored
+// dimension enumerates the collection.
+func (m *Memory) scan(ctx context.Context, ns Namespace, where map[string]string) ([]Record, error) {
+	col := m.cols[ns]
+	count := col.Count()
+	dim := int(m.dim.Load())
+	if count == 0 || dim == 0 {
+		return nil, nil
+	}
+	probe := make([]float32, dim)
+	probe[0] = 1
+	res, err := col.QueryEmbedding(ctx, probe, count, where, nil)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeStore, "list %s memory: %w", ns, err)
+	}
+	out := make([]Record, 0, len(res))
+	for _, d := range res {
+		r, err := decodeRecord(d.Metadata[metaRecord])
+		if err != nil {
+			m.log.Warn("skipping unreadable memory record", "namespace", ns, "id", d.ID, "err", err)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// List returns the user's records in ns ("" for every namespace), most
+// recently used first.
+func (m *Memory) List(ctx context.Context, user string, ns Namespace) ([]Record, error) {
+	if err := checkName("user", user, true); err != nil {
+		return nil, err
+	}
+	spaces, err := selectNamespaces(ns)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, n := range spaces {
+		rs, err := m.scan(ctx, n, map[string]string{metaUser: user})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	slices.SortFunc(out, func(a, b Record) int {
+		if c := b.LastUsed.Compare(a.LastUsed); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+func selectNamespaces(ns Namespace) ([]Namespace, error) {
+	if ns == "" {
+		return Namespaces, nil
+	}
+	if !knownNamespace(ns) {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "unknown memory namespace %q", ns).With("field", "namespace")
+	}
+	return []Namespace{ns}, nil
+}
+
+// Show returns one of the user's records by id. Another user's record is
+// reported as missing, like one that does not exist.
+func (m *Memory) Show(ctx context.Context, user, id string) (Record, error) {
+	if err := checkName("user", user, true); err != nil {
+		return Record{}, err
+	}
+	if err := checkName("id", id, false); err != nil {
+		return Record{}, err
+	}
+	for _, ns := range Namespaces {
+		d, err := m.cols[ns].GetByID(ctx, id)
+		if err != nil || d.Metadata[metaUser] != user {
+			continue
+		}
+		return decodeRecord(d.Metadata[metaRecord])
+	}
+	return Record{}, contracts.Errorf(contracts.CodeInvalidInput, "no memory record %q for this user", id).With("field", "id")
+}
+
+// Forget deletes the user's records in ns ("" for every namespace) and
+// returns how many it deleted. With an id it deletes that record only (in
+// the workflow namespace the id may also be a template name); an id that
+// matches nothing is an error naming the id, so a typo is not mistaken for
+// success.
+func (m *Memory) Forget(ctx context.Context, user string, ns Namespace, id string) (int, error) {
+	if err := checkName("user", user, true); err != nil {
+		return 0, err
+	}
+	if err := checkName("id", id, true); err != nil {
+		return 0, err
+	}
+	spaces, err := selectNamespaces(ns)
+	if err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	deleted := 0
+	for _, n := range spaces {
+		rs, err := m.scan(ctx, n, map[string]string{metaUser: user})
+		if err != nil {
+			return deleted, err
+		}
+		var ids []string
+		for _, r := range rs {
+			if id == "" || r.ID == id || (n == NSWorkflow && r.Name == id) {
+				ids = append(ids, r.ID)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		if err := m.cols[n].Delete(ctx, nil, nil, ids...); err != nil {
+			return deleted, contracts.Errorf(contracts.CodeStore, "forget %s memory: %w", n, err)
+		}
+		deleted += len(ids)
+	}
+	if id != "" && deleted == 0 {
+		return 0, contracts.Errorf(contracts.CodeInvalidInput, "no memory record %q for this user", id).With("field", "id")
+	}
+	return deleted, nil
+}
+
+func newID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ordo-run/ordo/agent/llm"
@@ -66,6 +67,11 @@ type Config struct {
 	Locale       string `json:"locale" yaml:"locale"`     // default en-US
 	// Prompts overrides the embedded prompts file by file (NAME.md).
 	Prompts fs.FS `json:"-" yaml:"-"`
+	// Owner names this engine in run leases (default: host/pid/random);
+	// LeaseTTL is how long a lease outlives its last renewal (default
+	// DefaultLeaseTTL). Used only when the store is a memory.Leaser.
+	Owner    string        `json:"owner" yaml:"owner"`
+	LeaseTTL time.Duration `json:"lease_ttl" yaml:"lease_ttl"`
 }
 
 // DefaultConfig is Config with seed 002's HITL defaults: HITL on,
@@ -142,6 +148,8 @@ type Engine struct {
 	prompts prompts.Set
 	log     *slog.Logger
 	now     func() time.Time
+	leaseMu sync.Mutex
+	leases  map[string]*lease // runs this engine drives now
 }
 
 // New builds an engine. Bad prompt overrides fall back to the embedded
@@ -168,6 +176,12 @@ func New(cfg Config, deps Deps) *Engine {
 	if cfg.Verifier.MaxIterations <= 0 {
 		cfg.Verifier.MaxIterations = 3
 	}
+	if cfg.Owner == "" {
+		cfg.Owner = defaultOwner()
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
 	if deps.Store == nil {
 		deps.Store = memory.NewMemStore()
 	}
@@ -180,7 +194,7 @@ func New(cfg Config, deps Deps) *Engine {
 		log.Error("prompt overrides refused, using defaults", "err", err)
 		ps = prompts.Defaults()
 	}
-	return &Engine{cfg: cfg, deps: deps, prompts: ps, log: log, now: func() time.Time { return time.Now().UTC() }}
+	return &Engine{cfg: cfg, deps: deps, prompts: ps, log: log, now: func() time.Time { return time.Now().UTC() }, leases: map[string]*lease{}}
 }
 
 // Get returns the full record of a run.
@@ -197,8 +211,13 @@ func newRunID() string {
 // save checkpoints run as its next sequence number. A refused write
 // (CodeSequenceConflict: another process advanced the run) is returned
 // as is; the caller must stop driving the run. Saving never observes
-// cancellation so a cancelled run still leaves its checkpoint.
+// cancellation so a cancelled run still leaves its checkpoint. Once the
+// run's lease is lost nothing more is written (CodeLeaseHeld); a new run's
+// first checkpoint takes its lease.
 func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
+	if err := checkLease(ctx, run.ID); err != nil {
+		return err
+	}
 	run.Seq++
 	run.UpdatedAt = e.now()
 	if err := e.deps.Store.Save(context.WithoutCancel(ctx), run); err != nil {
@@ -208,6 +227,9 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 			return err
 		}
 		return contracts.Errorf(contracts.CodeStore, "checkpoint run %s: %w", run.ID, err).With("run", run.ID)
+	}
+	if run.Seq == 1 {
+		return e.created(ctx, run.ID)
 	}
 	return nil
 }

@@ -14,7 +14,12 @@ import (
 // Execute runs a ready run until it completes, fails, is rejected or stops
 // at an interrupt. It also continues a run left running by a process that
 // died: a call that was in flight is re-issued with its idempotency key.
-func (e *Engine) Execute(ctx context.Context, runID string) (*contracts.Run, error) {
+func (e *Engine) Execute(ctx context.Context, runID string) (_ *contracts.Run, err error) {
+	ctx, end, err := e.hold(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { end(err, false) }()
 	run, err := e.deps.Store.Load(ctx, runID)
 	if err != nil {
 		return nil, err

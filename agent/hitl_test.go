@@ -282,7 +282,8 @@ func TestInFlightCallReissuedWithSameKey(t *testing.T) {
 	 {"id":"a1","tool":"notes.create_page","intent":"write","requires":[],"produces":["page_url"],"inputs":{"title":"t"}}]}`)
 	crashed := make(chan error, 1)
 	go func() {
-		_, err := fresh(Config{}, tt, store).Run(ctx, Request{Plan: plan})
+		// Without leases: it stands for a process that stopped renewing.
+		_, err := fresh(Config{}, tt, struct{ memory.Checkpointer }{store}).Run(ctx, Request{Plan: plan})
 		crashed <- err
 	}()
 	<-entered

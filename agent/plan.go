@@ -16,7 +16,9 @@ import (
 // any tool runs: the run is ready, interrupted (clarify, plan_approval) or
 // failed. A run that fails is returned with a nil error and run.Error set;
 // the error is for bad requests and store failures.
-func (e *Engine) Plan(ctx context.Context, req Request) (*contracts.Run, error) {
+func (e *Engine) Plan(ctx context.Context, req Request) (_ *contracts.Run, err error) {
+	ctx, end := e.holdNew(ctx)
+	defer func() { end(err) }()
 	goal := strings.TrimSpace(req.Goal)
 	if goal == "" && req.Plan != nil {
 		goal = req.Plan.Goal
@@ -49,7 +51,9 @@ func (e *Engine) Plan(ctx context.Context, req Request) (*contracts.Run, error) 
 }
 
 // Run plans and, when the plan is ready, executes it.
-func (e *Engine) Run(ctx context.Context, req Request) (*contracts.Run, error) {
+func (e *Engine) Run(ctx context.Context, req Request) (_ *contracts.Run, err error) {
+	ctx, end := e.holdNew(ctx)
+	defer func() { end(err) }()
 	run, err := e.Plan(ctx, req)
 	if err != nil || run.Status != contracts.RunReady {
 		return run, err

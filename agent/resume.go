@@ -22,8 +22,15 @@ var fits = map[contracts.InterruptKind][]contracts.DecisionKind{
 // it to its next stop. It needs nothing from the engine that stopped the
 // run. A decision that does not fit, or an invalid edit, is refused with a
 // coded error and the run stays as it was. A run left running or ready by
-// a stopped process resumes with an empty decision.
-func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision) (*contracts.Run, error) {
+// a stopped process resumes with an empty decision. While it drives the
+// run the engine holds the run's lease (stores with leases); another
+// server's live lease is refused with CodeLeaseHeld.
+func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision) (_ *contracts.Run, err error) {
+	ctx, end, err := e.hold(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { end(err, false) }()
 	run, err := e.deps.Store.Load(ctx, runID)
 	if err != nil {
 		return nil, err

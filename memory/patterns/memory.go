@@ -114,7 +114,7 @@ type Memory struct {
 	log  *slog.Logger
 	db   *chromem.DB
 	cols map[Namespace]*chromem.Collection
-	mu   sync.Mutex // serialises writes
+	mu   sync.Mutex   // serialises writes
 	dim  atomic.Int64 // vector dimension; 0 until the first vector
 }
 

@@ -1,0 +1,420 @@
+package patterns_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory/patterns"
+	"github.com/ordo-run/ordo/recommender/embed"
+)
+
+const report = "send the weekly sales report to the team"
+
+func TestPlanConsolidation(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	ok := contracts.RunCompleted
+	collect(t, m,
+		finishedRun("ann", report, ok, step{"sheets.query", "read the sales figures", true, 10}, step{"chat.post", "post the report", true, 10}),
+		// Same goal, worded differently: the same pattern, counted twice.
+		finishedRun("ann", "Send weekly sales report to my team!", ok, step{"sheets.query", "read the sales figures", true, 10}, step{"chat.post", "post the report", true, 10}),
+	)
+	plans := list(t, m, "ann", patterns.NSPlan)
+	if len(plans) != 1 || plans[0].Successes != 2 || plans[0].Failures != 0 {
+		t.Fatalf("similar goal did not update the record: %+v", plans)
+	}
+	first := plans[0]
+
+	collect(t, m,
+		// A dissimilar goal is a new record.
+		finishedRun("ann", "delete old files in the downloads folder", ok, step{"files.delete", "delete the files", true, 10}),
+		// A similar goal reached with other tools is another pattern.
+		finishedRun("ann", report, ok, step{"notes.create_page", "write the report", true, 10}),
+		// A failure of the known shape counts against it.
+		finishedRun("ann", report, contracts.RunFailed, step{"sheets.query", "read the sales figures", true, 10}, step{"chat.post", "post the report", false, 10}),
+		// A failure of an unknown shape is not remembered as a plan.
+		finishedRun("ann", "archive the mailbox", contracts.RunFailed, step{"mail.archive", "archive", false, 10}),
+	)
+	plans = list(t, m, "ann", patterns.NSPlan)
+	if len(plans) != 3 {
+		t.Fatalf("want 3 plan records, got %d: %+v", len(plans), plans)
+	}
+	got, err := m.Show(t.Context(), "ann", first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Successes != 2 || got.Failures != 1 || got.SuccessRate() != 2.0/3 || !got.LastUsed.Equal(t0.Add(60e9)) {
+		t.Fatalf("failure not counted on the consolidated record: %+v", got)
+	}
+}
+
+func TestToolCountsDurationAndShouldAvoid(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	read := "read the customer list"
+	fail := func(ms int) *contracts.Run {
+		return finishedRun("ann", "list customers", contracts.RunFailed, step{"crm.read", read, false, ms})
+	}
+	collect(t, m, finishedRun("ann", "list customers", contracts.RunCompleted,
+		step{"crm.read", read, true, 100}, step{"crm.read", "read customers list", true, 300}))
+	tools := list(t, m, "ann", patterns.NSTool)
+	if len(tools) != 1 || tools[0].Successes != 2 || tools[0].MeanDurationMS != 200 {
+		t.Fatalf("want one crm.read record, 2 successes, mean 200 ms: %+v", tools)
+	}
+	collect(t, m, fail(500), fail(500))
+	if r := list(t, m, "ann", patterns.NSTool)[0]; r.ShouldAvoid || r.Failures != 2 {
+		t.Fatalf("two failures against two successes must not avoid: %+v", r)
+	}
+	collect(t, m, fail(500))
+	r := list(t, m, "ann", patterns.NSTool)[0]
+	if !r.ShouldAvoid || r.Failures != 3 || r.MeanDurationMS != 380 {
+		t.Fatalf("three failures outweighing successes must avoid (mean (100+300+3*500)/5): %+v", r)
+	}
+	adv, err := m.ToolAdvice(t.Context(), "ann", "read the customers list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(adv.Avoid, []string{"crm.read"}) || len(adv.Boost) != 0 {
+		t.Fatalf("advice %+v", adv)
+	}
+	// A different tool for another kind of step is unaffected, and the
+	// avoided tool recovers once it works again.
+	collect(t, m, finishedRun("ann", "note", contracts.RunCompleted, step{"notes.write", "write a note about the meeting", true, 5}))
+	for range 2 {
+		collect(t, m, finishedRun("ann", "list customers", contracts.RunCompleted, step{"crm.read", read, true, 100}))
+	}
+	adv, _ = m.ToolAdvice(t.Context(), "ann", read)
+	if len(adv.Avoid) != 0 || adv.Boost["crm.read"] == 0 || adv.Boost["notes.write"] != 0 {
+		t.Fatalf("after recovery: %+v", adv)
+	}
+}
+
+func TestColdStartMultiplier(t *testing.T) {
+	want := map[int]float64{-1: 0, 0: 0, 1: 0.3, 2: 0.5, 3: 0.7, 4: 0.7, 5: 1, 6: 1, 100: 1}
+	for n, w := range want {
+		if got := patterns.Multiplier(n); got != w {
+			t.Errorf("Multiplier(%d) = %v, want %v", n, got, w)
+		}
+	}
+	// The multiplier reaches the advice: a tool that worked once is boosted
+	// 0.3 × 0.3, five times 0.3 × 1.
+	m := open(t, "", patterns.Options{})
+	boosts := []float64{}
+	for range 5 {
+		collect(t, m, finishedRun("ann", "g", contracts.RunCompleted, step{"sheets.query", "query the budget sheet", true, 1}))
+		adv, err := m.ToolAdvice(t.Context(), "ann", "query the budget sheet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		boosts = append(boosts, adv.Boost["sheets.query"])
+	}
+	for i, w := range []float64{0.09, 0.15, 0.21, 0.21, 0.3} {
+		if math.Abs(boosts[i]-w) > 1e-9 {
+			t.Fatalf("boosts %v, want %v at %d", boosts, w, i)
+		}
+	}
+}
+
+func TestPerUserScoping(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	run := finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1})
+	decide(run, contracts.Interrupt{Kind: contracts.InterruptStepApproval, Tool: "chat.post"}, contracts.Decision{Kind: contracts.DecisionApprove, By: "ann"})
+	collect(t, m, run)
+	if err := m.SaveTemplate(t.Context(), "ann", "weekly", run.Plans[0].Plan); err != nil {
+		t.Fatal(err)
+	}
+	annAll := list(t, m, "ann", "")
+	if len(annAll) != 4 { // plan, tool, behavior, workflow
+		t.Fatalf("ann has %d records", len(annAll))
+	}
+	if got := list(t, m, "bob", ""); len(got) != 0 {
+		t.Fatalf("bob sees %d of ann's records", len(got))
+	}
+	ex, _ := m.Examples(t.Context(), "bob", report, 3)
+	adv, _ := m.ToolAdvice(t.Context(), "bob", "post the report")
+	pred, _ := m.PredictApproval(t.Context(), "bob", "chat.post")
+	_, tplErr := m.Template(t.Context(), "bob", "weekly")
+	if len(ex) != 0 || len(adv.Boost) != 0 || pred.Samples != 0 || tplErr == nil {
+		t.Fatalf("bob's queries see ann's memory: %v %v %v %v", ex, adv, pred, tplErr)
+	}
+	_, err := m.Show(t.Context(), "bob", annAll[0].ID)
+	wantCode(t, err, contracts.CodeInvalidInput, "id")
+	_, err = m.Forget(t.Context(), "bob", "", annAll[0].ID)
+	wantCode(t, err, contracts.CodeInvalidInput, "id")
+	if n, err := m.Forget(t.Context(), "bob", "", ""); n != 0 || err != nil {
+		t.Fatalf("bob forgot %d (%v)", n, err)
+	}
+	if len(list(t, m, "ann", "")) != 4 {
+		t.Fatal("bob's forget touched ann's records")
+	}
+}
+
+func TestPersistenceAcrossReopenAndEmbedderChange(t *testing.T) {
+	dir := t.TempDir()
+	m := open(t, dir, patterns.Options{})
+	collect(t, m, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1}))
+	if err := m.SaveTemplate(t.Context(), "ann", "weekly", contracts.Plan{Goal: report, Actions: []contracts.Action{{ID: "a1", Tool: "chat.post"}}}); err != nil {
+		t.Fatal(err)
+	}
+	before := list(t, m, "ann", "")
+
+	m2 := open(t, dir, patterns.Options{})
+	after := list(t, m2, "ann", "")
+	if len(after) != len(before) || len(after) != 3 {
+		t.Fatalf("reopen: %d records, want %d", len(after), len(before))
+	}
+	for i := range before {
+		if before[i].ID != after[i].ID || before[i].Successes != after[i].Successes {
+			t.Fatalf("record %d changed across reopen: %+v vs %+v", i, before[i], after[i])
+		}
+	}
+	// Consolidation keeps working on the reopened store.
+	collect(t, m2, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1}))
+	if p := list(t, m2, "ann", patterns.NSPlan); len(p) != 1 || p[0].Successes != 2 {
+		t.Fatalf("after reopen: %+v", p)
+	}
+
+	// Another embedder: every record is re-embedded and still found.
+	small := embed.NewHashed(embed.HashedOptions{Dim: 64})
+	m3, err := patterns.Open(dir, small, patterns.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := m3.Examples(t.Context(), "ann", report, 1)
+	if err != nil || len(ex) != 1 || ex[0].Similarity < 0.99 {
+		t.Fatalf("examples after embedder change: %+v %v", ex, err)
+	}
+	if tpl, err := m3.Template(t.Context(), "ann", "weekly"); err != nil || tpl.Plan.Actions[0].Tool != "chat.post" {
+		t.Fatalf("template after embedder change: %+v %v", tpl, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "ordo-patterns.json"))
+	if !strings.Contains(string(b), small.Identity()) || !strings.Contains(string(b), `"dim":64`) {
+		t.Fatalf("manifest not updated: %s", b)
+	}
+}
+
+func TestExamples(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	ok := contracts.RunCompleted
+	weekly := finishedRun("ann", report, ok, step{"sheets.query", "read", true, 1}, step{"chat.post", "post", true, 1})
+	monthly := finishedRun("ann", "send the monthly sales report to the team", ok, step{"sheets.query", "read", true, 1}, step{"mail.send", "mail", true, 1})
+	collect(t, m, weekly, weekly, weekly, weekly, weekly, monthly,
+		finishedRun("ann", "delete old files in the downloads folder", ok, step{"files.delete", "delete", true, 1}),
+		// Similar goal, a plan that fails more than it works: no example.
+		finishedRun("ann", report, ok, step{"notes.write", "w", true, 1}),
+		finishedRun("ann", report, contracts.RunFailed, step{"notes.write", "w", false, 1}),
+		finishedRun("ann", report, contracts.RunFailed, step{"notes.write", "w", false, 1}),
+	)
+	ex, err := m.Examples(t.Context(), "ann", "send the weekly sales report to the team", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex) != 2 || ex[0].Plan.Actions[1].Tool != "chat.post" || ex[1].Plan.Actions[1].Tool != "mail.send" {
+		t.Fatalf("want weekly then monthly, got %+v", ex)
+	}
+	if ex[0].Confidence != 1 || ex[1].Confidence != 0.3 || !(ex[0].Score > ex[1].Score) {
+		t.Fatalf("confidence/score: %+v", ex)
+	}
+	if one, _ := m.Examples(t.Context(), "ann", report, 1); len(one) != 1 || one[0].ID != ex[0].ID {
+		t.Fatalf("k=1: %+v", one)
+	}
+	_, err = m.Examples(t.Context(), "ann", report, -1)
+	wantCode(t, err, contracts.CodeInvalidInput, "k")
+	_, err = m.Examples(t.Context(), "ann", "  ", 3)
+	wantCode(t, err, contracts.CodeInvalidInput, "goal")
+}
+
+// clarify records a clarification answered by who with answers.
+func clarify(run *contracts.Run, who string, answers map[string]any) *contracts.Run {
+	run.Goal += "\n\nClarifications:\n- language: whatever" // the engine appends answers to the goal
+	return decide(run, contracts.Interrupt{Kind: contracts.InterruptClarify, Questions: []string{"Which language?"}},
+		contracts.Decision{Kind: contracts.DecisionAnswer, Answers: answers, By: who})
+}
+
+func TestClarificationReuse(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	goal := "translate the document"
+	fr := map[string]any{"Which language?": "French"}
+	run := func(who string, answers map[string]any, status contracts.RunStatus) *contracts.Run {
+		return clarify(finishedRun("ann", goal, status, step{"text.translate", "translate", true, 1}), who, answers)
+	}
+	if c, err := m.Clarification(t.Context(), "ann", goal); c != nil || err != nil {
+		t.Fatalf("empty memory: %+v %v", c, err)
+	}
+	collect(t, m, run("ann", fr, contracts.RunCompleted))
+	c, err := m.Clarification(t.Context(), "ann", "Translate the document.")
+	if err != nil || c == nil {
+		t.Fatalf("remembered clarification not found: %v", err)
+	}
+	if c.Auto || c.ReuseCount != 0 || c.Suggestions()["Which language?"] != "French" || c.Goal != goal {
+		t.Fatalf("first answer must only be a suggestion: %+v", c)
+	}
+	for i := 1; i <= 5; i++ {
+		collect(t, m, run("memory", fr, contracts.RunCompleted))
+		c, _ = m.Clarification(t.Context(), "ann", goal)
+		if c.ReuseCount != i || c.Auto != (i == 5) {
+			t.Fatalf("after %d reuses: %+v", i, c)
+		}
+	}
+	if c.Confidence != 1 {
+		t.Fatalf("confidence %v", c.Confidence)
+	}
+	// One failure: confidence 6/7 < 0.9, no longer automatic.
+	collect(t, m, run("ann", fr, contracts.RunFailed))
+	if c, _ = m.Clarification(t.Context(), "ann", goal); c.Auto || c.ReuseCount != 6 {
+		t.Fatalf("after a failed reuse: %+v", c)
+	}
+	// A different answer replaces the old one and starts over.
+	collect(t, m, run("ann", map[string]any{"Which language?": "German", "formal": true}, contracts.RunCompleted))
+	c, _ = m.Clarification(t.Context(), "ann", goal)
+	if c.ReuseCount != 0 || c.Auto || c.Suggestions()["Which language?"] != "German" || c.Suggestions()["formal"] != "true" {
+		t.Fatalf("changed answer: %+v", c)
+	}
+	if n := len(list(t, m, "ann", patterns.NSClarification)); n != 1 {
+		t.Fatalf("%d clarification records", n)
+	}
+	if c, _ := m.Clarification(t.Context(), "ann", "delete old files in the downloads folder"); c != nil {
+		t.Fatalf("dissimilar goal got %+v", c)
+	}
+}
+
+func TestPredictApproval(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	approve := func(kind contracts.DecisionKind, by string) *contracts.Run {
+		r := finishedRun("ann", "post", contracts.RunCompleted, step{"chat.post", "post", true, 1})
+		return decide(r, contracts.Interrupt{Kind: contracts.InterruptStepApproval, Tool: "chat.post", ActionID: "a1"}, contracts.Decision{Kind: kind, By: by})
+	}
+	p, err := m.PredictApproval(t.Context(), "ann", "chat.post")
+	if err != nil || p.Samples != 0 || p.Probability != 0 || p.Accept {
+		t.Fatalf("no history: %+v %v", p, err)
+	}
+	for range 4 {
+		collect(t, m, approve(contracts.DecisionApprove, "ann"))
+	}
+	// Decisions memory or auto made are not the person's behaviour.
+	collect(t, m, approve(contracts.DecisionApprove, "memory"), approve(contracts.DecisionApprove, "auto"))
+	if p, _ = m.PredictApproval(t.Context(), "ann", "chat.post"); p.Samples != 4 || p.Probability != 0.7 || p.Accept {
+		t.Fatalf("4 approvals (cold start 0.7): %+v", p)
+	}
+	collect(t, m, approve(contracts.DecisionApprove, "ann"))
+	if p, _ = m.PredictApproval(t.Context(), "ann", "chat.post"); p.Probability != 1 || !p.Accept {
+		t.Fatalf("5 approvals: %+v", p)
+	}
+	collect(t, m, approve(contracts.DecisionEdit, "ann"))
+	if p, _ = m.PredictApproval(t.Context(), "ann", "chat.post"); math.Abs(p.Probability-5.0/6) > 1e-9 || !p.Accept {
+		t.Fatalf("5 of 6: %+v", p)
+	}
+	collect(t, m, approve(contracts.DecisionSkip, "ann"))
+	if p, _ = m.PredictApproval(t.Context(), "ann", "chat.post"); math.Abs(p.Probability-5.0/7) > 1e-9 || p.Accept {
+		t.Fatalf("5 of 7: %+v", p)
+	}
+	r := list(t, m, "ann", patterns.NSBehavior)
+	if len(r) != 1 || r[0].Approvals != 5 || r[0].Edits != 1 || r[0].Skips != 1 || r[0].Rejects != 0 {
+		t.Fatalf("behavior record %+v", r)
+	}
+	if p, _ := m.PredictApproval(t.Context(), "ann", "chat.delete"); p.Samples != 0 {
+		t.Fatalf("another tool borrowed chat.post's history: %+v", p)
+	}
+}
+
+func TestTemplates(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	plan := func(tool string) contracts.Plan {
+		return contracts.Plan{Version: "1.0", Goal: report, Actions: []contracts.Action{{ID: "a1", Tool: tool}}}
+	}
+	for _, name := range []string{"weekly", "daily"} {
+		if err := m.SaveTemplate(t.Context(), "ann", name, plan("chat.post")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.SaveTemplate(t.Context(), "ann", "weekly", plan("mail.send")); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := m.Template(t.Context(), "ann", "weekly")
+	if err != nil || tpl.Plan.Actions[0].Tool != "mail.send" || tpl.Name != "weekly" {
+		t.Fatalf("saving again did not replace: %+v %v", tpl, err)
+	}
+	all, err := m.Templates(t.Context(), "ann")
+	if err != nil || len(all) != 2 || all[0].Name != "daily" || all[1].Name != "weekly" {
+		t.Fatalf("templates %+v %v", all, err)
+	}
+	if n, err := m.Forget(t.Context(), "ann", patterns.NSWorkflow, "daily"); n != 1 || err != nil {
+		t.Fatalf("forget by name: %d %v", n, err)
+	}
+	_, err = m.Template(t.Context(), "ann", "daily")
+	wantCode(t, err, contracts.CodeInvalidInput, "name")
+	wantCode(t, m.SaveTemplate(t.Context(), "ann", "", plan("x")), contracts.CodeInvalidInput, "name")
+	wantCode(t, m.SaveTemplate(t.Context(), "ann", "bad\nname", plan("x")), contracts.CodeInvalidInput, "name")
+	wantCode(t, m.SaveTemplate(t.Context(), "ann", "empty", contracts.Plan{}), contracts.CodeInvalidInput, "plan")
+	if all, _ := m.Templates(t.Context(), "ann"); len(all) != 1 {
+		t.Fatalf("refused saves changed the store: %+v", all)
+	}
+}
+
+func TestListShowForget(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	collect(t, m,
+		finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1}),
+		finishedRun("ann", "delete old files in the downloads folder", contracts.RunCompleted, step{"files.delete", "delete the files", true, 1}))
+	all := list(t, m, "ann", "")
+	if len(all) != 4 {
+		t.Fatalf("%d records", len(all))
+	}
+	for _, r := range all {
+		got, err := m.Show(t.Context(), "ann", r.ID)
+		if err != nil || got.ID != r.ID || got.Namespace != r.Namespace {
+			t.Fatalf("show %s: %+v %v", r.ID, got, err)
+		}
+	}
+	ns, err := patterns.ParseNamespace(" Tools ")
+	if err != nil || ns != patterns.NSTool {
+		t.Fatalf("parse: %q %v", ns, err)
+	}
+	_, err = patterns.ParseNamespace("plans2")
+	wantCode(t, err, contracts.CodeInvalidInput, "namespace")
+	_, err = m.List(t.Context(), "ann", "bogus")
+	wantCode(t, err, contracts.CodeInvalidInput, "namespace")
+
+	tools := list(t, m, "ann", ns)
+	if n, err := m.Forget(t.Context(), "ann", patterns.NSTool, tools[0].ID); n != 1 || err != nil {
+		t.Fatalf("forget one: %d %v", n, err)
+	}
+	if n, err := m.Forget(t.Context(), "ann", patterns.NSPlan, ""); n != 2 || err != nil {
+		t.Fatalf("forget namespace: %d %v", n, err)
+	}
+	if rest := list(t, m, "ann", ""); len(rest) != 1 || rest[0].ID != tools[1].ID {
+		t.Fatalf("left: %+v", rest)
+	}
+	_, err = m.Forget(t.Context(), "ann", "", "no-such-id")
+	wantCode(t, err, contracts.CodeInvalidInput, "id")
+}
+
+func TestBadInputChangesNothing(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	running := finishedRun("ann", report, contracts.RunInterrupted, step{"chat.post", "post", true, 1})
+	wantCode(t, m.Collect(t.Context(), nil), contracts.CodeInvalidInput, "run")
+	wantCode(t, m.Collect(t.Context(), running), contracts.CodeInvalidInput, "status")
+	badUser := finishedRun("ann\x00", report, contracts.RunCompleted, step{"chat.post", "post", true, 1})
+	wantCode(t, m.Collect(t.Context(), badUser), contracts.CodeInvalidInput, "user_id")
+	if n := len(list(t, m, "ann", "")) + len(list(t, m, "", "")); n != 0 {
+		t.Fatalf("refused runs stored %d records", n)
+	}
+	_, err := m.List(t.Context(), strings.Repeat("u", 201), "")
+	wantCode(t, err, contracts.CodeInvalidInput, "user")
+	_, err = m.ToolAdvice(t.Context(), "ann", "")
+	wantCode(t, err, contracts.CodeInvalidInput, "text")
+	_, err = m.PredictApproval(t.Context(), "ann", " ")
+	wantCode(t, err, contracts.CodeInvalidInput, "tool")
+	for field, o := range map[string]patterns.Options{
+		"similarity":         {Similarity: 1.5},
+		"min_similarity":     {MinSimilarity: -0.1},
+		"auto_approve_above": {AutoApproveAbove: math.NaN()},
+		"avoid_after":        {AvoidAfter: -1},
+	} {
+		_, err := patterns.Open("", nil, o)
+		wantCode(t, err, contracts.CodeInvalidConfig, field)
+	}
+}

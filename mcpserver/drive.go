@@ -36,6 +36,11 @@ type engineCall func(ctx context.Context, eng Engine) (*contracts.Run, error)
 // request (RequestState set) continues the parked job or the interrupted
 // run it names instead.
 func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMode, call engineCall) (*mcp.CallToolResult, error) {
+	if req.Params.Task != nil {
+		var release func()
+		ctx, release = s.tasks.detach(ctx, req.Params.Name)
+		defer release()
+	}
 	if st := req.Params.RequestState; st != "" {
 		return s.continueRound(ctx, req, mode, st)
 	}

@@ -104,6 +104,22 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	return e
 }
 
+// closeGate makes test.wait block until the returned func opens it.
+func (e *env) closeGate() (open func()) {
+	g := make(chan struct{})
+	e.mu.Lock()
+	e.gate = g
+	e.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(g) }) }
+}
+
+func (e *env) currentGate() chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.gate
+}
+
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
 // tools are the in-process tools the plans call.
@@ -137,7 +153,7 @@ func (e *env) tools() []sdk.Tool {
 			ProducesMap:  map[string]string{"waited": "$.waited"},
 		}, Handler: func(ctx context.Context, c sdk.Call) (any, error) {
 			select {
-			case <-e.gate:
+			case <-e.currentGate():
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}

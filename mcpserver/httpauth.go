@@ -15,9 +15,7 @@ import (
 // authenticate wraps the MCP handler: a missing or unknown bearer token is
 // 401, a tools/call of an admin tool by a caller without the admin role is
 // 403, and the caller's identity rides the request context into handlers.
-// A task-augmented tools/call gets a context that outlives the HTTP
-// exchange, because its work continues after the response is written; it
-// is still cancelled through tasks/cancel.
+// A task-augmented tools/call gets a slot for its task id (see tasks).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r.Header.Get("Authorization"))
@@ -53,7 +51,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				}
 			}
 			if len(calls) == 1 && calls[0].task {
-				ctx = context.WithoutCancel(ctx)
+				ctx = context.WithValue(ctx, taskSlotKey{}, &taskSlot{})
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}

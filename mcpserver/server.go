@@ -49,6 +49,7 @@ type Server struct {
 	mcp    *server.MCPServer
 	tools  map[string]*toolDef
 	jobs   *jobTable
+	tasks  *tasks
 	tokens *tokenTable
 }
 
@@ -76,12 +77,14 @@ func New(opts Options) (*Server, error) {
 		opts:   opts,
 		log:    opts.Logger,
 		jobs:   newJobTable(),
+		tasks:  newTasks(),
 		tokens: newTokenTable(opts.Tokens),
 	}
 	s.mcp = server.NewMCPServer("ordo", opts.Version,
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
 		server.WithTaskCapabilities(true, true, true),
+		server.WithTaskHooks(s.tasks.hooks()),
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithToolFilter(s.filterTools),

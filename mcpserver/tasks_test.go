@@ -1,0 +1,200 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
+)
+
+var requestIDs atomic.Int64
+
+// startTask calls a tool as an MCP task and returns the task id.
+func startTask(t *testing.T, c *client.Client, name string, args map[string]any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(1000 + requestIDs.Add(1)), Method: "tools/call",
+		Params: map[string]any{"name": name, "arguments": args, "task": map[string]any{"ttl": 600000}},
+	})
+	if err != nil || resp.Error != nil {
+		t.Fatalf("task call: %v %+v", err, resp)
+	}
+	var created mcp.CreateTaskResult
+	if err := json.Unmarshal(resp.Result, &created); err != nil || created.Task.TaskId == "" {
+		t.Fatalf("task call result %s: %v", resp.Result, err)
+	}
+	return created.Task.TaskId
+}
+
+func waitTask(t *testing.T, c *client.Client, id string) *mcp.GetTaskResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.WaitForTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: id}}, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// waitPlan blocks in test.wait until the env's gate opens, then uppercases.
+func waitPlan() map[string]any {
+	return map[string]any{
+		"version": "1.0", "goal": "wait then shout", "timezone": "UTC",
+		"actions": []any{
+			map[string]any{"id": "a1", "tool": "test.wait", "intent": "other", "requires": []any{}, "produces": []any{"waited"}, "inputs": map[string]any{"label": "first"}},
+			map[string]any{"id": "a2", "tool": "text.upper", "intent": "transform", "requires": []any{"waited"}, "produces": []any{"upper"}, "input_bindings": map[string]any{"text": "waited"}},
+		},
+	}
+}
+
+func TestTasksPolledAndCancelled(t *testing.T) {
+	e := newEnv(t)
+	auto := map[string]any{"auto_approve": true}
+	transports(t, e, clientOpts{legacy: true}, func(t *testing.T, c *client.Client) {
+		// Polled to completion.
+		id := startTask(t, c, "execute", map[string]any{"plan": upperPlan("task"), "options": auto})
+		if st := waitTask(t, c, id); st.Status != mcp.TaskStatusCompleted {
+			t.Fatalf("task status %s: %s", st.Status, st.StatusMessage)
+		}
+		ctx := context.Background()
+		res, err := c.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: id}})
+		if err != nil || res.IsError {
+			t.Fatalf("task result: %v %+v", err, res)
+		}
+		data, _ := json.Marshal(res.StructuredContent)
+		var view map[string]any
+		_ = json.Unmarshal(data, &view)
+		if view["status"] != "completed" {
+			t.Fatalf("task result %s", data)
+		}
+
+		// Cancelled while its first step waits: the run stops at the next
+		// step boundary, keeps its record, and can be executed again.
+		open := e.closeGate()
+		defer open()
+		id = startTask(t, c, "execute", map[string]any{"plan": waitPlan(), "options": auto})
+		runID := runningRun(t, e)
+		if _, err := c.CancelTask(ctx, mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: id}}); err != nil {
+			t.Fatal(err)
+		}
+		if st := waitTask(t, c, id); st.Status != mcp.TaskStatusCancelled {
+			t.Fatalf("cancelled task status %s", st.Status)
+		}
+		open() // the step in flight finishes; a2 must not start
+		run := settled(t, e, runID)
+		if run.Status != contracts.RunReady || run.Error == nil || run.Error.Code != contracts.CodeCancelled {
+			t.Fatalf("cancelled run: status %s error %+v", run.Status, run.Error)
+		}
+		for _, st := range run.Steps {
+			if st.ActionID == "a2" {
+				t.Fatalf("a2 ran after the cancel: %+v", run.Steps)
+			}
+		}
+		done := call(t, c, "execute", map[string]any{"run_id": runID})
+		if done["status"] != "completed" {
+			t.Fatalf("execute after cancel: %v", done)
+		}
+	})
+}
+
+// runningRun waits until exactly one run is running and returns its id.
+func runningRun(t *testing.T, e *env) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		runs, err := e.store.List(context.Background(), memory.Filter{Status: []contracts.RunStatus{contracts.RunRunning}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 {
+			return runs[0].ID
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no run started")
+	return ""
+}
+
+// settled waits until the run is no longer running.
+func settled(t *testing.T, e *env, id string) *contracts.Run {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		run, err := e.store.Load(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != contracts.RunRunning {
+			return run
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("run %s still running", id)
+	return nil
+}
+
+func TestProgressNotifications(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	var got []map[string]any
+	co := clientOpts{onNotif: func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			mu.Lock()
+			got = append(got, n.Params.AdditionalFields)
+			mu.Unlock()
+		}
+	}}
+	transports(t, e, co, func(t *testing.T, c *client.Client) {
+		mu.Lock()
+		got = nil
+		mu.Unlock()
+		token := "progress-" + t.Name()
+		res, err := callRaw(c, "execute", map[string]any{"plan": deletePlan("p"), "options": map[string]any{"auto_approve": true}},
+			&mcp.Meta{ProgressToken: token})
+		if err != nil || res.IsError {
+			t.Fatalf("execute: %v %s", err, text(res))
+		}
+		// stdio delivers notifications on their own goroutine: let them land.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			n := len(got)
+			final := n > 0 && got[n-1]["progress"] == 2.0 && strings.Contains(got[n-1]["message"].(string), "completed")
+			mu.Unlock()
+			if final || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		last := -1.0
+		for _, p := range got {
+			if p["progressToken"] != token {
+				t.Fatalf("foreign progress token %v", p["progressToken"])
+			}
+			v := p["progress"].(float64)
+			if v < last {
+				t.Fatalf("progress went back: %v", got)
+			}
+			last = v
+		}
+		// two steps finished, each reported with its start and end
+		if len(got) < 4 || last != 2 {
+			t.Fatalf("progress notifications: %v", got)
+		}
+	})
+}

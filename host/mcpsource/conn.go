@@ -63,7 +63,9 @@ func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*co
 			}
 		}
 	})
-	if err := c.client.Start(ctx); err != nil {
+	// The transport keeps Start's context for the session's lifetime (the
+	// HTTP notification stream ends with it), so it must outlive dial's.
+	if err := c.client.Start(context.WithoutCancel(ctx)); err != nil {
 		c.close()
 		return nil, err
 	}

@@ -132,6 +132,9 @@ func (s *Source) connect(ctx context.Context) (*conn, toolSet, error) {
 
 func (s *Source) install(c *conn, set toolSet) {
 	s.mu.Lock()
+	if !s.upSince.IsZero() {
+		s.restarts++
+	}
 	s.conn, s.tools, s.lastErr, s.upSince = c, set, "", time.Now()
 	s.mu.Unlock()
 	s.log.Info("upstream connected", "server", c.server, "protocol", c.proto, "pid", c.pid(), "tools", len(set.contracts))
@@ -161,9 +164,6 @@ func (s *Source) run(ctx context.Context) {
 				}
 				continue
 			}
-			s.mu.Lock()
-			s.restarts++
-			s.mu.Unlock()
 			s.install(nc, set)
 			s.signal()
 			continue

@@ -21,7 +21,7 @@ import (
 func newHost(t *testing.T, opts ...host.Option) *host.Host {
 	t.Helper()
 	base := []host.Option{
-		host.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		host.WithLogger(testLogger()),
 		host.WithDataDir(t.TempDir()),
 		host.WithRestartBackoff(50*time.Millisecond, 500*time.Millisecond),
 		host.WithStartTimeout(30 * time.Second),
@@ -253,4 +253,12 @@ func collect(t *testing.T, events <-chan host.CatalogEvent, kind host.EventKind,
 	}
 	slices.Sort(names)
 	return names
+}
+
+// testLogger discards logs unless ORDO_TEST_LOG=debug.
+func testLogger() *slog.Logger {
+	if os.Getenv("ORDO_TEST_LOG") == "debug" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

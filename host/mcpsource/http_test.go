@@ -1,0 +1,180 @@
+package mcpsource_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
+)
+
+const token = "s3cret-token"
+
+// calcServer is an mcp-go server with an add tool (structured output) and a
+// tool that always reports isError.
+func calcServer(notify bool) *server.MCPServer {
+	s := server.NewMCPServer("calc", "1.0.0", server.WithToolCapabilities(notify))
+	s.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
+		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()),
+		mcp.WithOutputSchema[struct {
+			Sum float64 `json:"sum"`
+		}](),
+		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			sum := req.GetFloat("a", 0) + req.GetFloat("b", 0)
+			return mcp.NewToolResultStructured(map[string]any{"sum": sum}, "sum"), nil
+		})
+	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fails."),
+		mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+		mcp.WithIdempotentHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultError("boom: the disk is on fire"), nil
+		})
+	return s
+}
+
+func addLater(s *server.MCPServer) {
+	s.AddTool(mcp.NewTool("later", mcp.WithDescription("Added while running."),
+		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("later"), nil
+		})
+}
+
+// serve runs s over streamable HTTP on addr behind a bearer-token check;
+// a fresh handler each time, as a restarted server would have.
+func serve(t *testing.T, addr string, s *server.MCPServer) *http.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpHandler := server.NewStreamableHTTPServer(s, server.WithStateful(true))
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return hs
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// An HTTP upstream declared in config while down starts without tools,
+// appears when the server comes up, follows tools/list_changed, makes its
+// tools unavailable while the server is gone and callable once it returns.
+func TestHTTPUpstreamDownAndBack(t *testing.T) {
+	addr := freeAddr(t)
+	spec := host.UpstreamSpec{Name: "calc", URL: "http://" + addr + "/mcp", BearerToken: token,
+		PollInterval: time.Hour} // only notifications and failed calls can move it
+	h := newHost(t, host.WithUpstreams(spec), host.WithRetry(host.RetryPolicy{MaxAttempts: 1}))
+
+	u := upstream(t, h, "calc")
+	if u.Connected || u.State != host.StateRestarting || len(u.Tools) != 0 || u.Error == "" || u.Origin != "config" {
+		t.Fatalf("declared while down: %+v", u)
+	}
+
+	s := calcServer(true)
+	hs := serve(t, addr, s)
+	eventually(t, "calc tools", func() bool { _, ok := h.Lookup("calc.add"); return ok })
+	add, _ := h.Lookup("calc.add")
+	if add.Contract.RiskLevel != contracts.RiskRead || !add.Contract.Idempotent {
+		t.Fatalf("add contract %+v", add.Contract)
+	}
+	res := call(t, h, "calc.add", map[string]any{"a": 2, "b": 3})
+	if st, err := add.Produce(res); err != nil || st["sum"] != json.Number("5") && st["sum"] != 5.0 {
+		t.Fatalf("add: %v %v", st, err)
+	}
+	if fail, _ := h.Lookup("calc.fail"); fail.Contract.RiskLevel != contracts.RiskDestructive {
+		t.Fatalf("fail risk %s", fail.Contract.RiskLevel)
+	}
+	_, err := h.Call(context.Background(), "calc.fail", json.RawMessage(`{}`), "k")
+	if ce := contracts.AsError(err); ce == nil || ce.Code != contracts.CodeToolFailed || ce.Retryable {
+		t.Fatalf("isError: %v", err)
+	}
+
+	addLater(s)
+	eventually(t, "calc.later via tools/list_changed", func() bool { _, ok := h.Lookup("calc.later"); return ok })
+
+	hs.Close()
+	_, err = h.Call(context.Background(), "calc.add", json.RawMessage(`{"a":1,"b":1}`), "k")
+	if ce := contracts.AsError(err); ce == nil || ce.Code != contracts.CodeToolUnavailable || !ce.Retryable {
+		t.Fatalf("server down: %v", err)
+	}
+	eventually(t, "calc marked down", func() bool { return upstream(t, h, "calc").State == host.StateRestarting })
+	if _, ok := h.Lookup("calc.add"); !ok {
+		t.Fatal("a down upstream's tools left the catalog")
+	}
+	_, err = h.Call(context.Background(), "calc.add", json.RawMessage(`{"a":1,"b":1}`), "k")
+	if contracts.CodeOf(err) != contracts.CodeToolUnavailable {
+		t.Fatalf("while down: %v", err)
+	}
+
+	serve(t, addr, s)
+	eventually(t, "calc back", func() bool { return upstream(t, h, "calc").Connected })
+	call(t, h, "calc.add", map[string]any{"a": 1, "b": 1})
+	if u := upstream(t, h, "calc"); u.Restarts != 1 || u.State != host.StateRunning {
+		t.Fatalf("after return: %+v", u)
+	}
+}
+
+// A server that never notifies is caught by the periodic re-list.
+func TestHTTPUpstreamPolled(t *testing.T) {
+	addr := freeAddr(t)
+	s := calcServer(false)
+	serve(t, addr, s)
+	h := newHost(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := h.Subscribe(ctx)
+	err := h.AddUpstream(ctx, host.UpstreamSpec{Name: "calc", URL: "http://" + addr + "/mcp", BearerToken: token,
+		PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, events, host.Added, 2)
+	addLater(s)
+	if got := collect(t, events, host.Added, 1); got[0] != "calc.later" {
+		t.Fatalf("added %v", got)
+	}
+}
+
+// A wrong token or an unreachable URL refuses an admin add, leaving nothing.
+func TestHTTPUpstreamRefused(t *testing.T) {
+	addr := freeAddr(t)
+	serve(t, addr, calcServer(true))
+	h := newHost(t, host.WithStartTimeout(5*time.Second))
+	ctx := context.Background()
+	for name, spec := range map[string]host.UpstreamSpec{
+		"wrong token": {Name: "calc", URL: "http://" + addr + "/mcp", BearerToken: "nope"},
+		"nobody there": {Name: "calc", URL: "http://" + freeAddr(t) + "/mcp"},
+	} {
+		if err := h.AddUpstream(ctx, spec); contracts.CodeOf(err) != contracts.CodePluginRefused {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if len(h.Plugins()) != 0 || len(h.List()) != 0 {
+		t.Fatalf("left behind: %+v", h.Plugins())
+	}
+}

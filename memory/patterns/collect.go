@@ -186,19 +186,24 @@ func (m *Memory) consolidate(ctx context.Context, obs Record, at time.Time) erro
 	if k := keyOf(obs); k != "" {
 		where[metaKey] = k
 	}
-	near, err := m.nearest(ctx, obs.Namespace, where, obs.Text, 1)
+	v, err := m.embed(ctx, obs.Text)
+	if err != nil {
+		return err
+	}
+	near, err := m.nearestTo(ctx, obs.Namespace, where, v, 1)
 	if err != nil {
 		return err
 	}
 	var stored *Record
 	if len(near) > 0 && (obs.Namespace == NSBehavior || near[0].sim >= m.opts.Similarity) {
-		stored = &near[0].Record
+		// An update keeps the stored text, so it keeps the stored vector.
+		stored, v = &near[0].Record, near[0].vec
 	}
 	r, ok := merge(stored, obs, at, m.opts)
 	if !ok {
 		return nil
 	}
-	return m.put(ctx, r)
+	return m.store(ctx, r, v)
 }
 
 // merge applies one observation to a stored record (nil: none similar) and

@@ -116,6 +116,8 @@ type Memory struct {
 	cols map[Namespace]*chromem.Collection
 	mu   sync.Mutex   // serialises writes
 	dim  atomic.Int64 // vector dimension; 0 until the first vector
+	// manifestOK: the manifest on disk names this embedder and dimension.
+	manifestOK atomic.Bool
 }
 
 // manifest records, beside the collections, which embedder made the
@@ -220,6 +222,7 @@ func (m *Memory) reconcile(ctx context.Context, old manifest) error {
 	}
 	m.dim.Store(int64(old.Dim))
 	if old.Identity == m.emb.Identity() {
+		m.manifestOK.Store(true)
 		return nil
 	}
 	m.log.Info("embedder changed; re-embedding pattern memory", "old", old.Identity, "new", m.emb.Identity(), "records", total)
@@ -265,6 +268,11 @@ func (m *Memory) put(ctx context.Context, r Record) error {
 	if err != nil {
 		return err
 	}
+	return m.store(ctx, r, v)
+}
+
+// store writes r with v, the vector of r.Text.
+func (m *Memory) store(ctx context.Context, r Record, v []float32) error {
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return contracts.Errorf(contracts.CodeInvalidInput, "encode memory record: %w", err).With("namespace", r.Namespace)
@@ -274,7 +282,14 @@ func (m *Memory) put(ctx context.Context, r Record) error {
 	if err := m.cols[r.Namespace].AddDocument(ctx, doc); err != nil {
 		return contracts.Errorf(contracts.CodeStore, "store %s memory: %w", r.Namespace, err).With("id", r.ID)
 	}
-	return m.writeManifest()
+	if m.manifestOK.Load() {
+		return nil
+	}
+	if err := m.writeManifest(); err != nil {
+		return err
+	}
+	m.manifestOK.Store(true)
+	return nil
 }
 
 // keyOf is the exact part of a record's consolidation key.
@@ -290,10 +305,12 @@ func keyOf(r Record) string {
 	return ""
 }
 
-// match is a stored record with its similarity to a query.
+// match is a stored record with its similarity to a query and its stored
+// vector (shared with chromem-go: never modify it).
 type match struct {
 	Record
 	sim float64
+	vec []float32
 }
 
 // nearest returns up to n records of ns matching where, most similar to
@@ -308,6 +325,16 @@ func (m *Memory) nearest(ctx context.Context, ns Namespace, where map[string]str
 	if err != nil {
 		return nil, err
 	}
+	return m.nearestTo(ctx, ns, where, v, n)
+}
+
+// nearestTo is nearest for an embedded query.
+func (m *Memory) nearestTo(ctx context.Context, ns Namespace, where map[string]string, v []float32, n int) ([]match, error) {
+	col := m.cols[ns]
+	count := col.Count()
+	if count == 0 || n <= 0 {
+		return nil, nil
+	}
 	res, err := col.QueryEmbedding(ctx, v, min(n, count), where, nil)
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeStore, "query %s memory: %w", ns, err)
@@ -319,7 +346,7 @@ func (m *Memory) nearest(ctx context.Context, ns Namespace, where map[string]str
 			m.log.Warn("skipping unreadable memory record", "namespace", ns, "id", d.ID, "err", err)
 			continue
 		}
-		out = append(out, match{r, float64(d.Similarity)})
+		out = append(out, match{r, float64(d.Similarity), d.Embedding})
 	}
 	return out, nil
 }

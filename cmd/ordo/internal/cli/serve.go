@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -34,8 +35,14 @@ pruned at start and daily.`,
 		Example: `  ordo serve
   ordo serve --http                 # on http.listen (default 127.0.0.1:7411)
   ORDO_TOKEN_ALICE=... ordo serve --http 0.0.0.0:7411 --config ordo.yaml`,
-		Args: args(0, 0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: args(0, 1),
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			switch {
+			case len(pos) == 1 && httpAddr == useConfigListen: // "--http ADDR", not "--http=ADDR"
+				httpAddr = pos[0]
+			case len(pos) == 1:
+				return usageError(fmt.Errorf("serve takes no arguments; did you mean --http %s?", pos[0]))
+			}
 			g.logLevel = slog.LevelInfo
 			cfg, log, err := g.load()
 			if err != nil {

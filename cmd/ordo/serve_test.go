@@ -1,0 +1,251 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// TestGoalPlannedByModel: with an OpenAI-compatible endpoint configured
+// (here a scripted local server), `ordo run "goal"` plans with the model,
+// executes and composes: two model calls. The API key is never logged,
+// even at debug level.
+func TestGoalPlannedByModel(t *testing.T) {
+	const key = "sk-test-DO-NOT-LOG-4242"
+	plan := `{"version":"1.0","goal":"list widget sales","timezone":"UTC","actions":[
+		{"id":"widgets","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],
+		 "inputs":{"file":"examples/data/sales.csv","where":"product = Widget","select":["month","units"]}}]}`
+	srv := llmtest.New(t,
+		llmtest.Reply{Role: "planner", Content: plan},
+		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."})
+	e := newEnv(t)
+	e.vars = append(e.vars, "ORDO_LLM_BASE_URL="+srv.URL, "ORDO_LLM_MODEL=test-model",
+		"OPENAI_API_KEY="+key, "ORDO_LOG_LEVEL=debug", "ORDO_HITL_ENABLED=false")
+	r := e.ordo("", "run", "List the widget sales", "--json")
+	r.want(t, 0)
+	run := r.run(t)
+	if run.LLMCalls["planner"] != 1 || run.LLMCalls["composer"] != 1 || run.Result.Answer != "Widgets sold in six rows of Q1." {
+		t.Errorf("llm calls %v, answer %q", run.LLMCalls, run.Result.Answer)
+	}
+	var records []map[string]string
+	_ = json.Unmarshal(run.State["records"], &records)
+	if len(records) != 6 {
+		t.Errorf("records: %s", run.State["records"])
+	}
+	if reqs := srv.Requests(); len(reqs) != 2 || reqs[0].Model != "test-model" {
+		t.Errorf("model requests: %+v", reqs)
+	}
+	if strings.Contains(r.stderr, key) || strings.Contains(r.stdout, key) {
+		t.Error("the API key appears in the output")
+	}
+	// Without a model, a goal cannot be planned: a coded error says so.
+	e2 := newEnv(t)
+	r = e2.ordo("", "run", "List the widget sales")
+	if r.code == 0 || !strings.Contains(r.stderr, "error 4004") {
+		t.Errorf("no model: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestCtrlCLeavesResumableRun: SIGINT while the run waits at the chat
+// post's confirmation stops it there (exit 3); `runs resume` finishes it.
+func TestCtrlCLeavesResumableRun(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "run", "--plan", firstRun, "--json")
+	cmd.Dir, cmd.Env = repoRoot, e.vars
+	stdin, _ := cmd.StdinPipe()
+	stderr, _ := cmd.StderrPipe()
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	sc.Split(scanPrompts)
+	var seen strings.Builder
+	for sc.Scan() {
+		seen.WriteString(sc.Text())
+		if strings.Contains(sc.Text(), "approve the plan?") {
+			io.WriteString(stdin, "approve\n")
+		}
+		if strings.Contains(sc.Text(), "run post_link (chat.post_message)?") {
+			cmd.Process.Signal(os.Interrupt)
+			break
+		}
+	}
+	go io.Copy(&seen, stderr)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Fatalf("exit: %v\n%s", err, seen.String())
+	}
+	var run contracts.Run
+	if err := json.Unmarshal([]byte(stdout.String()), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != contracts.RunInterrupted || run.Interrupt.Kind != contracts.InterruptStepApproval {
+		t.Fatalf("status %s, interrupt %+v", run.Status, run.Interrupt)
+	}
+	r := e.ordo("approve\n", "runs", "resume", run.ID, "--json")
+	r.want(t, 0)
+	if got := r.run(t); got.Status != contracts.RunCompleted {
+		t.Errorf("after resume: %s", got.Status)
+	}
+}
+
+// scanPrompts splits on newlines and on the "> " that ends a prompt, which
+// has no newline.
+func scanPrompts(data []byte, atEOF bool) (int, []byte, error) {
+	for i := 0; i < len(data); i++ {
+		if data[i] == '\n' || (data[i] == '>' && i+1 < len(data) && data[i+1] == ' ') {
+			return i + 1, data[:i+1], nil
+		}
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// TestServeStdio drives `ordo serve` with the mcp-go client: the tools are
+// offered and a caller-supplied plan executes to completion.
+func TestServeStdio(t *testing.T) {
+	e := newEnv(t)
+	vars := append(e.vars, "ORDO_SHEETS_ROOT="+repoRoot)
+	// The server's log goes to a file the test shows when it fails.
+	logPath := filepath.Join(t.TempDir(), "serve.log")
+	logs, _ := os.Create(logPath)
+	defer logs.Close()
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("ordo serve log:\n%s", b)
+		}
+	})
+	c, err := client.NewStdioMCPClientWithOptions(filepath.Join(binDir, "ordo"), vars, []string{"serve"},
+		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env = env
+			cmd.Dir = repoRoot
+			cmd.Stderr = logs
+			return cmd, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Initialize(ctx, initRequest()); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	for _, want := range []string{"plan", "execute", "approve", "add_plugin"} {
+		if !strings.Contains(strings.Join(names, " "), want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+	plan, _ := os.ReadFile(filepath.Join(repoRoot, firstRun))
+	var p map[string]any
+	json.Unmarshal(plan, &p)
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute", Arguments: map[string]any{
+		"plan": p, "options": map[string]any{"auto_approve": true},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(res.StructuredContent)
+	if res.IsError || !strings.Contains(string(body), `"completed"`) {
+		t.Fatalf("execute: error=%v %s", res.IsError, body)
+	}
+}
+
+// TestServeHTTPAuth starts `ordo serve --http` with a token from an
+// environment variable: /healthz is open, /mcp needs the token.
+func TestServeHTTPAuth(t *testing.T) {
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "ordo.yaml")
+	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)
+	const token = "ada-token-0123456789abcdef"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
+	cmd.Dir, cmd.Env = repoRoot, append(e.vars, "ADA_TOKEN="+token)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var base string
+	sc := bufio.NewScanner(stderr)
+	var logs strings.Builder
+	for sc.Scan() {
+		logs.WriteString(sc.Text() + "\n")
+		var line struct{ Msg, Addr string }
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving MCP over HTTP" {
+			base = strings.TrimSuffix(line.Addr, "/mcp")
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("no listen address logged:\n%s", logs.String())
+	}
+	go io.Copy(io.Discard, stderr)
+	resp, err := http.Get(base + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	c, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, initRequest()); err != nil {
+		t.Fatalf("initialize with the token: %v", err)
+	}
+	c.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve did not stop cleanly on SIGTERM: %v", err)
+	}
+}
+
+func initRequest() mcp.InitializeRequest {
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = "2025-11-25"
+	req.Params.ClientInfo = mcp.Implementation{Name: "ordo-cli-test", Version: "1"}
+	return req
+}

@@ -38,12 +38,15 @@ type Ranking struct {
 	// of summing over clauses, so a tool near the top of many clauses does
 	// not crowd out the one tool a single clause needs.
 	ClauseMax bool
+	// Diversity (λ, 0..1) re-orders compound requests so every clause gets
+	// a tool near the top (xQuAD); 0 keeps the plain fused order.
+	Diversity float64
 }
 
 // DefaultRanking is the tuned default.
 func DefaultRanking() Ranking {
 	return Ranking{K1: 1.2, B: 0.75, NameWeight: 2, ParamWeight: 0.5, VectorWeight: 0.3,
-		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 2, ClauseMax: true}
+		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 2, ClauseMax: true, Diversity: 0.7}
 }
 
 func (r Ranking) validate() error {
@@ -67,6 +70,8 @@ func (r Ranking) validate() error {
 		return bad("whole_weight", r.WholeWeight)
 	case r.RRFK < 0:
 		return bad("rrf_k", r.RRFK)
+	case r.Diversity < 0 || r.Diversity > 1:
+		return bad("diversity", r.Diversity)
 	}
 	return nil
 }
@@ -104,27 +109,29 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	defer r.mu.RUnlock()
 	keep := r.filter(o)
 	clauses := tokenize.Clauses(query, r.rank.ClauseMinWords, r.rank.WeakBreaks)
-	lists := make([][]string, 0, len(clauses)+1)
-	weights := make([]float64, 0, len(clauses)+1)
 	whole, err := r.rankList(ctx, query, keep, o, true)
 	if err != nil {
 		return nil, err
 	}
-	lists, weights = append(lists, whole), append(weights, r.rank.WholeWeight)
+	lists := []ranked{whole}
 	if len(clauses) > 1 {
 		for _, c := range clauses {
 			l, err := r.rankList(ctx, c, keep, o, r.rank.ClauseVectors)
 			if err != nil {
 				return nil, err
 			}
-			lists, weights = append(lists, l), append(weights, 1)
+			lists = append(lists, l)
 		}
 	}
 	scores := map[string]float64{}
 	best := map[string]float64{}
 	for i, l := range lists {
-		for rank, t := range l {
-			s := weights[i] / (r.rank.RRFK + float64(rank+1))
+		w := 1.0
+		if i == 0 {
+			w = r.rank.WholeWeight
+		}
+		for rank, t := range l.order {
+			s := w / (r.rank.RRFK + float64(rank+1))
 			if i > 0 && r.rank.ClauseMax {
 				best[t] = math.Max(best[t], s)
 				continue
@@ -135,20 +142,86 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	for t, s := range best {
 		scores[t] += s
 	}
-	return r.hits(scores, o.Boost, k), nil
+	boosted(scores, o.Boost)
+	if len(lists) > 1 && r.rank.Diversity > 0 {
+		return r.diversify(scores, lists[1:], k), nil
+	}
+	return r.hits(scores, k), nil
 }
 
-// hits scales fused scores so the best is 1, adds boosts and keeps the top k.
-func (r *Recommender) hits(scores map[string]float64, boost map[string]float64, k int) []Hit {
-	var best float64
-	for _, s := range scores {
-		best = math.Max(best, s)
-	}
+// ranked is one text's candidate list: tools best first, and each one's
+// fused score scaled so the list's best is 1.
+type ranked struct {
+	order []string
+	score map[string]float64
+}
+
+// boosted adds each boost, scaled by the best score, to known tools.
+func boosted(scores, boost map[string]float64) {
+	best := maxOf(scores)
 	for t, b := range boost {
 		if _, ok := scores[t]; ok {
 			scores[t] += b * best
 		}
 	}
+}
+
+// diversify orders tools for a compound request by explicit query-aspect
+// diversification (xQuAD, Santos et al. 2010) with each clause as an aspect:
+// the next tool maximises
+//
+//	(1-λ)·rel(t) + λ·Σ_c w_c·P(t|c)·Π_{s chosen}(1-P(s|c))
+//
+// so once a clause is served by a chosen tool, its other matches stop
+// crowding out the tool another clause needs. rel is the fused score scaled
+// to 1, P(t|c) the clause's own score scaled to 1 (its best tool closes the
+// clause), w_c = 1/|clauses|. The first pick is the plain best, which keeps
+// R@1 of the whole request. A hit's score is its gain scaled by the first,
+// capped so scores never rise down the list.
+func (r *Recommender) diversify(scores map[string]float64, clauses []ranked, k int) []Hit {
+	lambda := r.rank.Diversity
+	rel := maxOf(scores)
+	open := make([]float64, len(clauses)) // Π(1-P(s|c)) so far
+	for i := range open {
+		open[i] = 1
+	}
+	w := lambda / float64(len(clauses))
+	out := make([]Hit, 0, k)
+	taken := map[string]bool{}
+	var first, last float64
+	for len(out) < k && len(taken) < len(scores) {
+		bestT, bestG := "", math.Inf(-1)
+		for t, s := range scores {
+			if taken[t] {
+				continue
+			}
+			g := (1 - lambda) * s / rel
+			for i, c := range clauses {
+				if len(out) == 0 {
+					break // the first tool is the plain best: it serves the whole request
+				}
+				g += w * c.score[t] * open[i]
+			}
+			if g > bestG || (g == bestG && t < bestT) {
+				bestT, bestG = t, g
+			}
+		}
+		taken[bestT] = true
+		for i, c := range clauses {
+			open[i] *= 1 - c.score[bestT]
+		}
+		if first == 0 {
+			first, last = bestG, 1
+		}
+		last = math.Min(last, bestG/first)
+		out = append(out, Hit{Tool: bestT, Score: last, Contract: r.tools[bestT].contract})
+	}
+	return out
+}
+
+// hits scales fused scores so the best is 1 and keeps the top k.
+func (r *Recommender) hits(scores map[string]float64, k int) []Hit {
+	best := maxOf(scores)
 	out := make([]Hit, 0, len(scores))
 	for t, s := range scores {
 		out = append(out, Hit{Tool: t, Score: s / best, Contract: r.tools[t].contract})
@@ -219,13 +292,13 @@ func (r *Recommender) filter(o SearchOptions) func(string) bool {
 
 // rankList fuses BM25 and, when vector is set, vector similarity for one
 // text, and returns the best Candidates tools in order.
-func (r *Recommender) rankList(ctx context.Context, text string, keep func(string) bool, o SearchOptions, vector bool) ([]string, error) {
+func (r *Recommender) rankList(ctx context.Context, text string, keep func(string) bool, o SearchOptions, vector bool) (ranked, error) {
 	lex := r.lex.score(text, keep)
 	vec := map[string]float64{}
 	if vector {
 		var err error
 		if vec, err = r.vectorScores(ctx, text, keep, o); err != nil {
-			return nil, err
+			return ranked{}, err
 		}
 	}
 	maxL, maxV := maxOf(lex), maxOf(vec)
@@ -240,7 +313,15 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(strin
 	for t, s := range vec {
 		fused[t] += wv * s / maxV
 	}
-	return topN(fused, r.rank.Candidates), nil
+	order := topN(fused, r.rank.Candidates)
+	out := ranked{order: order, score: make(map[string]float64, len(order))}
+	if len(order) > 0 {
+		top := fused[order[0]]
+		for _, t := range order {
+			out.score[t] = fused[t] / top
+		}
+	}
+	return out, nil
 }
 
 // topN returns the n best-scored keys, best first (ties by name), without

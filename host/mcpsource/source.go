@@ -265,8 +265,9 @@ func (s *Source) Tools() ([]contracts.Contract, string) {
 	return slices.Clone(s.tools.contracts), s.tools.hash
 }
 
-// Call runs one upstream tool. Errors: CodeToolUnavailable (retryable:
-// the upstream is down or refused the connection), CodeToolCrashed (its
+// Call runs one upstream tool. Errors: CodeToolUnavailable (the upstream
+// is down or the connection failed; retryable unless the request may have
+// reached a tool that is not idempotent), CodeToolCrashed (its
 // process died during the call), CodeToolFailed (an isError answer, with
 // the upstream's text, or a protocol error), CodeUnknownTool (the upstream
 // no longer lists it).
@@ -322,17 +323,30 @@ func (s *Source) callError(ctx context.Context, c *conn, tool string, err error)
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {
+		// The upstream is unreachable or went away mid-call. A retry is safe
+		// when the request never left (dial failed) or the tool says
+		// repeating it changes nothing.
 		var op *net.OpError
-		if errors.As(err, &op) && op.Op == "dial" {
-			return s.unavailable(tool, err) // never reached the server: safe to retry
-		}
-		return contracts.Errorf(contracts.CodeToolFailed, "%s: upstream %q: %w", tool, s.spec.Name, err).With("tool", tool).With("upstream", s.spec.Name)
+		e := s.unavailable(tool, err)
+		e.Retryable = errors.As(err, &op) && op.Op == "dial" || s.idempotent(tool)
+		return e
 	}
 	return contracts.Errorf(contracts.CodeToolFailed, "%s: upstream %q answered with an error: %w", tool, s.spec.Name, err).
 		With("tool", tool).With("upstream", s.spec.Name)
 }
 
-func (s *Source) unavailable(tool string, cause error) error {
+func (s *Source) idempotent(tool string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.tools.contracts {
+		if c.Tool == tool {
+			return c.Idempotent
+		}
+	}
+	return false
+}
+
+func (s *Source) unavailable(tool string, cause error) *contracts.Error {
 	s.mu.Lock()
 	why := s.lastErr
 	s.mu.Unlock()

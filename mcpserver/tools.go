@@ -87,10 +87,11 @@ func (s *Server) registerTools() error {
 		if d.validator, err = compileSchema(d.input, in); err != nil {
 			return err
 		}
+		// NewToolWithRawSchema, because NewTool's default input schema
+		// would conflict with the raw one when the tool is listed.
+		tool := mcp.NewToolWithRawSchema(d.name, d.desc, in)
 		opts := []mcp.ToolOption{
-			mcp.WithDescription(d.desc),
 			mcp.WithToolTitle(d.title),
-			mcp.WithRawInputSchema(in),
 			mcp.WithRawOutputSchema(out),
 			mcp.WithToolAnnotation(mcp.ToolAnnotation{
 				Title:           d.title,
@@ -103,8 +104,11 @@ func (s *Server) registerTools() error {
 		if d.tasks {
 			opts = append(opts, mcp.WithTaskSupport(mcp.TaskSupportOptional))
 		}
+		for _, o := range opts {
+			o(&tool)
+		}
 		s.tools[d.name] = d
-		s.mcp.AddTool(mcp.NewTool(d.name, opts...), s.wrap(d))
+		s.mcp.AddTool(tool, s.wrap(d))
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func addLater(s *server.MCPServer) {
 
 // serve runs s over streamable HTTP on addr behind a bearer-token check;
 // a fresh handler each time, as a restarted server would have.
-func serve(t *testing.T, addr string, s *server.MCPServer) *http.Server {
+func serve(t testing.TB, addr string, s *server.MCPServer) *http.Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -71,7 +71,7 @@ func serve(t *testing.T, addr string, s *server.MCPServer) *http.Server {
 	return hs
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -19,7 +19,7 @@ var (
 // upstreamBin returns the path of an installed server's executable
 // (mcp-server-filesystem, mcp-server-memory, mcp-server-everything),
 // installing them first when missing. It skips only when npm is absent.
-func upstreamBin(t *testing.T, name string) string {
+func upstreamBin(t testing.TB, name string) string {
 	t.Helper()
 	npmOnce.Do(func() {
 		dir := os.Getenv("ORDO_UPSTREAMS_DIR")

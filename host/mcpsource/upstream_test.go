@@ -18,7 +18,7 @@ import (
 	"github.com/ordo-run/ordo/host"
 )
 
-func newHost(t *testing.T, opts ...host.Option) *host.Host {
+func newHost(t testing.TB, opts ...host.Option) *host.Host {
 	t.Helper()
 	base := []host.Option{
 		host.WithLogger(testLogger()),

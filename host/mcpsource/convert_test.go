@@ -1,0 +1,168 @@
+package mcpsource
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+func hint(b bool) *bool { return &b }
+
+func TestRiskFromAnnotations(t *testing.T) {
+	for _, c := range []struct {
+		a    mcp.ToolAnnotation
+		want contracts.Risk
+	}{
+		{mcp.ToolAnnotation{}, contracts.RiskWrite},
+		{mcp.ToolAnnotation{ReadOnlyHint: hint(true)}, contracts.RiskRead},
+		{mcp.ToolAnnotation{ReadOnlyHint: hint(false), DestructiveHint: hint(true)}, contracts.RiskDestructive},
+		{mcp.ToolAnnotation{DestructiveHint: hint(true)}, contracts.RiskDestructive},
+		{mcp.ToolAnnotation{ReadOnlyHint: hint(false), DestructiveHint: hint(false)}, contracts.RiskWrite},
+		{mcp.ToolAnnotation{ReadOnlyHint: hint(true), DestructiveHint: hint(true)}, contracts.RiskRead},
+	} {
+		if got := riskOf(c.a); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.a, got, c.want)
+		}
+	}
+}
+
+func tools(t *testing.T, js string) []mcp.Tool {
+	t.Helper()
+	var ts []mcp.Tool
+	if err := json.Unmarshal([]byte(js), &ts); err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// Names outside the contract id pattern are sanitized; a collision gets a
+// hash suffix and the name that needed no change keeps its spelling.
+func TestNamesSanitizedStably(t *testing.T) {
+	ts := tools(t, `[{"name":"files/read","inputSchema":{"type":"object"}},{"name":"files_read","inputSchema":{"type":"object"}},
+		{"name":"a.b c","inputSchema":{"type":"object"}}]`)
+	set := buildTools("up", ts, nil)
+	var ids []string
+	for _, c := range set.contracts {
+		ids = append(ids, c.Tool)
+	}
+	if len(ids) != 3 || !slices.Contains(ids, "up.files_read") || !slices.Contains(ids, "up.a_b_c") || set.upstream["up.files_read"] != "files_read" {
+		t.Fatalf("ids %v map %v", ids, set.upstream)
+	}
+	slices.Reverse(ts)
+	again := buildTools("up", ts, nil)
+	if !maps.Equal(set.upstream, again.upstream) || set.hash != again.hash {
+		t.Fatalf("order changed ids: %v vs %v", set.upstream, again.upstream)
+	}
+}
+
+func TestContractsFromSchemas(t *testing.T) {
+	ts := tools(t, `[
+	 {"name":"read","description":"Reads.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]},
+	  "outputSchema":{"type":"object","properties":{"content":{"type":"string"},"odd-name":{"type":"string"}},"required":["content"]},
+	  "annotations":{"readOnlyHint":true}},
+	 {"name":"poke","inputSchema":{},"annotations":{"destructiveHint":true,"idempotentHint":true}},
+	 {"name":"broken","inputSchema":{"type":"object","properties":{"x":{"type":"nonsense"}}}},
+	 {"name":"","inputSchema":{"type":"object"}}]`)
+	set := buildTools("up", ts, map[string]ToolOverride{
+		"up.poke": {Risk: contracts.RiskWrite, Scopes: []string{"poke:all"}, Tags: []string{contracts.TagAdmin}, TimeoutMS: 500}})
+	if len(set.contracts) != 2 || len(set.skipped) != 2 {
+		t.Fatalf("contracts %d skipped %+v", len(set.contracts), set.skipped)
+	}
+	byName := map[string]contracts.Contract{}
+	for _, c := range set.contracts {
+		if _, err := contracts.NewTool(c); err != nil {
+			t.Fatal(err)
+		}
+		byName[c.Tool] = c
+	}
+	read := byName["up.read"]
+	if read.RiskLevel != contracts.RiskRead || !read.Idempotent || read.Service != "up" ||
+		read.ProducesMap["content"] != "$.content" || read.ProducesMap[KeyResult] != "$" || len(read.ProducesMap) != 2 {
+		t.Fatalf("read %+v", read)
+	}
+	tool, _ := contracts.NewTool(read)
+	if err := tool.ValidateInput(map[string]any{}); contracts.CodeOf(err) != contracts.CodeSchemaViolation {
+		t.Fatalf("missing path accepted: %v", err)
+	}
+	poke := byName["up.poke"]
+	if poke.RiskLevel != contracts.RiskWrite || poke.TimeoutMS != 500 || !slices.Equal(poke.Tags, []string{contracts.TagAdmin}) ||
+		string(poke.OutputSchema) != "{}" || poke.ProducesMap[KeyText] != "$.text" || !strings.Contains(poke.Description, `"poke"`) {
+		t.Fatalf("poke %+v", poke)
+	}
+}
+
+func TestResultValue(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`, `{"text":"a\nb"}`},
+		{`{"content":[{"type":"text","text":"x"}],"structuredContent":{"n":1}}`, `{"n":1}`},
+		{`{"content":[]}`, `{"text":""}`},
+		{`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, `{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}],"text":""}`},
+	} {
+		raw := json.RawMessage(c.in)
+		res, err := mcp.ParseCallToolResult(&raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := resultValue(res)
+		if err != nil || string(out) != c.want {
+			t.Errorf("%s: %s %v, want %s", c.in, out, err, c.want)
+		}
+	}
+	raw := json.RawMessage(`{"content":[{"type":"text","text":"no such file"}],"isError":true}`)
+	res, _ := mcp.ParseCallToolResult(&raw)
+	e := toolError("up", "up.read", res)
+	if e.Code != contracts.CodeToolFailed || e.Retryable || !strings.Contains(e.Message, "no such file") || e.Details["upstream"] != "up" {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestSpecCheck(t *testing.T) {
+	ok := Spec{Name: "fs", Command: []string{"npx", "-y", "x"}}
+	if err := ok.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for field, s := range map[string]Spec{
+		"name":                    {Name: "Bad.Name", Command: []string{"x"}},
+		"command":                 {Name: "a"},
+		"url":                     {Name: "a", URL: "ftp://x"},
+		"bearer_token":            {Name: "a", Command: []string{"x"}, BearerToken: "t"},
+		"env":                     {Name: "a", Command: []string{"x"}, Env: map[string]string{"A=B": "c"}},
+		"poll_interval":           {Name: "a", Command: []string{"x"}, PollInterval: -1},
+		"overrides.read.risk":     {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Risk: "huge"}}},
+		"overrides.read.tags":     {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Tags: []string{"fun"}}}},
+		"overrides.read.scopes":   {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Scopes: []string{" "}}}},
+		"overrides.w.timeout_ms":  {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"w": {TimeoutMS: -5}}},
+		"bearer_token/line break": {Name: "a", URL: "http://h/mcp", BearerToken: "a\nb"},
+	} {
+		err := s.Check()
+		want := strings.Split(field, "/")[0]
+		if ce := contracts.AsError(err); ce == nil || ce.Code != contracts.CodeInvalidInput || ce.Details["field"] != want {
+			t.Errorf("%s: %v", field, err)
+		}
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	for in, want := range map[string][]string{
+		`npx -y @modelcontextprotocol/server-filesystem /tmp`: {"npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"},
+		`node 'my server.js' "a \"b\"" c\ d`:                  {"node", "my server.js", `a "b"`, "c d"},
+		`  x  ''  `:                                           {"x", ""},
+		`a"b"'c'`:                                             {"abc"},
+	} {
+		got, err := SplitCommand(in)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%q: %q %v, want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{``, `   `, `'open`, `"open`, `trailing\`} {
+		if _, err := SplitCommand(in); contracts.CodeOf(err) != contracts.CodeInvalidInput {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}

@@ -400,3 +400,37 @@ func TestHelpHasExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestScenarioPlans runs every example plan under examples/scenarios and
+// checks each ends the way its goal says.
+func TestScenarioPlans(t *testing.T) {
+	want := map[string]struct {
+		exit int
+		code contracts.Code // the error printed, when the run fails
+	}{
+		"seed000-1-one-tool.plan.json":             {0, 0},
+		"seed000-2-multi-step.plan.json":           {0, 0},
+		"seed000-3-tool-failure.plan.json":         {1, contracts.CodeToolFailed},
+		"seed000-4-invalid.plan.json":              {2, contracts.CodeInvalidJSON},
+		"seed004-1-page-then-post.plan.json":       {0, 0},
+		"seed004-2-unsatisfied-requires.plan.json": {1, contracts.CodePlanFailed},
+	}
+	files, _ := filepath.Glob(filepath.Join(repoRoot, "examples", "scenarios", "*.json"))
+	if len(files) != len(want) {
+		t.Errorf("examples/scenarios has %d plans, the test knows %d", len(files), len(want))
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			w, ok := want[name]
+			if !ok {
+				t.Fatalf("no expectation for %s", name)
+			}
+			r := newEnv(t).ordo("", "run", "--plan", f, "--yes")
+			r.want(t, w.exit)
+			if w.code != 0 && !strings.Contains(r.stderr, fmt.Sprintf("error %d", w.code)) {
+				t.Errorf("stderr lacks error %d:\n%s", w.code, r.stderr)
+			}
+		})
+	}
+}

@@ -138,7 +138,15 @@ func TestServeStdio(t *testing.T) {
 			t.Logf("ordo serve log:\n%s", b)
 		}
 	})
-	c, err := client.NewStdioMCPClientWithOptions(filepath.Join(binDir, "ordo"), vars, []string{"serve"},
+	// Start it the way the example client configuration says.
+	var conf struct {
+		MCPServers map[string]struct{ Args []string } `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(filepath.Join(repoRoot, "examples", "mcp", "stdio.json"))
+	if err := json.Unmarshal(data, &conf); err != nil || len(conf.MCPServers["ordo"].Args) == 0 {
+		t.Fatalf("examples/mcp/stdio.json: %v", err)
+	}
+	c, err := client.NewStdioMCPClientWithOptions(filepath.Join(binDir, "ordo"), vars, conf.MCPServers["ordo"].Args,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
 			cmd.Env = env

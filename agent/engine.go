@@ -15,6 +15,7 @@ import (
 	"github.com/ordo-run/ordo/agent/prompts"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/memory/patterns"
 )
 
 // Tools is the engine's view of the tool catalog: the host implements it.
@@ -72,6 +73,8 @@ type Config struct {
 	// DefaultLeaseTTL). Used only when the store is a memory.Leaser.
 	Owner    string        `json:"owner" yaml:"owner"`
 	LeaseTTL time.Duration `json:"lease_ttl" yaml:"lease_ttl"`
+	// Memory switches the uses of pattern memory (Deps.Memory).
+	Memory MemoryConfig `json:"memory" yaml:"memory"`
 }
 
 // DefaultConfig is Config with seed 002's HITL defaults: HITL on,
@@ -90,6 +93,10 @@ type Deps struct {
 	Recommender Recommender
 	Logger      *slog.Logger
 	Events      func(Event)
+	// Memory is the user's pattern memory and Collector feeds it finished
+	// runs in the background; Config.Memory says what they are used for.
+	Memory    *patterns.Memory
+	Collector *patterns.Collector
 }
 
 // Event kinds.
@@ -231,6 +238,7 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 	if run.Seq == 1 {
 		return e.created(ctx, run.ID)
 	}
+	e.remember(run)
 	return nil
 }
 

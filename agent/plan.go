@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent/policy"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory/patterns"
 )
 
 // Plan creates a run and plans it: the planner (one LLM call) or the
@@ -74,7 +75,8 @@ type candidate struct {
 // policy and decides whether a person must approve it.
 func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string, given *contracts.Plan) error {
 	var p *contracts.Plan
-	source := "caller"
+	var remembered *patterns.Clarification
+	source := givenSource(ctx)
 	if given != nil {
 		cp := clonePlan(given)
 		p = &cp
@@ -84,10 +86,14 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string
 		}
 	} else {
 		source = "planner"
-		cands := e.candidates(ctx, run.Goal)
+		remembered = e.reuseClarification(ctx, run)
+		cands := e.candidates(ctx, run)
 		in := map[string]any{
 			"user_request": run.Goal, "context": extra, "timezone": run.Options.Timezone, "locale": run.Options.Locale,
 			"connected_services": run.Options.Services, "tool_candidates": describe(cands),
+		}
+		if past := e.examples(ctx, run); len(past) > 0 {
+			in["past_plans"] = past
 		}
 		text, err := e.complete(ctx, run, "planner", in, contracts.PlanSchema())
 		if err != nil {
@@ -111,6 +117,7 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string
 		}
 		return e.interrupt(ctx, run, &contracts.Interrupt{
 			Kind: contracts.InterruptClarify, Message: "the goal is ambiguous; please answer", Questions: p.ClarificationQuestions,
+			Suggestions: suggestions(remembered),
 		})
 	}
 	rev, decisions, err := e.checkPlan(run, p, source, "", nil)
@@ -213,15 +220,18 @@ func (e *Engine) commitPlan(ctx context.Context, run *contracts.Run, rev *contra
 }
 
 // candidates are the tools the planner may choose from: all of them when
-// the catalog is small, else the recommender's top K, else a lexical top K.
-func (e *Engine) candidates(ctx context.Context, goal string) []*contracts.Tool {
-	all := e.deps.Tools.List()
+// the catalog is small, else the recommender's top K, else a lexical top K;
+// memory's advice (when on) boosts and drops tools.
+func (e *Engine) candidates(ctx context.Context, run *contracts.Run) []*contracts.Tool {
+	goal := run.Goal
+	adv := e.advice(ctx, run)
+	all := withoutAvoided(e.deps.Tools.List(), adv.Avoid)
 	k := e.cfg.CandidatesK
 	if len(all) <= k {
 		return all
 	}
 	if e.deps.Recommender != nil {
-		names, err := e.deps.Recommender.Recommend(ctx, goal, k)
+		names, err := e.recommend(ctx, goal, k, adv)
 		if err == nil {
 			var out []*contracts.Tool
 			for _, n := range names {

@@ -37,7 +37,7 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 			With("action", f.action))
 	}
 	run.ReplanCount++
-	cands := e.candidates(ctx, run.Goal)
+	cands := e.candidates(ctx, run)
 	if t, ok := e.deps.Tools.Lookup("llm.summarize"); ok && !slices.Contains(cands, t) {
 		cands = append(cands, t)
 	}

@@ -163,7 +163,7 @@ func (e *Engine) checkStepDecision(run *contracts.Run, in contracts.Interrupt, d
 func withAnswers(goal string, answers map[string]any) string {
 	var b strings.Builder
 	b.WriteString(goal)
-	b.WriteString("\n\nClarifications:")
+	b.WriteString(clarificationsMark)
 	for _, k := range slices.Sorted(maps.Keys(answers)) {
 		fmt.Fprintf(&b, "\n- %s: %v", k, answers[k])
 	}

@@ -61,10 +61,13 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, version int, a
 		if reason == "" {
 			reason = "step approval is on"
 		}
-		return o, &contracts.Interrupt{
+		in := &contracts.Interrupt{
 			Kind: contracts.InterruptStepApproval, Message: "approve, edit or skip: " + describeAction(a) + " (" + reason + ")",
 			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: redact(tool, payload),
-		}, nil
+		}
+		if !e.approvedByMemory(ctx, run, in) {
+			return o, in, nil
+		}
 	}
 	if err := tool.ValidateInput(payload); err != nil {
 		return o, nil, err

@@ -115,12 +115,13 @@ func observeTools(run *contracts.Run, goal string) []Record {
 	return out
 }
 
-// stepText is what a tool record is matched on: the action's intent, else
-// its summary, else the goal.
+// stepText is what a tool record is matched on: the action's intent (else
+// its summary) with the goal, so that both a step's text and a whole goal
+// (which is what the planner's candidates are chosen for) find it.
 func stepText(a contracts.Action, goal string) string {
 	for _, s := range []string{a.Intent, a.Summary} {
 		if s = strings.TrimSpace(s); s != "" {
-			return s
+			return s + "\n" + goal
 		}
 	}
 	return goal

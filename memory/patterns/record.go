@@ -48,7 +48,7 @@ type Record struct {
 	Namespace Namespace `json:"namespace"`
 	User      string    `json:"user"`
 	// Text is what similarity is measured on: the goal (plan,
-	// clarification), the step's intent (tool), the tool name (behavior),
+	// clarification), the step's intent and goal (tool), the tool name (behavior),
 	// the template's name and goal (workflow).
 	Text      string    `json:"text"`
 	Tool      string    `json:"tool,omitempty"` // tool, behavior

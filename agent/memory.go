@@ -1,0 +1,295 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory/patterns"
+	"github.com/ordo-run/ordo/recommender"
+)
+
+// MemoryConfig switches each use of pattern memory (Deps.Memory); all are
+// off in the zero value. Seed 002's LangMem uses, without an LLM.
+type MemoryConfig struct {
+	// Collect hands every finished run to Deps.Collector, which
+	// consolidates it in the background.
+	Collect bool `json:"collect" yaml:"collect"`
+	// Examples is how many of the user's past plans for similar goals the
+	// planner sees as examples (0: none).
+	Examples int `json:"examples" yaml:"examples"`
+	// ToolAdvice boosts tools that worked for similar goals and drops
+	// tools marked should_avoid from the planner's candidates.
+	ToolAdvice bool `json:"tool_advice" yaml:"tool_advice"`
+	// Clarification answers the planner's questions from memory when the
+	// remembered answer is trusted (reuse_count and confidence, see
+	// patterns.Options), and otherwise offers it in the interrupt's
+	// Suggestions.
+	Clarification bool `json:"clarification" yaml:"clarification"`
+	// AutoApprove approves a step that step approval would stop at when
+	// memory predicts the person accepts it (probability above
+	// patterns.Options.AutoApproveAbove), recorded as decided by "memory".
+	// Policy confirmations are never answered by memory.
+	AutoApprove bool `json:"auto_approve" yaml:"auto_approve"`
+}
+
+// clarificationsMark starts the clarification answers withAnswers appends
+// to a goal; pattern memory cuts there to find the goal as asked.
+const clarificationsMark = "\n\nClarifications:"
+
+// DecidedByMemory is Decision.By for what memory decided in a person's place.
+const DecidedByMemory = "memory"
+
+// remember hands a finished run to the background collector.
+func (e *Engine) remember(run *contracts.Run) {
+	if !e.cfg.Memory.Collect || e.deps.Collector == nil || !run.Status.Final() {
+		return
+	}
+	if !e.deps.Collector.Submit(run) {
+		e.log.Warn("memory did not take the run", "run", run.ID)
+	}
+}
+
+// memoryOn reports whether a use is switched on and has a store.
+func (e *Engine) memoryOn(use bool) bool { return use && e.deps.Memory != nil }
+
+// pastPlan is how an example reaches the planner.
+type pastPlan struct {
+	Goal    string             `json:"goal"`
+	Actions []contracts.Action `json:"actions"`
+}
+
+// examples returns the user's past plans for goals like this one whose
+// tools are all still in the catalog. Memory failures only log: memory
+// improves a run, it never stops one.
+func (e *Engine) examples(ctx context.Context, run *contracts.Run) []pastPlan {
+	if !e.memoryOn(e.cfg.Memory.Examples > 0) {
+		return nil
+	}
+	ex, err := e.deps.Memory.Examples(ctx, run.UserID, baseGoal(run), e.cfg.Memory.Examples)
+	if err != nil {
+		e.log.Warn("memory examples failed", "run", run.ID, "err", err)
+		return nil
+	}
+	var out []pastPlan
+	for _, x := range ex {
+		if slices.ContainsFunc(x.Plan.Actions, func(a contracts.Action) bool { _, ok := e.deps.Tools.Lookup(a.Tool); return !ok }) {
+			continue
+		}
+		out = append(out, pastPlan{Goal: x.Goal, Actions: x.Plan.Actions})
+	}
+	return out
+}
+
+// advice is memory's boost and avoid list for a goal (empty when off).
+func (e *Engine) advice(ctx context.Context, run *contracts.Run) patterns.ToolAdvice {
+	if !e.memoryOn(e.cfg.Memory.ToolAdvice) {
+		return patterns.ToolAdvice{}
+	}
+	adv, err := e.deps.Memory.ToolAdvice(ctx, run.UserID, baseGoal(run))
+	if err != nil {
+		e.log.Warn("memory tool advice failed", "run", run.ID, "err", err)
+	}
+	return adv
+}
+
+// searcher is the recommender's full search, with boosts and an avoid
+// list; recommender.Recommender implements it.
+type searcher interface {
+	Search(ctx context.Context, query string, o recommender.SearchOptions) ([]recommender.Hit, error)
+}
+
+// recommend asks the recommender for k tools, passing memory's advice when
+// the recommender can take it.
+func (e *Engine) recommend(ctx context.Context, goal string, k int, adv patterns.ToolAdvice) ([]string, error) {
+	s, ok := e.deps.Recommender.(searcher)
+	if !ok || (len(adv.Boost) == 0 && len(adv.Avoid) == 0) {
+		return e.deps.Recommender.Recommend(ctx, goal, k)
+	}
+	hits, err := s.Search(ctx, goal, recommender.SearchOptions{K: k, Boost: adv.Boost, Avoid: adv.Avoid})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(hits))
+	for i, h := range hits {
+		names[i] = h.Tool
+	}
+	return names, nil
+}
+
+// withoutAvoided drops the tools memory says to avoid, unless that would
+// leave nothing to plan with.
+func withoutAvoided(ts []*contracts.Tool, avoid []string) []*contracts.Tool {
+	if len(avoid) == 0 {
+		return ts
+	}
+	kept := slices.DeleteFunc(slices.Clone(ts), func(t *contracts.Tool) bool { return slices.Contains(avoid, t.Name()) })
+	if len(kept) == 0 {
+		return ts
+	}
+	return kept
+}
+
+// baseGoal is the goal as the user asked it, before clarification answers
+// were appended to it.
+func baseGoal(run *contracts.Run) string {
+	g, _, _ := strings.Cut(run.Goal, clarificationsMark)
+	return g
+}
+
+// remembered returns the user's clarification for this goal, on the first
+// planning of a run only (after a person answered, memory stays out).
+func (e *Engine) remembered(ctx context.Context, run *contracts.Run) *patterns.Clarification {
+	if !e.memoryOn(e.cfg.Memory.Clarification) || len(run.Plans) > 0 {
+		return nil
+	}
+	for _, d := range run.Decisions {
+		if d.Interrupt.Kind == contracts.InterruptClarify {
+			return nil
+		}
+	}
+	c, err := e.deps.Memory.Clarification(ctx, run.UserID, baseGoal(run))
+	if err != nil {
+		e.log.Warn("memory clarification failed", "run", run.ID, "err", err)
+		return nil
+	}
+	return c
+}
+
+// reuseClarification applies a trusted remembered clarification before the
+// planner runs, as seed 002 does, and records it as answered by memory.
+// It returns the clarification when it was not trusted enough, for the
+// interrupt's suggestions.
+func (e *Engine) reuseClarification(ctx context.Context, run *contracts.Run) *patterns.Clarification {
+	c := e.remembered(ctx, run)
+	if c == nil || !c.Auto {
+		return c
+	}
+	in := contracts.Interrupt{Kind: contracts.InterruptClarify, Questions: c.Questions, Suggestions: c.Suggestions(), CreatedAt: e.now(),
+		Message: fmt.Sprintf("answered from memory (reused %d times, confidence %.2f)", c.ReuseCount, c.Confidence)}
+	run.Decisions = append(run.Decisions, contracts.DecisionRecord{Interrupt: in, At: e.now(),
+		Decision: contracts.Decision{Kind: contracts.DecisionAnswer, Answers: c.Answers, By: DecidedByMemory, Note: "memory " + c.ID}})
+	run.Goal = withAnswers(run.Goal, c.Answers)
+	e.emit(ctx, run, EventResumed, "", "", "clarify answered by memory")
+	return nil
+}
+
+// suggestions renders a remembered clarification for an interrupt.
+func suggestions(c *patterns.Clarification) map[string]string {
+	if c == nil {
+		return nil
+	}
+	return c.Suggestions()
+}
+
+// approvedByMemory answers a step approval that only the step-approval
+// switch asked for, when memory predicts the person accepts it. The
+// decision is recorded like a person's, with By "memory".
+func (e *Engine) approvedByMemory(ctx context.Context, run *contracts.Run, in *contracts.Interrupt) bool {
+	if !e.memoryOn(e.cfg.Memory.AutoApprove) || run.Policy[in.ActionID].Decision == contracts.PolicyRequireConfirm {
+		return false
+	}
+	p, err := e.deps.Memory.PredictApproval(ctx, run.UserID, in.Tool)
+	if err != nil {
+		e.log.Warn("memory approval prediction failed", "run", run.ID, "err", err)
+		return false
+	}
+	if !p.Accept {
+		return false
+	}
+	in.CreatedAt = e.now()
+	run.Decisions = append(run.Decisions, contracts.DecisionRecord{Interrupt: *in, At: e.now(),
+		Decision: contracts.Decision{Kind: contracts.DecisionApprove, By: DecidedByMemory,
+			Note: fmt.Sprintf("predicted accept probability %.2f from %d decisions", p.Probability, p.Samples)}})
+	e.emit(ctx, run, EventResumed, in.ActionID, in.Tool, "step_approval approve by memory")
+	return true
+}
+
+// TemplateRequest runs a saved workflow template with new inputs.
+type TemplateRequest struct {
+	Name   string
+	UserID string
+	// Goal replaces the template's goal when set.
+	Goal string
+	// Inputs override literal payload values: "ACTION_ID.FIELD" -> value.
+	Inputs  map[string]any
+	Options contracts.RunOptions
+}
+
+// SaveTemplate saves the current plan of a completed run as the run's
+// user's workflow template name.
+func (e *Engine) SaveTemplate(ctx context.Context, runID, name string) error {
+	if e.deps.Memory == nil {
+		return contracts.Errorf(contracts.CodeInvalidConfig, "pattern memory is not configured").With("field", "memory")
+	}
+	run, err := e.deps.Store.Load(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if run.Status != contracts.RunCompleted || len(run.Plans) == 0 {
+		return contracts.Errorf(contracts.CodeInvalidInput, "run %s is %s; only a completed run's plan can be a template", runID, run.Status).
+			With("field", "run").With("run", runID)
+	}
+	p := clonePlan(&run.Plans[len(run.Plans)-1].Plan)
+	p.Context = nil
+	return e.deps.Memory.SaveTemplate(ctx, run.UserID, name, p)
+}
+
+// RunTemplate plans a run from the user's template (no planner call:
+// the plan is checked and approved like a caller's) and executes it when
+// ready. Its plan revision's source is "template".
+func (e *Engine) RunTemplate(ctx context.Context, req TemplateRequest) (*contracts.Run, error) {
+	if e.deps.Memory == nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "pattern memory is not configured").With("field", "memory")
+	}
+	t, err := e.deps.Memory.Template(ctx, req.UserID, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	p := clonePlan(&t.Plan)
+	if err := applyInputs(&p, req.Inputs); err != nil {
+		return nil, err
+	}
+	goal := req.Goal
+	if goal == "" {
+		goal = p.Goal
+	}
+	p.Goal = goal
+	return e.Run(context.WithValue(ctx, planSourceKey{}, "template"), Request{Goal: goal, Plan: &p, UserID: req.UserID, Options: req.Options})
+}
+
+// planSourceKey carries a given plan's source ("template") into planStage.
+type planSourceKey struct{}
+
+func givenSource(ctx context.Context) string {
+	if s, ok := ctx.Value(planSourceKey{}).(string); ok {
+		return s
+	}
+	return "caller"
+}
+
+// applyInputs sets "ACTION_ID.FIELD" literal inputs; a key naming no
+// action is refused and the plan is left as it was.
+func applyInputs(p *contracts.Plan, inputs map[string]any) error {
+	for _, k := range slices.Sorted(maps.Keys(inputs)) {
+		id, field, ok := strings.Cut(k, ".")
+		i := slices.IndexFunc(p.Actions, func(a contracts.Action) bool { return a.ID == id })
+		if !ok || field == "" || i < 0 {
+			return contracts.Errorf(contracts.CodeInvalidInput, "input %q names no ACTION_ID.FIELD of the template", k).
+				With("field", "inputs").With("input", k)
+		}
+	}
+	for k, v := range inputs {
+		id, field, _ := strings.Cut(k, ".")
+		i := slices.IndexFunc(p.Actions, func(a contracts.Action) bool { return a.ID == id })
+		if p.Actions[i].Inputs == nil {
+			p.Actions[i].Inputs = map[string]any{}
+		}
+		p.Actions[i].Inputs[field] = v
+		delete(p.Actions[i].InputBindings, field) // a literal replaces a binding of the same field
+	}
+	return nil
+}

@@ -167,7 +167,7 @@ func TestHTTPUpstreamRefused(t *testing.T) {
 	h := newHost(t, host.WithStartTimeout(5*time.Second))
 	ctx := context.Background()
 	for name, spec := range map[string]host.UpstreamSpec{
-		"wrong token": {Name: "calc", URL: "http://" + addr + "/mcp", BearerToken: "nope"},
+		"wrong token":  {Name: "calc", URL: "http://" + addr + "/mcp", BearerToken: "nope"},
 		"nobody there": {Name: "calc", URL: "http://" + freeAddr(t) + "/mcp"},
 	} {
 		if err := h.AddUpstream(ctx, spec); contracts.CodeOf(err) != contracts.CodePluginRefused {

@@ -96,17 +96,16 @@ func (x *bm25) remove(tool string) {
 	x.live--
 }
 
-// score returns the BM25 score of every tool that shares a term with the
-// query and passes keep.
-func (x *bm25) score(query string, keep func(string) bool) map[string]float64 {
-	out := map[string]float64{}
+// score returns the BM25 score of every tool (by slot) and the slots that
+// share a term with the query and pass keep. Slices, not maps: a common
+// query word touches thousands of tools.
+func (x *bm25) score(query string, keep func(string) bool) (acc []float64, touched []int) {
 	if x.live == 0 {
-		return out
+		return nil, nil
 	}
 	n := float64(x.live)
 	avg := x.total / n
-	acc := make([]float64, len(x.names))
-	var touched []int
+	acc = make([]float64, len(x.names))
 	seen := map[string]bool{}
 	for _, t := range tokenize.Words(query) {
 		if seen[t] {
@@ -126,10 +125,13 @@ func (x *bm25) score(query string, keep func(string) bool) map[string]float64 {
 			acc[e.slot] += idf * e.tf * (x.k1 + 1) / (e.tf + norm)
 		}
 	}
+	kept := touched[:0]
 	for _, s := range touched {
 		if keep(x.names[s]) {
-			out[x.names[s]] = acc[s]
+			kept = append(kept, s)
+		} else {
+			acc[s] = 0
 		}
 	}
-	return out
+	return acc, kept
 }

@@ -32,8 +32,6 @@ type Ranking struct {
 	// ClauseVectors also runs a vector query per clause (one chromem-go scan
 	// each); off by default, the whole request's vector query is enough.
 	ClauseVectors bool
-	// WeakBreaks also splits clauses at commas and a bare "and".
-	WeakBreaks bool
 	// ClauseMax merges clause lists by each tool's best clause rank instead
 	// of summing over clauses, so a tool near the top of many clauses does
 	// not crowd out the one tool a single clause needs.
@@ -108,15 +106,23 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	keep := r.filter(o)
-	clauses := tokenize.Clauses(query, r.rank.ClauseMinWords, r.rank.WeakBreaks)
-	whole, err := r.rankList(ctx, query, keep, o, true)
+	memo := map[string]ranked{}
+	list := func(text string, vector bool) (ranked, error) {
+		if l, ok := memo[text]; ok {
+			return l, nil
+		}
+		l, err := r.rankList(ctx, text, keep, o, vector)
+		memo[text] = l
+		return l, err
+	}
+	whole, err := list(query, true)
 	if err != nil {
 		return nil, err
 	}
 	lists := []ranked{whole}
-	if len(clauses) > 1 {
+	if clauses := tokenize.Clauses(query, r.rank.ClauseMinWords, false); len(clauses) > 1 {
 		for _, c := range clauses {
-			l, err := r.rankList(ctx, c, keep, o, r.rank.ClauseVectors)
+			l, err := list(c, r.rank.ClauseVectors)
 			if err != nil {
 				return nil, err
 			}
@@ -143,10 +149,23 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 		scores[t] += s
 	}
 	boosted(scores, o.Boost)
-	if len(lists) > 1 && r.rank.Diversity > 0 {
-		return r.diversify(scores, lists[1:], k), nil
+	// Diversification looks at finer pieces than fusion: commas and a bare
+	// "and" often join two tasks in one sentence, and xQuAD only rewards a
+	// piece's tools until one of them is chosen, so over-splitting costs
+	// little here while it hurts fusion.
+	pieces := tokenize.Clauses(query, r.rank.ClauseMinWords, true)
+	if r.rank.Diversity == 0 || len(pieces) < 2 || len(lists) < 2 {
+		return r.hits(scores, k), nil
 	}
-	return r.hits(scores, k), nil
+	aspects := make([]ranked, 0, len(pieces))
+	for _, p := range pieces {
+		l, err := list(p, r.rank.ClauseVectors)
+		if err != nil {
+			return nil, err
+		}
+		aspects = append(aspects, l)
+	}
+	return r.diversify(scores, aspects, k), nil
 }
 
 // ranked is one text's candidate list: tools best first, and each one's
@@ -293,7 +312,7 @@ func (r *Recommender) filter(o SearchOptions) func(string) bool {
 // rankList fuses BM25 and, when vector is set, vector similarity for one
 // text, and returns the best Candidates tools in order.
 func (r *Recommender) rankList(ctx context.Context, text string, keep func(string) bool, o SearchOptions, vector bool) (ranked, error) {
-	lex := r.lex.score(text, keep)
+	lex, touched := r.lex.score(text, keep)
 	vec := map[string]float64{}
 	if vector {
 		var err error
@@ -301,40 +320,48 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(strin
 			return ranked{}, err
 		}
 	}
-	maxL, maxV := maxOf(lex), maxOf(vec)
+	var maxL float64
+	for _, s := range touched {
+		maxL = math.Max(maxL, lex[s])
+	}
+	maxV := maxOf(vec)
 	wv := r.rank.VectorWeight
 	if len(vec) == 0 {
 		wv = 0
 	}
-	fused := make(map[string]float64, len(lex)+len(vec))
-	for t, s := range lex {
-		fused[t] += (1 - wv) * s / maxL
+	// Fuse in slot space; vector hits have slots too (every indexed tool
+	// is in the lexical index).
+	for _, s := range touched {
+		lex[s] *= (1 - wv) / maxL
 	}
-	for t, s := range vec {
-		fused[t] += wv * s / maxV
-	}
-	order := topN(fused, r.rank.Candidates)
-	out := ranked{order: order, score: make(map[string]float64, len(order))}
-	if len(order) > 0 {
-		top := fused[order[0]]
-		for _, t := range order {
-			out.score[t] = fused[t] / top
+	for t, v := range vec {
+		s := r.lex.slots[t]
+		if lex[s] == 0 {
+			touched = append(touched, s)
 		}
+		lex[s] += wv * v / maxV
+	}
+	order := topN(touched, lex, r.lex.names, r.rank.Candidates)
+	out := ranked{order: make([]string, len(order)), score: make(map[string]float64, len(order))}
+	for i, s := range order {
+		t := r.lex.names[s]
+		out.order[i] = t
+		out.score[t] = lex[s] / lex[order[0]]
 	}
 	return out, nil
 }
 
-// topN returns the n best-scored keys, best first (ties by name), without
-// sorting the whole map: lists only feed the top of a fusion.
-func topN(scores map[string]float64, n int) []string {
-	better := func(a, b string) bool {
-		if scores[a] != scores[b] {
-			return scores[a] > scores[b]
+// topN returns the n best-scored slots, best first (ties by tool name),
+// without sorting them all: lists only feed the top of a fusion.
+func topN(slots []int, score []float64, names []string, n int) []int {
+	better := func(a, b int) bool {
+		if score[a] != score[b] {
+			return score[a] > score[b]
 		}
-		return a < b
+		return names[a] < names[b]
 	}
-	out := make([]string, 0, n+1)
-	for t := range scores {
+	out := make([]int, 0, n+1)
+	for _, t := range slots {
 		if len(out) == n && !better(t, out[n-1]) {
 			continue
 		}

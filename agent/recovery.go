@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,8 +13,9 @@ import (
 // Recover claims runs whose driver died (their lease expired without
 // being released) and continues each from its last checkpoint, returning
 // when every claimed run has reached its next stop. A step that was in
-// flight is re-issued with its idempotency key. It returns the claimed
-// ids; a run that could not be continued is logged and left to its lease.
+// flight is re-issued with its idempotency key. Runs left pending by a
+// process that died before leasing them fail closed. It returns the ids
+// it took; a run that could not be continued is logged and left to its lease.
 // Without a leasing store there is nothing to claim.
 func (e *Engine) Recover(ctx context.Context) ([]string, error) {
 	ls, ok := e.deps.Store.(memory.Leaser)
@@ -24,12 +26,49 @@ func (e *Engine) Recover(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var wg sync.WaitGroup
+	orphans, err := e.orphans(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		got = ids
+	)
 	for _, id := range ids {
 		wg.Go(func() { e.recoverRun(ctx, id) })
 	}
+	for _, id := range orphans {
+		wg.Go(func() {
+			if e.recoverRun(ctx, id) {
+				mu.Lock()
+				got = append(got, id)
+				mu.Unlock()
+			}
+		})
+	}
 	wg.Wait()
-	return ids, nil
+	return got, nil
+}
+
+// orphans are runs still pending a lease-ttl after their last checkpoint
+// and not among claimed: a live planner holds its run's lease (so taking
+// it fails and the run is left alone), but a process that died between
+// creating a run and leasing it left one that no lease will ever expire on.
+func (e *Engine) orphans(ctx context.Context, claimed []string) ([]string, error) {
+	sums, err := e.deps.Store.List(ctx, memory.Filter{
+		Status: []contracts.RunStatus{contracts.RunPending}, UpdatedBefore: e.now().Add(-e.cfg.LeaseTTL), Limit: e.cfg.Parallelism,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range sums {
+		if !slices.Contains(claimed, s.ID) {
+			out = append(out, s.ID)
+		}
+	}
+	return out, nil
 }
 
 // Watch calls Recover every interval until ctx ends, so a server picks up
@@ -51,14 +90,19 @@ func (e *Engine) Watch(ctx context.Context, every time.Duration) {
 	}
 }
 
-// recoverRun drives one claimed run to its next stop.
-func (e *Engine) recoverRun(ctx context.Context, id string) {
+// recoverRun drives one run to its next stop and says whether it did.
+func (e *Engine) recoverRun(ctx context.Context, id string) bool {
 	run, err := e.continueRun(ctx, id)
-	if err != nil {
+	switch {
+	case contracts.CodeOf(err) == contracts.CodeLeaseHeld:
+		e.log.Debug("run is driven elsewhere", "run", id)
+		return false
+	case err != nil:
 		e.log.Warn("recovering a run failed", "run", id, "err", err)
-		return
+		return false
 	}
 	e.log.Info("recovered run", "run", id, "status", run.Status)
+	return true
 }
 
 // continueRun holds id's lease and continues it: running and ready runs

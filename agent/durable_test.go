@@ -1,0 +1,453 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/memory/embedded"
+	"github.com/ordo-run/ordo/memory/postgres"
+)
+
+// The durability tests run agent/internal/crashtest, a real engine over a
+// real store with the real notes and chat plugin binaries, kill it with
+// SIGKILL, start it again and check that every side effect happened once.
+
+const pgDSNEnv = "ORDO_TEST_POSTGRES_DSN"
+
+var (
+	binsOnce sync.Once
+	binsDir  string
+	binsErr  error
+)
+
+// bins builds crashtest and the two plugins once per test binary.
+func bins(t testing.TB) (crashtest, notes, chat string) {
+	t.Helper()
+	binsOnce.Do(func() {
+		if binsDir, binsErr = os.MkdirTemp("", "ordo-durable-"); binsErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", binsDir+"/",
+			"github.com/ordo-run/ordo/agent/internal/crashtest",
+			"github.com/ordo-run/ordo/cmd/ordo-plugin-notes",
+			"github.com/ordo-run/ordo/cmd/ordo-plugin-chat").CombinedOutput()
+		if err != nil {
+			binsErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binsErr != nil {
+		t.Fatal(binsErr)
+	}
+	return filepath.Join(binsDir, "crashtest"), filepath.Join(binsDir, "ordo-plugin-notes"), filepath.Join(binsDir, "ordo-plugin-chat")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binsDir != "" {
+		os.RemoveAll(binsDir)
+	}
+	os.Exit(code)
+}
+
+// crashEnv is one Ordo "server" installation: a store and a data directory
+// that every crashtest process started on it shares.
+type crashEnv struct {
+	t      *testing.T
+	store  string // file path or DSN
+	schema string
+	data   string
+}
+
+// outcome of one crashtest process.
+type procResult struct {
+	killed bool
+	events []Event
+	stderr string
+}
+
+// run starts crashtest and waits; kill, when set, sees each event and
+// says whether to SIGKILL the process now.
+func (c crashEnv) run(mode string, env []string, kill func(Event) bool, args ...string) procResult {
+	c.t.Helper()
+	bin, notes, chat := bins(c.t)
+	cmd := exec.Command(bin, append([]string{"-mode", mode, "-store", c.store, "-schema", c.schema, "-data", c.data,
+		"-notes", notes, "-chat", chat, "-ttl", "1s", "-timeout", "60s"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	var res procResult
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		var ev Event
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue // "done"
+		}
+		res.events = append(res.events, ev)
+		if kill != nil && kill(ev) {
+			_ = cmd.Process.Kill() // SIGKILL
+		}
+	}
+	err = cmd.Wait()
+	res.stderr = stderr.String()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL:
+		res.killed = true
+	default:
+		c.t.Fatalf("crashtest %s: %v\n%s", mode, err, res.stderr)
+	}
+	return res
+}
+
+// openStore opens the env's store from the test process.
+func (c crashEnv) openStore() memory.Checkpointer {
+	c.t.Helper()
+	var (
+		st  memory.Checkpointer
+		err error
+	)
+	if c.schema != "" {
+		st, err = postgres.Open(context.Background(), c.store, postgres.WithSchema(c.schema))
+	} else {
+		st, err = embedded.Open(c.store)
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// pgEnv makes a fresh schema (dropped at the end) on the test database.
+func pgEnv(t *testing.T) crashEnv {
+	dsn := os.Getenv(pgDSNEnv)
+	if dsn == "" {
+		t.Skipf("%s is not set: no PostgreSQL to test against (see docs/stores.md)", pgDSNEnv)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "ordo_durable_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Errorf("drop schema: %v", err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	return crashEnv{t: t, store: dsn, schema: schema, data: t.TempDir()}
+}
+
+// sideEffects is what the plugins recorded, read from their files.
+type sideEffects struct {
+	pages    map[string][]notesPage // by title
+	notesKey map[string]int         // idempotency key -> records
+	chat     map[string]int         // message text -> lines
+	chatKey  map[string]int         // idempotency key -> lines
+}
+
+type notesPage struct {
+	ID     string            `json:"id"`
+	Title  string            `json:"title"`
+	Blocks []json.RawMessage `json:"blocks"`
+}
+
+func readEffects(t *testing.T, data string) sideEffects {
+	t.Helper()
+	fx := sideEffects{pages: map[string][]notesPage{}, notesKey: map[string]int{}, chat: map[string]int{}, chatKey: map[string]int{}}
+	raw, err := os.ReadFile(filepath.Join(data, "plugins", "notes", "notes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		Pages       map[string]notesPage `json:"pages"`
+		Idempotency []struct {
+			Key string `json:"key"`
+		} `json:"idempotency"`
+	}
+	if err := json.Unmarshal(raw, &snap); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range snap.Pages {
+		fx.pages[p.Title] = append(fx.pages[p.Title], p)
+	}
+	for _, r := range snap.Idempotency {
+		fx.notesKey[r.Key]++
+	}
+	raw, err = os.ReadFile(filepath.Join(data, "plugins", "chat", "channels", "ops.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		var line struct {
+			Text        string `json:"text"`
+			Idempotency *struct {
+				Key string `json:"key"`
+			} `json:"idempotency"`
+		}
+		if err := json.Unmarshal(l, &line); err != nil {
+			t.Fatalf("outbox line %q: %v", l, err)
+		}
+		fx.chat[line.Text]++
+		if line.Idempotency != nil {
+			fx.chatKey[line.Idempotency.Key]++
+		}
+	}
+	return fx
+}
+
+// checkExactlyOnce loads every run and checks it against the side
+// effects: each completed run made one page with two blocks and one chat
+// message naming that page, every write step's key was performed once,
+// and its step records are whole: per action one succeeded record, per
+// idempotency key one started record, no failures. It returns the runs.
+func checkExactlyOnce(t *testing.T, st memory.Checkpointer, data string, minRuns, maxRuns int) []*contracts.Run {
+	t.Helper()
+	ctx := context.Background()
+	sums, err := st.List(ctx, memory.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) < minRuns || len(sums) > maxRuns {
+		t.Fatalf("%d runs in the store, want %d to %d", len(sums), minRuns, maxRuns)
+	}
+	fx := readEffects(t, data)
+	writes := 0
+	var runs []*contracts.Run
+	for _, s := range sums {
+		run, err := st.Load(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+		if run.Status != contracts.RunCompleted {
+			// Only a run cut off before its plan was checkpointed may
+			// end otherwise: failed closed, with no step taken.
+			if run.Status != contracts.RunFailed || run.Error.Code != contracts.CodePlanFailed || len(run.Steps) > 0 {
+				t.Fatalf("run %s is %s (error %+v, %d steps)", run.ID, run.Status, run.Error, len(run.Steps))
+			}
+			t.Logf("run %s was cut off while planning and failed closed: %s", run.ID, run.Error.Message)
+			continue
+		}
+		title := strings.TrimPrefix(run.Goal, "durable ")
+		pages := fx.pages[title]
+		if len(pages) != 1 || len(pages[0].Blocks) != 2 {
+			t.Fatalf("run %s: pages titled %q = %+v, want one with 2 blocks", run.ID, title, pages)
+		}
+		if n := fx.chat[notesURL(pages[0].ID)]; n != 1 {
+			t.Fatalf("run %s: %d chat messages for its page, want 1", run.ID, n)
+		}
+		succeeded := map[string]int{}
+		started := map[string]int{}
+		for _, r := range run.Steps {
+			switch r.Status {
+			case contracts.StepStarted:
+				started[r.IdempotencyKey]++
+			case contracts.StepSucceeded:
+				succeeded[r.ActionID]++
+				k := r.Tool + "/" + r.IdempotencyKey
+				switch r.Tool {
+				case "notes.create_page", "notes.append_block":
+					writes++
+					if fx.notesKey[k] != 1 {
+						t.Fatalf("run %s: key %s performed %d times by notes", run.ID, k, fx.notesKey[k])
+					}
+				case "chat.post_message":
+					writes++
+					if fx.chatKey[k] != 1 {
+						t.Fatalf("run %s: key %s posted %d times", run.ID, k, fx.chatKey[k])
+					}
+				}
+			default:
+				t.Fatalf("run %s: step %s is %s: %+v", run.ID, r.ActionID, r.Status, r.Error)
+			}
+		}
+		for _, a := range []string{"a1", "a2", "a3", "a4", "a5"} {
+			if succeeded[a] != 1 {
+				t.Fatalf("run %s: action %s succeeded %d times: %+v", run.ID, a, succeeded[a], run.Steps)
+			}
+		}
+		for k, n := range started {
+			if n != 1 {
+				t.Fatalf("run %s: %d started records for key %s", run.ID, n, k)
+			}
+		}
+		if len(started) != 5 {
+			t.Fatalf("run %s: %d started records, want 5", run.ID, len(started))
+		}
+	}
+	if total := len(fx.notesKey) + len(fx.chatKey); total != writes {
+		t.Fatalf("plugins performed %d keyed writes, the runs' records account for %d", total, writes)
+	}
+	return runs
+}
+
+func notesURL(id string) string { return "ordo://notes/" + id }
+
+// Issue 5: a process killed with SIGKILL while its runs execute (embedded
+// store); a new process recovers them; every side effect happened once.
+func TestKilledProcessResumesRunsExactlyOnce(t *testing.T) {
+	dir := t.TempDir()
+	c := crashEnv{t: t, store: filepath.Join(dir, "ordo.db"), data: dir}
+	started := 0
+	res := c.run("start", nil, func(ev Event) bool {
+		if ev.Kind == EventStepStarted {
+			started++
+		}
+		return started == 4 // two runs: the kill lands mid-run for both
+	}, "-runs", "2")
+	if !res.killed {
+		t.Fatalf("the process finished before the kill: %d events", len(res.events))
+	}
+	st := c.openStore()
+	running, err := st.List(context.Background(), memory.Filter{Status: []contracts.RunStatus{contracts.RunRunning}})
+	if err != nil || len(running) == 0 {
+		t.Fatalf("no run was left running by the kill: %v %v", running, err)
+	}
+	res = c.run("recover", nil, nil)
+	recovered := 0
+	for _, ev := range res.events {
+		if ev.Kind == EventResumed {
+			recovered++
+		}
+	}
+	if recovered != len(running) {
+		t.Fatalf("%d runs recovered, %d were running", recovered, len(running))
+	}
+	checkExactlyOnce(t, st, c.data, 2, 2)
+}
+
+// Issue 8: SIGKILL at >= 20 seeded points across runs on Postgres (the
+// Nth checkpoint of a process, plus a seeded delay so some kills land
+// inside a tool call), restart each time; every run completes, every
+// side effect happened once, and step_records hold each record once.
+// ORDO_CRASH_SEED picks another seed.
+func TestCrashRecoveryPostgres(t *testing.T) {
+	c := pgEnv(t)
+	st := c.openStore() // migrates the schema
+	seed := uint64(20260805)
+	if s := os.Getenv("ORDO_CRASH_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	rng := mrand.New(mrand.NewPCG(seed, seed))
+	const wantKills, perBatch = 20, 3
+	ctx := context.Background()
+	unfinished := func() int {
+		sums, err := st.List(ctx, memory.Filter{Status: []contracts.RunStatus{contracts.RunPending, contracts.RunReady, contracts.RunRunning, contracts.RunInterrupted}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(sums)
+	}
+	kills, batches := 0, 0
+	var points []string
+	for kills < wantKills {
+		n, delay := 1+rng.IntN(12), time.Duration(rng.IntN(3000))*time.Microsecond
+		env := []string{fmt.Sprintf("ORDO_CRASH_AFTER_SAVES=%d", n), "ORDO_CRASH_DELAY=" + delay.String()}
+		mode, args := "recover", []string(nil)
+		if unfinished() == 0 {
+			mode, args = "start", []string{"-runs", fmt.Sprint(perBatch), "-prefix", fmt.Sprintf("b%d", batches)}
+			batches++
+		}
+		if c.run(mode, env, nil, args...).killed {
+			kills++
+			points = append(points, fmt.Sprintf("%s@%d+%v", mode, n, delay))
+		}
+	}
+	t.Logf("seed %d: %d kills over %d batches of %d runs: %s", seed, kills, batches, perBatch, strings.Join(points, " "))
+	c.run("recover", nil, nil)
+	// A start process killed early created only some of its batch.
+	runs := checkExactlyOnce(t, st, c.data, batches, batches*perBatch)
+	checkStepRows(t, st.(*postgres.Store), runs)
+}
+
+// checkStepRows: step_records holds each of a run's records once, at its
+// index, none lost, none extra.
+func checkStepRows(t *testing.T, st *postgres.Store, runs []*contracts.Run) {
+	t.Helper()
+	for _, run := range runs {
+		rows, err := st.Pool().Query(context.Background(),
+			`SELECT idx, action_id, attempt, status FROM step_records WHERE run_id = $1 ORDER BY idx`, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type row struct {
+			Idx     int
+			Action  string
+			Attempt int
+			Status  string
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(run.Steps) {
+			t.Fatalf("run %s: %d step_records rows, %d records", run.ID, len(got), len(run.Steps))
+		}
+		for i, r := range got {
+			s := run.Steps[i]
+			if r.Idx != i || r.Action != s.ActionID || r.Attempt != s.Attempt || r.Status != string(s.Status) {
+				t.Fatalf("run %s: row %+v, record %d is %s/%d/%s", run.ID, r, i, s.ActionID, s.Attempt, s.Status)
+			}
+		}
+	}
+}
+
+// Seed 004 scenario 1 through the real host and the bundled plugin
+// binaries: notes.create_page, then chat.post_message with its page_url.
+func TestSeed004WithBundledPlugins(t *testing.T) {
+	_, notes, chat := bins(t)
+	data := t.TempDir()
+	h, err := host.New(host.WithDataDir(data), host.WithStartTimeout(30*time.Second),
+		host.WithPlugins(host.PluginSpec{Name: "notes", Path: notes}, host.PluginSpec{Name: "chat", Path: chat}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	plan := mustPlan(t, `{"version":"1.0","goal":"write the meeting notes and share the link","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"notes.create_page","intent":"write","requires":[],"produces":["page_url"],"inputs":{"title":"Meeting notes","content":"decisions"}},
+	 {"id":"a2","tool":"chat.post_message","intent":"notify","requires":["page_url"],"produces":["message_ts"],"inputs":{"channel":"#ops"},"input_bindings":{"text":"page_url"}}]}`)
+	st, err := embedded.Open(filepath.Join(data, "ordo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run, err := New(Config{}, Deps{Tools: h, Store: st}).Run(context.Background(), Request{Plan: plan})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	url, _ := stateOf(t, run, "page_url").(string)
+	fx := readEffects(t, data)
+	pages := fx.pages["Meeting notes"]
+	if len(pages) != 1 || notesURL(pages[0].ID) != url || fx.chat[url] != 1 || len(fx.chatKey) != 1 {
+		t.Fatalf("page_url %q, pages %+v, chat %v", url, pages, fx.chat)
+	}
+}

@@ -81,6 +81,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		host.WithDataDir(cfg.DataDir),
 		host.WithPlugins(PluginSpecs(cfg, log)...),
 		host.WithPluginsDir(cfg.PluginsDir),
+		host.WithUpstreams(upstreamSpecs(cfg, o.Env, log)...),
 	)
 	if err != nil {
 		return fail(err)
@@ -261,6 +262,20 @@ func PluginSpecs(cfg *config.Config, log *slog.Logger) []host.PluginSpec {
 	}
 	for _, p := range cfg.Plugins {
 		specs = append(specs, host.PluginSpec{Name: p.Name, Path: p.Path, SHA256: p.SHA256, Env: p.Env, Args: p.Args})
+	}
+	return specs
+}
+
+// upstreamSpecs declares the configured upstream MCP servers, tokens read
+// from the environment.
+func upstreamSpecs(cfg *config.Config, env config.Env, log *slog.Logger) []host.UpstreamSpec {
+	var specs []host.UpstreamSpec
+	for _, u := range cfg.Upstreams {
+		s := u.Spec(env)
+		if u.BearerTokenEnv != "" && s.BearerToken == "" {
+			log.Warn("upstream token variable is unset; connecting without a token", "upstream", u.Name, "variable", u.BearerTokenEnv)
+		}
+		specs = append(specs, s)
 	}
 	return specs
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host/mcpsource"
 )
 
 // StoreEmbedded selects the single-file store under the data directory.
@@ -24,12 +25,14 @@ type Config struct {
 	ReplanBudget int                    `yaml:"replan_budget"`
 	CandidatesK  int                    `yaml:"candidates_k"`
 	// PluginsDir is watched: an executable dropped in becomes a plugin.
-	PluginsDir string    `yaml:"plugins_dir"`
-	Plugins    []Plugin  `yaml:"plugins"`
-	Bundled    Bundled   `yaml:"bundled"`
-	HTTP       HTTP      `yaml:"http"`
-	Log        Log       `yaml:"log"`
-	Retention  Retention `yaml:"retention"`
+	PluginsDir string   `yaml:"plugins_dir"`
+	Plugins    []Plugin `yaml:"plugins"`
+	// Upstreams are MCP servers whose tools join the catalog as NAME.tool.
+	Upstreams []Upstream `yaml:"upstreams"`
+	Bundled   Bundled    `yaml:"bundled"`
+	HTTP      HTTP       `yaml:"http"`
+	Log       Log        `yaml:"log"`
+	Retention Retention  `yaml:"retention"`
 }
 
 // LLM configures the OpenAI-compatible endpoint used for planning. The key
@@ -71,6 +74,30 @@ type Plugin struct {
 	SHA256 string            `yaml:"sha256"`
 	Args   []string          `yaml:"args"`
 	Env    map[string]string `yaml:"env"`
+}
+
+// Upstream is an MCP server reached over stdio (Command) or streamable
+// HTTP (URL). Its bearer token comes from the variable BearerTokenEnv
+// names, never from the file.
+type Upstream struct {
+	Name           string                            `yaml:"name"`
+	Command        []string                          `yaml:"command"`
+	Env            map[string]string                 `yaml:"env"`
+	URL            string                            `yaml:"url"`
+	BearerTokenEnv string                            `yaml:"bearer_token_env"`
+	PollInterval   time.Duration                     `yaml:"poll_interval"`
+	Overrides      map[string]mcpsource.ToolOverride `yaml:"overrides"`
+}
+
+// Spec is the host's declaration of the upstream, with its token read
+// from env.
+func (u Upstream) Spec(env Env) mcpsource.Spec {
+	s := mcpsource.Spec{Name: u.Name, Command: u.Command, Env: u.Env, URL: u.URL,
+		PollInterval: u.PollInterval, Overrides: u.Overrides}
+	if u.BearerTokenEnv != "" {
+		s.BearerToken, _ = env(u.BearerTokenEnv)
+	}
+	return s
 }
 
 // Bundled switches the plugins shipped with Ordo on and off. Their binaries

@@ -6,7 +6,10 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
 )
 
 var (
@@ -30,6 +33,7 @@ func (c *Config) Validate() error {
 		c.validatePolicy,
 		func() error { return absDir("plugins_dir", c.PluginsDir) },
 		c.validatePlugins,
+		c.validateUpstreams,
 		c.validateBundled,
 		c.validateHTTP,
 		c.validateLog,
@@ -144,6 +148,35 @@ func (c *Config) validatePlugins() error {
 			if !envName.MatchString(k) {
 				return invalid(key+".env", "environment variable names (letters, digits, _), got %q", k)
 			}
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateUpstreams() error {
+	for i, u := range c.Upstreams {
+		key := fmt.Sprintf("upstreams[%d]", i)
+		taken := bundledNames[u.Name] || slices.ContainsFunc(c.Plugins, func(p Plugin) bool { return p.Name == u.Name }) ||
+			slices.ContainsFunc(c.Upstreams[:i], func(o Upstream) bool { return o.Name == u.Name })
+		if taken {
+			return invalid(key+".name", "a name not used by another plugin or upstream, %q is taken", u.Name)
+		}
+		if u.BearerTokenEnv != "" && !envName.MatchString(u.BearerTokenEnv) {
+			return invalid(key+".bearer_token_env", "the name of an environment variable, got %q", u.BearerTokenEnv)
+		}
+		// The host's own check, with a stand-in token: it names the field.
+		spec := u.Spec(func(string) (string, bool) { return "", false })
+		if u.BearerTokenEnv != "" {
+			spec.BearerToken = "set-at-start"
+		}
+		if err := spec.Check(); err != nil {
+			ce := contracts.AsError(err)
+			field, _ := ce.Details["field"].(string)
+			if field == "bearer_token" {
+				field = "bearer_token_env"
+			}
+			return contracts.Errorf(contracts.CodeInvalidConfig, "config key %s.%s: %s", key, field, ce.Message).
+				With("key", key+"."+field)
 		}
 	}
 	return nil

@@ -25,10 +25,12 @@ type Collector struct {
 	opts CollectorOptions
 	log  *slog.Logger
 
-	mu     sync.Mutex // guards closed and sends on queue
-	closed bool
-	queue  chan *contracts.Run
-	done   chan struct{}
+	mu      sync.Mutex // guards closed, pending, idle and sends on queue
+	closed  bool
+	pending int           // runs queued or being collected
+	idle    chan struct{} // closed when pending drops to 0
+	queue   chan *contracts.Run
+	done    chan struct{}
 }
 
 // NewCollector starts a collector over mem. Close it to drain and stop.
@@ -67,6 +69,10 @@ func (c *Collector) Submit(run *contracts.Run) bool {
 	}
 	select {
 	case c.queue <- cp:
+		if c.pending == 0 {
+			c.idle = make(chan struct{})
+		}
+		c.pending++
 		return true
 	default:
 		c.log.Warn("memory: collection queue full; run not remembered", "run", run.ID, "queue", c.opts.Queue)
@@ -92,6 +98,29 @@ func (c *Collector) loop() {
 			c.log.Warn("memory: collection failed", "run", run.ID, "user", run.UserID, "err", err)
 		}
 		cancel()
+		c.mu.Lock()
+		if c.pending--; c.pending == 0 {
+			close(c.idle)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// Flush waits until every run submitted so far is collected (or ctx
+// ends), e.g. before a one-shot command exits or a test reads memory.
+func (c *Collector) Flush(ctx context.Context) error {
+	c.mu.Lock()
+	if c.pending == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	idle := c.idle
+	c.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return contracts.Errorf(contracts.CodeCancelled, "memory collector still busy: %w", ctx.Err())
 	}
 }
 

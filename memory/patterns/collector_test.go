@@ -90,9 +90,18 @@ func TestCollectorDoesNotBlockAndDrainsOnClose(t *testing.T) {
 		t.Fatal("collected while the embedder was closed")
 	}
 
-	close(emb.gate)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
+	short, stop := context.WithCancel(ctx)
+	stop()
+	wantCode(t, c.Flush(short), contracts.CodeCancelled, "")
+	close(emb.gate)
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if plans := list(t, m, "ann", patterns.NSPlan); len(plans) != 1 || plans[0].Successes != accepted-1 {
+		t.Fatalf("Flush returned before the queue was collected: %+v", plans)
+	}
 	if err := c.Close(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,13 @@ package agent
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/memory/embedded"
 )
 
 func noopPlan(n int) string {
@@ -48,21 +51,41 @@ func BenchmarkOrchestrationPerStep(b *testing.B) {
 }
 
 // BenchmarkInterruptResumeCycle: plan -> step_approval interrupt
-// (checkpointed) -> a fresh engine resumes from the in-memory store -> done.
+// (checkpointed) -> a fresh engine resumes from the store -> done, on the
+// in-memory store and the embedded file (synchronous=FULL), leases on.
 func BenchmarkInterruptResumeCycle(b *testing.B) {
 	tt := newTools(b, deleteTool())
 	plan := mustPlan(b, `{"version":"1.0","goal":"d","timezone":"UTC","actions":[
 	 {"id":"d1","tool":"notes.delete_page","intent":"write","requires":[],"produces":["deleted"],"inputs":{"page":"p"}}]}`)
-	store := newStore()
-	ctx := context.Background()
-	for b.Loop() {
-		run, err := New(Config{}, Deps{Tools: tt, Store: store}).Run(ctx, Request{Plan: plan})
-		if err != nil || run.Status != contracts.RunInterrupted {
-			b.Fatal(err)
-		}
-		run, err = New(Config{}, Deps{Tools: tt, Store: store}).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionApprove})
-		if err != nil || run.Status != contracts.RunCompleted {
-			b.Fatal(err)
-		}
+	stores := []struct {
+		name string
+		open func() memory.Checkpointer
+	}{
+		{"memory", func() memory.Checkpointer { return newStore() }},
+		{"memory-no-leases", func() memory.Checkpointer { return struct{ memory.Checkpointer }{newStore()} }},
+		{"embedded", func() memory.Checkpointer {
+			st, err := embedded.Open(filepath.Join(b.TempDir(), "ordo.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		}},
+	}
+	for _, s := range stores {
+		b.Run(s.name, func(b *testing.B) {
+			store := s.open()
+			defer store.Close()
+			ctx := context.Background()
+			for b.Loop() {
+				run, err := New(Config{}, Deps{Tools: tt, Store: store}).Run(ctx, Request{Plan: plan})
+				if err != nil || run.Status != contracts.RunInterrupted {
+					b.Fatal(err)
+				}
+				run, err = New(Config{}, Deps{Tools: tt, Store: store}).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionApprove})
+				if err != nil || run.Status != contracts.RunCompleted {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,135 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Issue 8: two `ordo serve --http` processes on one Postgres database. A
+// run is executed through A and stops for approval; every approval goes
+// through B's MCP endpoint, and the run completes on B.
+func TestTwoServersShareRuns(t *testing.T) {
+	admin := os.Getenv("ORDO_TEST_POSTGRES_DSN")
+	if admin == "" {
+		t.Skip("ORDO_TEST_POSTGRES_DSN is unset (e.g. postgres:///ordo_test?host=/var/run/postgresql)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var b [6]byte
+	rand.Read(b[:])
+	db := "ordo_two_" + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Exec(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)") })
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + db
+	store := u.String() // both servers migrate it at start, under the advisory lock
+
+	const token = "two-servers-token-0123456789"
+	a := startServer(t, ctx, store, token)
+	srvB := startServer(t, ctx, store, token)
+
+	plan, err := os.ReadFile(filepath.Join(repoRoot, firstRun))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := callTool(t, ctx, a, token, "execute", map[string]any{"plan": json.RawMessage(plan)})
+	if out["status"] != "interrupted" {
+		t.Fatalf("A: status %v, want interrupted: %v", out["status"], out)
+	}
+	id, _ := out["run_id"].(string)
+	for i := 0; out["status"] == "interrupted"; i++ {
+		if i == 5 {
+			t.Fatalf("still interrupted after %d approvals: %v", i, out)
+		}
+		out = callTool(t, ctx, srvB, token, "approve", map[string]any{"run_id": id, "decision": "approve"})
+	}
+	if out["status"] != "completed" || out["run_id"] != id {
+		t.Fatalf("B: %v", out)
+	}
+}
+
+// startServer runs `ordo serve --http` on a Postgres store with its own
+// home and data directory (another machine) and returns its MCP URL.
+func startServer(t *testing.T, ctx context.Context, store, token string) string {
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "ordo.yaml")
+	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
+	cmd.Dir, cmd.Env = repoRoot, append(e.vars, "ADA_TOKEN="+token, "ORDO_STORE="+store)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	sc := bufio.NewScanner(stderr)
+	var logs strings.Builder
+	for sc.Scan() {
+		logs.WriteString(sc.Text() + "\n")
+		var line struct{ Msg, Addr string }
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving MCP over HTTP" {
+			go io.Copy(io.Discard, stderr)
+			return line.Addr
+		}
+	}
+	t.Fatalf("no listen address logged:\n%s", logs.String())
+	return ""
+}
+
+// callTool calls one tool on a fresh streamable HTTP client and returns
+// its structured result.
+func callTool(t *testing.T, ctx context.Context, mcpURL, token, name string, args map[string]any) map[string]any {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(mcpURL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, initRequest()); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("%s on %s: %v", name, mcpURL, err)
+	}
+	data, _ := json.Marshal(res.StructuredContent)
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil || out == nil {
+		t.Fatalf("%s on %s: no structured result: %+v", name, mcpURL, res)
+	}
+	return out
+}

@@ -9,4 +9,9 @@
 // The engine depends on small interfaces it owns (Tools, Recommender,
 // llm.LLM) so the host, the recommender and model providers stay
 // replaceable and tests use real in-process tools.
+//
+// Pattern memory (memory/patterns) is optional and switched use by use in
+// Config.Memory (memory.go): planner examples, tool advice, clarification
+// reuse, step auto-approval, workflow templates, and background collection
+// of finished runs. Memory improves a run; its failures only log.
 package agent

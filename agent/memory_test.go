@@ -312,3 +312,27 @@ func wantErrField(t *testing.T, err error, code contracts.Code, field string) {
 		t.Fatalf("want %d on %s, got %v", code, field, err)
 	}
 }
+
+// FuzzApplyInputs: any input key either sets ACTION_ID.FIELD or is refused
+// with a coded error naming "inputs", leaving the plan as it was.
+func FuzzApplyInputs(f *testing.F) {
+	for _, k := range []string{"a1.city", "a1.", ".city", "a1", "a9.city", "a1.a.b", "", "a1..x"} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		p := clonePlan(mustPlan(t, weatherPlan))
+		before, _ := json.Marshal(p)
+		err := applyInputs(&p, map[string]any{key: "v"})
+		after, _ := json.Marshal(p)
+		if err != nil {
+			if ce := contracts.AsError(err); ce.Code != contracts.CodeInvalidInput || ce.Details["field"] != "inputs" || string(before) != string(after) {
+				t.Fatalf("refusal %v changed the plan or is uncoded", err)
+			}
+			return
+		}
+		id, field, _ := strings.Cut(key, ".")
+		if id != "a1" || p.Actions[0].Inputs[field] != "v" {
+			t.Fatalf("%q applied as %+v", key, p.Actions[0].Inputs)
+		}
+	})
+}

@@ -28,6 +28,8 @@ type Options struct {
 	Catalog  Catalog     // ordo://catalog
 	Searcher Searcher    // search_tools
 	Admin    PluginAdmin // add_plugin, remove_plugin, list_plugins
+	// Gateway, when set, publishes catalog tools and call_tool (gateway.go).
+	Gateway *Gateway
 	// Tokens gate HTTP access; with none, every HTTP request is refused.
 	Tokens []Token
 	// StdioIdentity is who a stdio client is: the local user who started
@@ -51,6 +53,7 @@ type Server struct {
 	jobs   *jobTable
 	tasks  *tasks
 	tokens *tokenTable
+	gw     *gateway
 }
 
 // New checks opts and builds the server with its tools and resources.
@@ -94,6 +97,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.registerResources()
+	if err := s.startGateway(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

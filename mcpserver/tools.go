@@ -70,7 +70,7 @@ func (s *Server) toolDefs() []*toolDef {
 				desc: "Admin: the loaded plugins and their state."},
 		)
 	}
-	return defs
+	return append(defs, s.gatewayDefs()...)
 }
 
 func (s *Server) registerTools() error {
@@ -180,14 +180,9 @@ func (s *Server) wrap(d *toolDef) server.ToolHandlerFunc {
 }
 
 func (s *Server) checkArgs(d *toolDef, req mcp.CallToolRequest) (json.RawMessage, error) {
-	raw := req.Params.RawArguments
-	if len(raw) == 0 {
-		var err error
-		if req.Params.Arguments == nil {
-			raw = json.RawMessage(`{}`)
-		} else if raw, err = json.Marshal(req.Params.Arguments); err != nil {
-			return nil, contracts.Errorf(contracts.CodeInvalidInput, "arguments: %w", err).With("field", "arguments")
-		}
+	raw, err := rawArguments(req)
+	if err != nil {
+		return nil, err
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -197,6 +192,21 @@ func (s *Server) checkArgs(d *toolDef, req mcp.CallToolRequest) (json.RawMessage
 		field, why := schemaFailure(err)
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "%s: argument %s: %s", d.name, field, why).
 			With("field", field).With("tool", d.name)
+	}
+	return raw, nil
+}
+
+// rawArguments returns a call's arguments as JSON ({} when absent or null).
+func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
+	if raw := req.Params.RawArguments; len(raw) > 0 && string(raw) != "null" {
+		return raw, nil
+	}
+	if req.Params.Arguments == nil {
+		return json.RawMessage(`{}`), nil
+	}
+	raw, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "arguments: %w", err).With("field", "arguments")
 	}
 	return raw, nil
 }

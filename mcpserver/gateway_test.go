@@ -1,0 +1,350 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/policy"
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/mcpserver"
+	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/plugins/sdk"
+	"github.com/ordo-run/ordo/recommender"
+)
+
+// newGatewayEnv is a real stack with the gateway on: the host (with the
+// harness's in-process tools plus a vault tool with a secret field, and
+// extra options such as upstreams), the engine over an in-memory store
+// that is also the audit store, and the MCP server.
+func newGatewayEnv(t *testing.T, cfg agent.Config, hostOpts ...host.Option) *env {
+	t.Helper()
+	h, err := host.New(hostOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	e := &env{host: h, store: memory.NewMemStore(), gate: make(chan struct{}), cfg: cfg}
+	p, err := host.InProcess(append(e.tools(), vaultTool())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := h.AddProvider(ctx, "testtools", "v1", p); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := recommender.New(recommender.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range h.List() {
+		if err := rec.Upsert(ctx, tool.Contract); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.engine = agent.New(cfg, agent.Deps{Tools: h, Store: e.store})
+	e.srv, err = mcpserver.New(mcpserver.Options{
+		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Admin: h, Version: "test",
+		Tokens:  []mcpserver.Token{{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}}},
+		Gateway: &mcpserver.Gateway{Tools: h, Policy: cfg.Policy, Audit: e.store},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.srv.Close() })
+	return e
+}
+
+// vaultTool reads a secret by name; its api_key field must never be stored.
+func vaultTool() sdk.Tool {
+	return sdk.Tool{Contract: contracts.Contract{
+		Tool: "vault.read", Service: "vault", Description: "Read a vault entry", RiskLevel: contracts.RiskRead,
+		SecretFields: []string{"api_key"},
+		InputSchema:  schema(`{"type":"object","required":["name","api_key"],"properties":{"name":{"type":"string"},"api_key":{"type":"string"}}}`),
+		OutputSchema: schema(`{"type":"object","required":["value"],"properties":{"value":{"type":"string"}}}`),
+	}, Handler: func(_ context.Context, c sdk.Call) (any, error) {
+		return map[string]any{"value": "entry " + c.Payload["name"].(string)}, nil
+	}}
+}
+
+// listChanged counts tools/list_changed notifications a client receives.
+type listChanged struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *listChanged) on(n mcp.JSONRPCNotification) {
+	if n.Method == mcp.MethodNotificationToolsListChanged {
+		l.mu.Lock()
+		l.n++
+		l.mu.Unlock()
+	}
+}
+
+func (l *listChanged) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+func listTools(t *testing.T, c *client.Client) map[string]mcp.Tool {
+	t.Helper()
+	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]mcp.Tool{}
+	for _, tool := range res.Tools {
+		out[tool.Name] = tool
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or a generous deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// runRecord returns a stored run's full record through run_status.
+func runRecord(t *testing.T, c *client.Client, id any) map[string]any {
+	t.Helper()
+	return call(t, c, "run_status", map[string]any{"run_id": id})
+}
+
+// latestGatewayRun finds the newest gateway record of tool in list_runs.
+func latestGatewayRun(t *testing.T, c *client.Client, tool string) map[string]any {
+	t.Helper()
+	list := call(t, c, "list_runs", map[string]any{"limit": 50})
+	for _, r := range list["runs"].([]any) {
+		if run := r.(map[string]any); run["goal"] == "gateway call "+tool {
+			return runRecord(t, c, run["id"])
+		}
+	}
+	t.Fatalf("no gateway record of %s in list_runs: %v", tool, list)
+	return nil
+}
+
+// Catalog tools are published with annotations from their contracts,
+// under names that cannot clash with Ordo's own tools, and follow the
+// catalog live with tools/list_changed.
+func TestGatewayPublishesCatalog(t *testing.T) {
+	e := newGatewayEnv(t, agent.Config{})
+	var lc listChanged
+	c := e.stdioClient(t, clientOpts{onNotif: lc.on})
+	tools := listTools(t, c)
+	for name, want := range map[string]struct{ read, destructive bool }{
+		"text__upper": {true, false}, "notes__delete": {false, true}, "vault__read": {true, false},
+	} {
+		tool, ok := tools[name]
+		if !ok {
+			t.Fatalf("%s not published: %v", name, slices.Collect(maps.Keys(tools)))
+		}
+		a := tool.Annotations
+		if *a.ReadOnlyHint != want.read || *a.DestructiveHint != want.destructive || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s annotations %+v", name, a)
+		}
+		if tool.Meta == nil || tool.Meta.AdditionalFields["ordo/tool"] != strings.ReplaceAll(name, "__", ".") {
+			t.Errorf("%s meta %+v", name, tool.Meta)
+		}
+	}
+	for _, own := range []string{"plan", "execute", "approve", "run_status", "list_runs", "search_tools", "call_tool"} {
+		if _, ok := tools[own]; !ok {
+			t.Errorf("own tool %s missing", own)
+		}
+		if strings.Contains(own, "__") {
+			t.Errorf("own tool %s uses the published-name separator", own)
+		}
+	}
+	if got := tools["text__upper"].OutputSchema; got.Type != "object" || got.Properties["upper"] == nil {
+		t.Errorf("output schema not published: %+v", got)
+	}
+
+	// Hot add and remove reach the connected client.
+	p, err := host.InProcess(sdk.Tool{Contract: contracts.Contract{
+		Tool: "clock.now", Service: "clock", Description: "The time", RiskLevel: contracts.RiskRead,
+		InputSchema: schema(`{}`), OutputSchema: schema(`{}`),
+	}, Handler: func(context.Context, sdk.Call) (any, error) { return "12:00", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := lc.count()
+	if err := e.host.AddProvider(context.Background(), "clock", "v1", p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "list_changed after add", func() bool { return lc.count() > before })
+	tools = listTools(t, c)
+	if _, ok := tools["clock__now"]; !ok {
+		t.Fatal("added tool not listed")
+	}
+	// A result that is not an object comes back as {"result": ...}.
+	if got := call(t, c, "clock__now", nil); got["result"] != "12:00" {
+		t.Fatalf("clock__now: %v", got)
+	}
+	before = lc.count()
+	if err := e.host.RemovePlugin(context.Background(), "clock"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "list_changed after remove", func() bool { return lc.count() > before })
+	if _, ok := listTools(t, c)["clock__now"]; ok {
+		t.Fatal("removed tool still listed")
+	}
+}
+
+// A read tool goes straight through and is in the audit trail with its
+// secret redacted; call_tool reaches the same tools by catalog id.
+func TestGatewayReadToolAudited(t *testing.T) {
+	e := newGatewayEnv(t, agent.Config{})
+	c := e.stdioClient(t, clientOpts{})
+	got := call(t, c, "vault__read", map[string]any{"name": "db", "api_key": "sk-very-secret"})
+	if got["value"] != "entry db" {
+		t.Fatalf("vault__read: %v", got)
+	}
+	rec := latestGatewayRun(t, c, "vault.read")
+	raw, _ := json.Marshal(rec)
+	if strings.Contains(string(raw), "sk-very-secret") {
+		t.Fatalf("the secret reached the audit record: %s", raw)
+	}
+	steps := rec["steps"].([]any)
+	step := steps[0].(map[string]any)
+	if rec["status"] != "completed" || rec["user_id"] != "local" || len(steps) != 1 || step["status"] != "succeeded" ||
+		!strings.Contains(string(mustJSON(t, step["payload"])), `"name":"db"`) || step["result"].(map[string]any)["value"] != "entry db" {
+		t.Fatalf("audit record: %s", raw)
+	}
+	if pol := rec["policy"].(map[string]any)["a1"].(map[string]any); pol["decision"] != "allow" {
+		t.Fatalf("policy in record: %v", pol)
+	}
+
+	if got := call(t, c, "call_tool", map[string]any{"tool": "text.upper", "arguments": map[string]any{"text": "hi"}}); got["upper"] != "HI" {
+		t.Fatalf("call_tool: %v", got)
+	}
+	if rec := latestGatewayRun(t, c, "text.upper"); rec["status"] != "completed" {
+		t.Fatalf("call_tool record: %v", rec)
+	}
+	// A bad payload fails contract validation and is recorded as failed.
+	code, sc := toolError(t, c, "call_tool", map[string]any{"tool": "text.upper", "arguments": map[string]any{"text": 7}})
+	if code != contracts.CodeSchemaViolation {
+		t.Fatalf("bad payload: %d %v", code, sc)
+	}
+	runID := sc["details"].(map[string]any)["run_id"]
+	if rec := runRecord(t, c, runID); rec["status"] != "failed" || rec["error"].(map[string]any)["code"].(float64) != float64(contracts.CodeSchemaViolation) {
+		t.Fatalf("failed call record: %v", rec)
+	}
+	if code, _ := toolError(t, c, "call_tool", map[string]any{"tool": "nope.nothing"}); code != contracts.CodeUnknownTool {
+		t.Fatalf("unknown tool: %d", code)
+	}
+}
+
+// A destructive tool called directly by a client that cannot be asked
+// inline is sent to approval: a run waits, approve runs it.
+func TestGatewayDestructiveSentToApproval(t *testing.T) {
+	e := newGatewayEnv(t, agent.Config{})
+	c := e.stdioClient(t, clientOpts{})
+	code, sc := toolError(t, c, "notes__delete", map[string]any{"id": "n1"})
+	if code != contracts.CodeApprovalRequired || !strings.Contains(sc["message"].(string), "approve") {
+		t.Fatalf("direct destructive call: %d %v", code, sc)
+	}
+	if len(e.deletedIDs()) != 0 {
+		t.Fatal("the note was deleted before approval")
+	}
+	runID := sc["details"].(map[string]any)["run_id"]
+	out := call(t, c, "approve", map[string]any{"run_id": runID, "decision": "approve"})
+	if out["status"] != "completed" || !slices.Equal(e.deletedIDs(), []string{"n1"}) {
+		t.Fatalf("approve: %v, deleted %v", out, e.deletedIDs())
+	}
+	rec := runRecord(t, c, runID)
+	if ds := rec["decisions"].([]any); len(ds) != 1 || ds[0].(map[string]any)["decision"].(map[string]any)["by"] != "local" {
+		t.Fatalf("decisions: %v", rec["decisions"])
+	}
+}
+
+// With elicitation the person is asked inline: approve runs the tool,
+// reject or decline does not; both are in the audit trail.
+func TestGatewayConfirmsInline(t *testing.T) {
+	e := newGatewayEnv(t, agent.Config{})
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			answer := "approve"
+			h := &elicitor{answer: func(p mcp.ElicitationParams) *mcp.ElicitationResult {
+				if answer == "decline" {
+					return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
+				}
+				return accept(map[string]any{"decision": answer, "note": "checked"})
+			}}
+			c := e.stdioClient(t, clientOpts{legacy: era.legacy, opts: []client.ClientOption{client.WithElicitationHandler(h)}})
+			id := "inline-" + era.name
+			if got := call(t, c, "notes__delete", map[string]any{"id": id}); got["deleted"] != id {
+				t.Fatalf("approved: %v", got)
+			}
+			h.mu.Lock()
+			seen := slices.Clone(h.seen)
+			h.mu.Unlock()
+			if len(seen) != 1 || !strings.Contains(seen[0].Message, "notes.delete") || !strings.Contains(seen[0].Message, id) {
+				t.Fatalf("question: %+v", seen)
+			}
+			rec := latestGatewayRun(t, c, "notes.delete")
+			d := rec["decisions"].([]any)[0].(map[string]any)["decision"].(map[string]any)
+			if rec["status"] != "completed" || d["decision"] != "approve" || d["by"] != "local" || d["note"] != "checked" {
+				t.Fatalf("approved record: %v", rec)
+			}
+			for _, answer = range []string{"reject", "decline"} {
+				code, sc := toolError(t, c, "call_tool", map[string]any{"tool": "notes.delete", "arguments": map[string]any{"id": "keep-" + answer}})
+				if code != contracts.CodeRejected {
+					t.Fatalf("%s: %d %v", answer, code, sc)
+				}
+				rec := runRecord(t, c, sc["details"].(map[string]any)["run_id"])
+				if rec["status"] != "rejected" || rec["steps"] != nil {
+					t.Fatalf("%s record: %v", answer, rec)
+				}
+			}
+			if slices.Contains(e.deletedIDs(), "keep-reject") || slices.Contains(e.deletedIDs(), "keep-decline") {
+				t.Fatalf("a refused call ran: %v", e.deletedIDs())
+			}
+		})
+	}
+}
+
+// A tenant that denies destructive tools gets a coded refusal, recorded.
+func TestGatewayDenied(t *testing.T) {
+	e := newGatewayEnv(t, agent.Config{Policy: policy.Config{DenyDestructive: true}})
+	c := e.stdioClient(t, clientOpts{})
+	code, sc := toolError(t, c, "notes__delete", map[string]any{"id": "n1"})
+	if code != contracts.CodePolicyDenied || len(e.deletedIDs()) != 0 {
+		t.Fatalf("denied: %d %v", code, sc)
+	}
+	rec := runRecord(t, c, sc["details"].(map[string]any)["run_id"])
+	if rec["status"] != "failed" || rec["policy"].(map[string]any)["a1"].(map[string]any)["decision"] != "deny" || rec["steps"] != nil {
+		t.Fatalf("denied record: %v", rec)
+	}
+}
+
+func (e *env) deletedIDs() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.deleted)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

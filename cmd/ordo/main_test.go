@@ -119,6 +119,7 @@ func (r result) run(t *testing.T) *contracts.Run {
 const firstRun = "examples/first-run.plan.json"
 
 func TestFirstRunCompletes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "run", "--plan", firstRun, "--yes", "--json")
 	r.want(t, 0)
@@ -163,6 +164,7 @@ func TestFirstRunCompletes(t *testing.T) {
 // TestInteractiveApproval answers the plan approval and the chat post's
 // confirmation on stdin.
 func TestInteractiveApproval(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("approve\nyes\n", "run", "--plan", firstRun, "--json")
 	r.want(t, 0)
@@ -188,6 +190,7 @@ func TestInteractiveApproval(t *testing.T) {
 // TestResumeFinishesInterruptedRun: input ends at the first prompt, so the
 // run stays interrupted (exit 3); `runs resume` in a new process finishes it.
 func TestResumeFinishesInterruptedRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "run", "--plan", firstRun, "--json")
 	r.want(t, 3)
@@ -222,6 +225,7 @@ func TestResumeFinishesInterruptedRun(t *testing.T) {
 }
 
 func TestRejectAndSkip(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("reject not today\n", "run", "--plan", firstRun, "--json")
 	r.want(t, 4)
@@ -246,6 +250,7 @@ func TestRejectAndSkip(t *testing.T) {
 }
 
 func TestBadConfig(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := filepath.Join(e.home, "ordo.yaml")
 	os.WriteFile(cfg, []byte("llm:\n  timeout: soon\n"), 0o600)
@@ -283,6 +288,7 @@ func TestBadConfig(t *testing.T) {
 }
 
 func TestBadPlanFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -316,6 +322,7 @@ func TestBadPlanFile(t *testing.T) {
 }
 
 func TestPluginsAddListRemove(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "plugins", "add", hello, "--name", "hello")
 	r.want(t, 0)
@@ -366,6 +373,7 @@ func TestPluginsAddListRemove(t *testing.T) {
 }
 
 func TestRunsPruneAndVersion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.ordo("", "run", "--plan", firstRun, "--yes").want(t, 0)
 	e.ordo("", "run", "--plan", firstRun).want(t, 3) // interrupted: never pruned
@@ -389,6 +397,7 @@ func TestRunsPruneAndVersion(t *testing.T) {
 
 // TestHelpHasExamples: every command documents itself with examples.
 func TestHelpHasExamples(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, c := range [][]string{{}, {"run"}, {"serve"}, {"runs"}, {"runs", "list"}, {"runs", "show"}, {"runs", "resume"},
 		{"runs", "prune"}, {"tools"}, {"tools", "list"}, {"tools", "search"}, {"tools", "eval"}, {"plugins"},
@@ -404,6 +413,7 @@ func TestHelpHasExamples(t *testing.T) {
 // TestScenarioPlans runs every example plan under examples/scenarios and
 // checks each ends the way its goal says.
 func TestScenarioPlans(t *testing.T) {
+	t.Parallel()
 	want := map[string]struct {
 		exit int
 		code contracts.Code // the error printed, when the run fails

@@ -18,6 +18,7 @@ import (
 // run interrupted in one process and resumed in another. It needs
 // ORDO_TEST_POSTGRES_DSN (a URL; each run gets a fresh database).
 func TestPostgresStore(t *testing.T) {
+	t.Parallel()
 	admin := os.Getenv("ORDO_TEST_POSTGRES_DSN")
 	if admin == "" {
 		t.Skip("ORDO_TEST_POSTGRES_DSN is unset (e.g. postgres:///ordo_test?host=/var/run/postgresql)")

@@ -27,6 +27,7 @@ import (
 // executes and composes: two model calls. The API key is never logged,
 // even at debug level.
 func TestGoalPlannedByModel(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-DO-NOT-LOG-4242"
 	plan := `{"version":"1.0","goal":"list widget sales","timezone":"UTC","actions":[
 		{"id":"widgets","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],
@@ -65,6 +66,7 @@ func TestGoalPlannedByModel(t *testing.T) {
 // TestCtrlCLeavesResumableRun: SIGINT while the run waits at the chat
 // post's confirmation stops it there (exit 3); `runs resume` finishes it.
 func TestCtrlCLeavesResumableRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -126,6 +128,7 @@ func scanPrompts(data []byte, atEOF bool) (int, []byte, error) {
 // TestServeStdio drives `ordo serve` with the mcp-go client: the tools are
 // offered and a caller-supplied plan executes to completion.
 func TestServeStdio(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	vars := append(e.vars, "ORDO_SHEETS_ROOT="+repoRoot)
 	// The server's log goes to a file the test shows when it fails.
@@ -194,6 +197,7 @@ func TestServeStdio(t *testing.T) {
 // TestServeHTTPAuth starts `ordo serve --http` with a token from an
 // environment variable: /healthz is open, /mcp needs the token.
 func TestServeHTTPAuth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := filepath.Join(e.home, "ordo.yaml")
 	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)

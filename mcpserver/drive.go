@@ -41,16 +41,18 @@ func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMo
 		ctx, release = s.tasks.detach(ctx, req.Params.Name)
 		defer release()
 	}
+	n := s.newNotifier(ctx, req)
 	if st := req.Params.RequestState; st != "" {
-		return s.continueRound(ctx, req, mode, st)
+		return s.continueRound(ctx, req, mode, st, n)
 	}
-	return s.await(ctx, req, s.startJob(ctx, req, call), mode)
+	return s.await(ctx, req, s.startJob(ctx, req, n, call), n, mode)
 }
 
 // startJob runs call on its own goroutine with the engine this request
 // gets: the configured one, or one planning through the client's model.
-func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, call engineCall) *job {
-	j := &job{user: identityFrom(ctx).User, out: make(chan outcome, 1), timeout: s.opts.SamplingTimeout}
+// n hears the job's events from the first one on.
+func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, n *notifier, call engineCall) *job {
+	j := &job{user: identityFrom(ctx).User, out: make(chan outcome, 1), timeout: s.opts.SamplingTimeout, sink: n.event}
 	eng := s.opts.Engine
 	var jctx context.Context
 	if s.samples(ctx, req) {
@@ -83,12 +85,13 @@ func (s *Server) samples(ctx context.Context, req mcp.CallToolRequest) bool {
 // request to forward to the client (the job then parks until the retry).
 // If ctx ends first (the client cancelled, or its task was cancelled) the
 // job is cancelled and awaited, so the run stops at a step boundary with
-// its checkpoint written.
-func (s *Server) await(ctx context.Context, req mcp.CallToolRequest, j *job, mode viewMode) (*mcp.CallToolResult, error) {
-	j.setSink(s.progressSink(ctx, req))
+// its checkpoint written. The job's events go to n until it returns, and
+// n's notifications are written before the response.
+func (s *Server) await(ctx context.Context, req mcp.CallToolRequest, j *job, n *notifier, mode viewMode) (*mcp.CallToolResult, error) {
 	defer j.setSink(nil)
 	select {
 	case o := <-j.out:
+		n.delivered()
 		if o.ask != nil {
 			j.pending = o.ask
 			s.jobs.park(j)
@@ -129,7 +132,7 @@ func (s *Server) elicits(ctx context.Context, req mcp.CallToolRequest, mode view
 }
 
 // continueRound handles the retry of a multi round-trip request.
-func (s *Server) continueRound(ctx context.Context, req mcp.CallToolRequest, mode viewMode, state string) (*mcp.CallToolResult, error) {
+func (s *Server) continueRound(ctx context.Context, req mcp.CallToolRequest, mode viewMode, state string, n *notifier) (*mcp.CallToolResult, error) {
 	id := identityFrom(ctx)
 	switch {
 	case strings.HasPrefix(state, stateSample):
@@ -137,9 +140,10 @@ func (s *Server) continueRound(ctx context.Context, req mcp.CallToolRequest, mod
 		if j == nil {
 			return nil, contracts.Errorf(contracts.CodeInvalidInput, "the sampling request this answers is unknown or expired").With("field", "requestState")
 		}
+		j.setSink(n.event) // before the job resumes, so no event is missed
 		j.pending.reply <- server.SamplingResponse(req.Params.InputResponses, inputSample)
 		j.pending = nil
-		return s.await(ctx, req, j, mode)
+		return s.await(ctx, req, j, n, mode)
 	case strings.HasPrefix(state, stateElicit):
 		runID, seqText, _ := strings.Cut(strings.TrimPrefix(state, stateElicit), ":")
 		seq, err := strconv.ParseInt(seqText, 10, 64)
@@ -167,9 +171,9 @@ func (s *Server) continueRound(ctx context.Context, req mcp.CallToolRequest, mod
 			return nil, err
 		}
 		d.By = id.User
-		return s.await(ctx, req, s.startJob(ctx, req, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
+		return s.await(ctx, req, s.startJob(ctx, req, n, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
 			return eng.Resume(ctx, run.ID, d)
-		}), mode)
+		}), n, mode)
 	}
 	return nil, contracts.Errorf(contracts.CodeInvalidInput, "unknown request state").With("field", "requestState")
 }
@@ -213,8 +217,9 @@ func (j *job) setSink(fn func(Event)) {
 	j.mu.Unlock()
 }
 
-// event forwards an engine event to the request currently waiting on the
-// job, if any; events while the job is parked are dropped.
+// event forwards an engine event to the request currently driving the
+// job. A parked job is blocked waiting for its model's answer and emits
+// nothing; the request that answers installs its sink before resuming it.
 func (j *job) event(ev Event) {
 	j.mu.Lock()
 	fn := j.sink

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -54,9 +55,66 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				ctx = context.WithValue(ctx, taskSlotKey{}, &taskSlot{})
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			if f, ok := w.(http.Flusher); ok {
+				c := &sseCounter{ResponseWriter: w, flusher: f, changed: make(chan struct{})}
+				ctx = context.WithValue(ctx, sseCounterKey{}, c)
+				w = c
+			}
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+type sseCounterKey struct{}
+
+// sseCounter counts the SSE events written on one POST response, so a tool
+// handler can wait until its notifications are on the wire (see
+// notifier.delivered). mcp-go writes each event with a single Write.
+// It wraps only flushable writers, so streaming support is unchanged.
+type sseCounter struct {
+	http.ResponseWriter
+	flusher http.Flusher
+
+	mu      sync.Mutex
+	events  int
+	changed chan struct{} // closed and replaced on every event
+}
+
+var sseEventPrefix = []byte("event: ")
+
+func (c *sseCounter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	if bytes.HasPrefix(p, sseEventPrefix) {
+		c.mu.Lock()
+		c.events++
+		close(c.changed)
+		c.changed = make(chan struct{})
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+func (c *sseCounter) Flush() { c.flusher.Flush() }
+
+// Unwrap lets http.ResponseController reach the connection (mcp-go sets
+// write deadlines through it).
+func (c *sseCounter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// waitFor reports whether n events were written before ctx ended.
+func (c *sseCounter) waitFor(ctx context.Context, n int) bool {
+	for {
+		c.mu.Lock()
+		events, changed := c.events, c.changed
+		c.mu.Unlock()
+		if events >= n {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 func bearer(header string) (string, bool) {

@@ -5,43 +5,93 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ordo-run/ordo/agent"
 )
 
-// progressSink turns the engine's events for one request into
-// notifications on that request: notifications/progress when the caller
-// sent a progress token (progress counts finished step attempts, the
-// message says what happened), and a log message per event for clients
-// that asked for logs.
-func (s *Server) progressSink(ctx context.Context, req mcp.CallToolRequest) func(Event) {
-	var token mcp.ProgressToken
+// deliveryWait bounds how long a response waits for its notifications to
+// be written; it is a guard against a stuck stream, not a pacing delay.
+const deliveryWait = 5 * time.Second
+
+// notifier turns the engine's events for one request into notifications
+// on that request: notifications/progress when the caller sent a progress
+// token (progress counts finished step attempts, the message says what
+// happened), and a log message per event for clients that asked for logs.
+type notifier struct {
+	s     *Server
+	ctx   context.Context
+	token mcp.ProgressToken
+	// scoped: the request has its own session (protocol 2026-07-28), so
+	// every notification queued on it belongs on this response.
+	scoped bool
+	info   *server.RequestProtocolInfo
+
+	mu     sync.Mutex
+	done   int // finished step attempts
+	queued int // notifications queued on a scoped session
+}
+
+func (s *Server) newNotifier(ctx context.Context, req mcp.CallToolRequest) *notifier {
+	n := &notifier{s: s, ctx: ctx, info: server.RequestProtocolInfoFromContext(ctx)}
 	if req.Params.Meta != nil {
-		token = req.Params.Meta.ProgressToken
+		n.token = req.Params.Meta.ProgressToken
 	}
-	var mu sync.Mutex
-	done := 0
-	return func(ev Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev.Kind {
-		case agent.EventStepSucceeded, agent.EventStepFailed, agent.EventStepSkipped:
-			done++
+	n.scoped = n.info != nil && n.info.Modern && req.Params.Task == nil
+	return n
+}
+
+// event is the job's event sink. It runs on the engine's goroutine, so
+// every notification of the call is queued before the call returns.
+func (n *notifier) event(ev Event) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch ev.Kind {
+	case agent.EventStepSucceeded, agent.EventStepFailed, agent.EventStepSkipped:
+		n.done++
+	}
+	if n.token != nil {
+		params := map[string]any{"progressToken": n.token, "progress": n.done, "message": describeEvent(ev)}
+		if err := n.s.mcp.SendNotificationToClient(n.ctx, string(mcp.MethodNotificationProgress), params); err != nil {
+			n.s.log.Debug("progress notification not sent", "run", ev.RunID, "err", err)
+		} else {
+			n.queued++
 		}
-		msg := describeEvent(ev)
-		if token != nil {
-			params := map[string]any{"progressToken": token, "progress": done, "message": msg}
-			if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params); err != nil {
-				s.log.Debug("progress notification not sent", "run", ev.RunID, "err", err)
-			}
-		}
-		level := mcp.LoggingLevelInfo
-		if ev.Kind == agent.EventStepFailed || ev.Kind == agent.EventFailed {
-			level = mcp.LoggingLevelWarning
-		}
-		_ = s.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "ordo", ev))
+	}
+	level := mcp.LoggingLevelInfo
+	if ev.Kind == agent.EventStepFailed || ev.Kind == agent.EventFailed {
+		level = mcp.LoggingLevelWarning
+	}
+	// On a scoped request mcp-go queues a log message only when the request
+	// declared a level that admits it (SEP-2575).
+	err := n.s.mcp.SendLogMessageToClient(n.ctx, mcp.NewLoggingMessageNotification(level, "ordo", ev))
+	if err == nil && n.scoped && n.info.LogLevel != "" && level.ShouldSendTo(n.info.LogLevel) {
+		n.queued++
+	}
+}
+
+// delivered waits until this request's queued notifications are written
+// to its HTTP response. mcp-go's streamable HTTP server hands a POST's
+// notifications to a forwarder goroutine; when the handler returns, a
+// notification that forwarder has already taken from the queue but not yet
+// written is dropped (server/streamable_http.go, the forwarder's "done"
+// check), so returning first would lose it. Only a scoped session has this
+// response as its sole reader; stdio and older HTTP sessions need no wait.
+func (n *notifier) delivered() {
+	n.mu.Lock()
+	want := n.queued
+	n.mu.Unlock()
+	counter, ok := n.ctx.Value(sseCounterKey{}).(*sseCounter)
+	if !n.scoped || !ok || want == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, deliveryWait)
+	defer cancel()
+	if !counter.waitFor(ctx, want) {
+		n.s.log.Warn("notifications not written before the response", "queued", want, "err", ctx.Err())
 	}
 }
 

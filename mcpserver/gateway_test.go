@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ import (
 // that is also the audit store, and the MCP server.
 func newGatewayEnv(t *testing.T, cfg agent.Config, hostOpts ...host.Option) *env {
 	t.Helper()
-	h, err := host.New(hostOpts...)
+	h, err := host.New(append([]host.Option{host.WithLogger(slog.New(slog.DiscardHandler))}, hostOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

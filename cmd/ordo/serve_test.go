@@ -130,7 +130,7 @@ func scanPrompts(data []byte, atEOF bool) (int, []byte, error) {
 func TestServeStdio(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	vars := append(e.vars, "ORDO_SHEETS_ROOT="+repoRoot)
+	vars := append(e.vars, "ORDO_SHEETS_ROOT="+repoRoot, "ORDO_EXPOSE_TOOLS=true")
 	// The server's log goes to a file the test shows when it fails.
 	logPath := filepath.Join(t.TempDir(), "serve.log")
 	logs, _ := os.Create(logPath)
@@ -174,7 +174,7 @@ func TestServeStdio(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	for _, want := range []string{"plan", "execute", "approve", "add_plugin"} {
+	for _, want := range []string{"plan", "execute", "approve", "add_plugin", "call_tool", "sheets__query"} {
 		if !strings.Contains(strings.Join(names, " "), want) {
 			t.Errorf("tools %v lack %s", names, want)
 		}
@@ -191,6 +191,26 @@ func TestServeStdio(t *testing.T) {
 	body, _ := json.Marshal(res.StructuredContent)
 	if res.IsError || !strings.Contains(string(body), `"completed"`) {
 		t.Fatalf("execute: error=%v %s", res.IsError, body)
+	}
+	// expose_tools: a read tool called directly goes through; the chat
+	// post, which policy confirms, is not sent without an approval.
+	res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{
+		"tool": "sheets.query", "arguments": map[string]any{"file": "examples/data/sales.csv", "where": "region = South"},
+	}}})
+	body, _ = json.Marshal(res)
+	if err != nil || res.IsError || !strings.Contains(string(body), "Gadget") {
+		t.Errorf("call_tool sheets.query: %v %s", err, body)
+	}
+	res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "chat__post_message", Arguments: map[string]any{
+		"channel": "general", "text": "direct",
+	}}})
+	body, _ = json.Marshal(res)
+	if err != nil || !res.IsError {
+		t.Errorf("chat post without approval: %v %s", err, body)
+	}
+	outbox, _ := os.ReadFile(filepath.Join(e.data, "plugins", "chat", "channels", "general.jsonl"))
+	if strings.Contains(string(outbox), `"direct"`) {
+		t.Error("the unapproved post reached the outbox")
 	}
 }
 

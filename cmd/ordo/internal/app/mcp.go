@@ -43,6 +43,9 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 		Logger:   a.Log.With("component", "mcp"),
 		Version:  version,
 	}
+	if a.Config.ExposeTools {
+		opts.Gateway = &mcpserver.Gateway{Tools: a.Host, Policy: EngineConfig(a.Config).Policy, Audit: a.Store}
+	}
 	if a.LLM == nil {
 		opts.Sampling = func(model llm.LLM) mcpserver.Engine {
 			return scoped{agent.New(EngineConfig(a.Config), agent.Deps{

@@ -69,6 +69,7 @@ pruned at start and daily.`,
 			if err != nil {
 				return err
 			}
+			defer srv.Close()
 			go prune(ctx, a)
 			if httpAddr == "" {
 				log.Info("serving MCP over stdio", "version", version(), "tools", len(a.Host.List()), "llm", a.LLM != nil)

@@ -31,8 +31,12 @@ type Config struct {
 	Upstreams []Upstream `yaml:"upstreams"`
 	Bundled   Bundled    `yaml:"bundled"`
 	HTTP      HTTP       `yaml:"http"`
-	Log       Log        `yaml:"log"`
-	Retention Retention  `yaml:"retention"`
+	// ExposeTools makes `ordo serve` a policy-gated tool gateway: every
+	// catalog tool is also published as an MCP tool (and call_tool), each
+	// call judged by policy, validated and recorded like a one-step run.
+	ExposeTools bool      `yaml:"expose_tools"`
+	Log         Log       `yaml:"log"`
+	Retention   Retention `yaml:"retention"`
 }
 
 // LLM configures the OpenAI-compatible endpoint used for planning. The key

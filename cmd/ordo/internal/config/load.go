@@ -52,6 +52,7 @@ var Overrides = []Override{
 	{Env: "ORDO_FILES_ROOT", Key: "bundled.files.root", path: true, ptr: func(c *Config) any { return &c.Bundled.Files.Root }},
 	{Env: "ORDO_SHEETS_ROOT", Key: "bundled.sheets.root", path: true, ptr: func(c *Config) any { return &c.Bundled.Sheets.Root }},
 	{Env: "ORDO_CHAT_WEBHOOK_URL", Key: "bundled.chat.webhook_url", ptr: func(c *Config) any { return &c.Bundled.Chat.WebhookURL }},
+	{Env: "ORDO_EXPOSE_TOOLS", Key: "expose_tools", ptr: func(c *Config) any { return &c.ExposeTools }},
 	{Env: "ORDO_HTTP_LISTEN", Key: "http.listen", ptr: func(c *Config) any { return &c.HTTP.Listen }},
 	{Env: "ORDO_LOG_LEVEL", Key: "log.level", ptr: func(c *Config) any { return &c.Log.Level }},
 	{Env: "ORDO_LOG_FORMAT", Key: "log.format", ptr: func(c *Config) any { return &c.Log.Format }},

@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"sync"
 
@@ -12,7 +11,7 @@ import (
 
 // HashedVersion changes whenever Hashed's features change, so persisted
 // indexes built by an older version are rebuilt.
-const HashedVersion = 1
+const HashedVersion = 2
 
 // Hashed is the offline embedder: stemmed words, adjacent word pairs and
 // character n-grams of each word, hashed with a sign bit into Dim buckets
@@ -41,7 +40,7 @@ type HashedOptions struct {
 	MinGram, MaxGram int     // character n-gram sizes, default 3..5
 	WordWeight       float64 // default 1
 	PairWeight       float64 // adjacent word pairs, default 0.5
-	GramWeight       float64 // per word's n-grams in total, default 0.5
+	GramWeight       float64 // per word's n-grams in total, default 2
 }
 
 // NewHashed returns an offline embedder.
@@ -64,7 +63,7 @@ func NewHashed(o HashedOptions) *Hashed {
 		maxGram: def(o.MaxGram, 5),
 		wordW:   deff(o.WordWeight, 1),
 		pairW:   deff(o.PairWeight, 0.5),
-		gramW:   deff(o.GramWeight, 0.5),
+		gramW:   deff(o.GramWeight, 2),
 	}
 	if h.maxGram < h.minGram {
 		h.maxGram = h.minGram
@@ -133,14 +132,13 @@ func (h *Hashed) count(text string, delta int32) {
 	}
 }
 
-// features returns the raw sub-linear TF vector of text.
+// features returns the raw sub-linear TF vector of text. Each feature is
+// FNV-1a 64 of "kind:" and its parts, hashed in place (no strings built):
+// this loop is most of the index build time.
 func (h *Hashed) features(text string) []float64 {
 	words := tokenize.Words(text)
 	v := make([]float64, h.dim)
-	add := func(feature string, w float64) {
-		f := fnv.New64a()
-		f.Write([]byte(feature))
-		x := f.Sum64()
+	add := func(x uint64, w float64) {
 		b := int(x % uint64(h.dim))
 		if x>>63 == 1 {
 			w = -w
@@ -148,14 +146,13 @@ func (h *Hashed) features(text string) []float64 {
 		v[b] += w
 	}
 	for i, w := range words {
-		add("w:"+w, h.wordW)
+		add(fnv(fnvOffset, "w:", w), h.wordW)
 		if i > 0 {
-			add("p:"+words[i-1]+" "+w, h.pairW)
+			add(fnv(fnv(fnvOffset, "p:", words[i-1]), " ", w), h.pairW)
 		}
-		grams := h.grams("#" + w + "#")
-		for _, g := range grams {
-			add("g:"+g, h.gramW/float64(len(grams)))
-		}
+		padded := "#" + w + "#"
+		n := h.gramCount(len(padded))
+		h.eachGram(padded, func(g string) { add(fnv(fnvOffset, "g:", g), h.gramW/float64(n)) })
 	}
 	for b, x := range v {
 		// Sub-linear TF keeps a repeated word from dominating.
@@ -164,17 +161,43 @@ func (h *Hashed) features(text string) []float64 {
 	return v
 }
 
-func (h *Hashed) grams(w string) []string {
-	var out []string
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnv continues an FNV-1a 64 hash x over the bytes of a and then b.
+func fnv(x uint64, a, b string) uint64 {
+	for i := 0; i < len(a); i++ {
+		x = (x ^ uint64(a[i])) * fnvPrime
+	}
+	for i := 0; i < len(b); i++ {
+		x = (x ^ uint64(b[i])) * fnvPrime
+	}
+	return x
+}
+
+// gramCount is how many grams eachGram yields for a word of length n.
+func (h *Hashed) gramCount(n int) int {
+	c := 0
+	for g := h.minGram; g <= h.maxGram && g <= n; g++ {
+		c += n - g + 1
+	}
+	return max(c, 1)
+}
+
+// eachGram calls f with every character n-gram of w (sizes minGram to
+// maxGram), or with w itself when it is shorter than minGram.
+func (h *Hashed) eachGram(w string, f func(string)) {
+	if len(w) < h.minGram {
+		f(w)
+		return
+	}
 	for n := h.minGram; n <= h.maxGram; n++ {
 		for i := 0; i+n <= len(w); i++ {
-			out = append(out, w[i:i+n])
+			f(w[i : i+n])
 		}
 	}
-	if len(out) == 0 {
-		out = append(out, w)
-	}
-	return out
 }
 
 // normalise returns v as a unit float32 vector; all zeros stays zero (the

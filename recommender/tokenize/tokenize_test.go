@@ -34,6 +34,8 @@ func TestStemFoldsInflections(t *testing.T) {
 		{"forecast", "forecasts", "forecasting", "forecasted"},
 		{"company", "companies"},
 		{"book", "books", "booking"},
+		{"recommend", "recommended", "recommendations"},
+		{"status", "statuses"},
 	}
 	for _, g := range groups {
 		for _, w := range g[1:] {
@@ -42,8 +44,27 @@ func TestStemFoldsInflections(t *testing.T) {
 			}
 		}
 	}
-	if Stem("status") != "status" || Stem("class") != "class" {
-		t.Errorf("Stem broke a root: status -> %q, class -> %q", Stem("status"), Stem("class"))
+	if Stem("class") != "class" || Stem("HTTP2") != "HTTP2" || Stem("gps") != "gps" {
+		t.Errorf("Stem broke a word it should keep: class -> %q, HTTP2 -> %q, gps -> %q", Stem("class"), Stem("HTTP2"), Stem("gps"))
+	}
+}
+
+// TestPorter checks the stemmer against examples from Porter's paper.
+func TestPorter(t *testing.T) {
+	for in, want := range map[string]string{
+		"caresses": "caress", "ponies": "poni", "cats": "cat", "feed": "feed", "agreed": "agre",
+		"plastered": "plaster", "motoring": "motor", "sing": "sing", "conflated": "conflat",
+		"troubled": "troubl", "sized": "size", "hopping": "hop", "falling": "fall", "filing": "file",
+		"happy": "happi", "relational": "relat", "conditional": "condit", "rational": "ration",
+		"digitizer": "digit", "triplicate": "triplic", "formative": "form", "formalize": "formal",
+		"electricity": "electr", "electrical": "electr", "hopeful": "hope", "goodness": "good",
+		"revival": "reviv", "allowance": "allow", "inference": "infer", "airliner": "airlin",
+		"adjustable": "adjust", "adoption": "adopt", "generalization": "gener", "controll": "control",
+		"roll": "roll", "oscillators": "oscil",
+	} {
+		if got := porter(in); got != want {
+			t.Errorf("porter(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

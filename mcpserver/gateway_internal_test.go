@@ -1,13 +1,21 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
 func TestGatewayName(t *testing.T) {
@@ -77,4 +85,55 @@ func TestConfirmations(t *testing.T) {
 	if _, ok := expired.take(tok, "bob"); ok {
 		t.Fatal("an expired confirmation was accepted")
 	}
+}
+
+// BenchmarkGatewayCall compares one gateway tools/call (policy, two audit
+// saves, host.Call, MCP encoding) with the bare host.Call it wraps.
+func BenchmarkGatewayCall(b *testing.B) {
+	h, err := host.New(host.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	p, err := host.InProcess(sdk.Tool{Contract: contracts.Contract{
+		Tool: "text.upper", Service: "text", RiskLevel: contracts.RiskRead,
+		InputSchema:  json.RawMessage(`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}`),
+		OutputSchema: json.RawMessage(`{"type":"object","required":["upper"],"properties":{"upper":{"type":"string"}}}`),
+	}, Handler: func(_ context.Context, c sdk.Call) (any, error) {
+		return map[string]any{"upper": strings.ToUpper(c.Payload["text"].(string))}, nil
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := h.AddProvider(ctx, "text", "v1", p); err != nil {
+		b.Fatal(err)
+	}
+	store := memory.NewMemStore()
+	s, err := New(Options{Engine: agent.New(agent.Config{}, agent.Deps{Tools: h, Store: store}),
+		Gateway: &Gateway{Tools: h, Audit: store}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.Run("gateway", func(b *testing.B) {
+		ctx := withIdentity(ctx, Identity{User: "bench"})
+		msg := json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"text__upper","arguments":{"text":"hi"}}}`)
+		for b.Loop() {
+			resp, ok := s.mcp.HandleMessage(ctx, msg).(mcp.JSONRPCResponse)
+			if !ok {
+				b.Fatal("no result")
+			}
+			if res, ok := resp.Result.(*mcp.CallToolResult); !ok || res.IsError {
+				b.Fatalf("result %+v", resp.Result)
+			}
+		}
+	})
+	b.Run("host", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := h.Call(ctx, "text.upper", json.RawMessage(`{"text":"hi"}`), "k"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

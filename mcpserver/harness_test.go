@@ -291,7 +291,8 @@ func callRaw(c *client.Client, name string, args map[string]any, meta *mcp.Meta)
 	return c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args, Meta: meta}})
 }
 
-// toolError calls a tool that must fail and returns its error's code.
+// toolError calls a tool that must fail and returns its error's code and
+// the error object its text holds.
 func toolError(t *testing.T, c *client.Client, name string, args map[string]any) (contracts.Code, map[string]any) {
 	t.Helper()
 	res, err := callRaw(c, name, args, nil)
@@ -301,9 +302,15 @@ func toolError(t *testing.T, c *client.Client, name string, args map[string]any)
 	if !res.IsError {
 		t.Fatalf("%s: succeeded, want a tool error: %s", name, text(res))
 	}
-	sc := structured(t, res)
-	code, _ := sc["code"].(float64)
-	return contracts.Code(code), sc
+	if res.StructuredContent != nil || len(res.RawStructuredContent) > 0 {
+		t.Fatalf("%s: a tool error must not carry structured content (it would break the output schema)", name)
+	}
+	var body map[string]any
+	if err := json.Unmarshal([]byte(text(res)), &body); err != nil {
+		t.Fatalf("%s: tool error text is not the error object: %q", name, text(res))
+	}
+	code, _ := body["code"].(float64)
+	return contracts.Code(code), body
 }
 
 func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {

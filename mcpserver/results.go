@@ -9,8 +9,12 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
-// errorResult is an MCP tool error carrying Ordo's code: structured content
-// {code, category, message, details} and the same as text.
+// errorResult is an MCP tool error carrying Ordo's code: its text is the
+// JSON object {code, category, message, details, retryable}. It has no
+// structured content on purpose: clients validate structured content
+// against the tool's output schema, which describes success (the official
+// TypeScript SDK rejects the whole call otherwise), and the MCP SDKs' own
+// tool errors are text too.
 func errorResult(err error) *mcp.CallToolResult {
 	e := contracts.AsError(err)
 	body := map[string]any{"code": int(e.Code), "category": e.Code.Category(), "message": e.Message}
@@ -20,12 +24,11 @@ func errorResult(err error) *mcp.CallToolResult {
 	if e.Retryable {
 		body["retryable"] = true
 	}
-	text, _ := json.Marshal(body)
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(fmt.Sprintf("ordo error %d (%s): %s\n%s", e.Code, e.Code.Category(), e.Message, text))},
-		StructuredContent: body,
-		IsError:           true,
+	text, jerr := json.Marshal(body)
+	if jerr != nil {
+		text = []byte(fmt.Sprintf(`{"code":%d,"category":%q,"message":%q}`, e.Code, e.Code.Category(), e.Message))
 	}
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(text))}, IsError: true}
 }
 
 // okResult returns v as structured content and as its JSON text, for

@@ -444,3 +444,33 @@ func TestScenarioPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestPluginsAddUpstream mounts a real MCP server over stdio (another ordo,
+// serving MCP) with `plugins add --mcp ... --save`, then runs a plan that
+// calls one of its tools.
+func TestPluginsAddUpstream(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "ordo.yaml")
+	os.WriteFile(cfg, []byte("# mine\nparallelism: 2\n"), 0o600)
+	inner := filepath.Join(binDir, "ordo") + " serve"
+	r := e.ordo("", "--config", cfg, "plugins", "add", "--mcp", inner, "--name", "inner", "--save")
+	r.want(t, 0)
+	if !strings.Contains(r.stdout, "inner.list_runs") {
+		t.Errorf("add did not list the upstream's tools:\n%s", r.stdout)
+	}
+	saved, _ := os.ReadFile(cfg)
+	if !strings.Contains(string(saved), "# mine") || !strings.Contains(string(saved), "name: inner") {
+		t.Errorf("saved config:\n%s", saved)
+	}
+	plan := filepath.Join(e.home, "runs.json")
+	os.WriteFile(plan, []byte(`{"version":"1.0","goal":"list the inner runs","timezone":"UTC","actions":[
+		{"id":"inner_runs","tool":"inner.list_runs","intent":"read","requires":[],"produces":[]}]}`), 0o600)
+	r = e.ordo("", "--config", cfg, "run", "--plan", plan, "--yes", "--json")
+	r.want(t, 0)
+	// A name already taken is refused before anything starts.
+	r = e.ordo("", "--config", cfg, "plugins", "add", "--mcp", inner, "--name", "inner")
+	r.want(t, 2)
+	r = e.ordo("", "plugins", "add", hello, "--mcp", inner, "--name", "x")
+	r.want(t, 2)
+}

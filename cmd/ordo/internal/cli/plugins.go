@@ -65,13 +65,32 @@ func newPluginsListCmd(g *globals) *cobra.Command {
 func newPluginsAddCmd(g *globals) *cobra.Command {
 	var name string
 	var force bool
+	var up upstreamFlags
 	cmd := &cobra.Command{
-		Use:   "add PATH [--name NAME]",
-		Short: "Check a plugin binary and install it into plugins_dir",
+		Use:   "add PATH [--name NAME] | --mcp 'CMD ARGS' --name NAME | --mcp-url URL --name NAME",
+		Short: "Check a plugin binary and install it into plugins_dir, or mount an upstream MCP server",
+		Long: `With PATH: start the plugin once (handshake, valid contracts), then install it into
+plugins_dir with its SHA-256 beside it; a running 'ordo serve' picks it up.
+
+With --mcp (a stdio command, split like a shell would, run without one) or --mcp-url (a
+streamable-HTTP endpoint): connect to the upstream MCP server, list the tools it would add
+(NAME.tool, with the risk read from their annotations), and print its 'upstreams:' entry;
+--save appends that entry to the configuration file (--config or ORDO_CONFIG).`,
 		Example: `  ordo plugins add ./bin/plugin-hello --name hello
-  ordo plugins add ~/Downloads/ordo-plugin-weather --force`,
-		Args: args(1, 1),
+  ordo plugins add ~/Downloads/ordo-plugin-weather --force
+  ordo plugins add --mcp 'npx -y @modelcontextprotocol/server-memory' --name memory --save
+  ordo plugins add --mcp-url https://mcp.example.com/mcp --bearer-token-env EXAMPLE_TOKEN --name example`,
+		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if up.command != "" || up.url != "" {
+				if len(a) != 0 {
+					return usageError(fmt.Errorf("give a PATH or --mcp/--mcp-url, not both"))
+				}
+				return g.addUpstream(cmd, name, up)
+			}
+			if len(a) != 1 {
+				return usageError(fmt.Errorf("plugins add needs a PATH, --mcp or --mcp-url"))
+			}
 			cfg, log, err := g.load()
 			if err != nil {
 				return err
@@ -112,6 +131,10 @@ func newPluginsAddCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&name, "name", "", "plugin name (default: the file name without ordo-plugin-)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an installed plugin of that name")
+	cmd.Flags().StringVar(&up.command, "mcp", "", "an upstream MCP server's stdio command line")
+	cmd.Flags().StringVar(&up.url, "mcp-url", "", "an upstream MCP server's streamable-HTTP URL")
+	cmd.Flags().StringVar(&up.tokenEnv, "bearer-token-env", "", "with --mcp-url: the variable holding its bearer token")
+	cmd.Flags().BoolVar(&up.save, "save", false, "append the upstream to the configuration file")
 	return cmd
 }
 
@@ -128,6 +151,9 @@ func claimable(cfg *config.Config, name string) error {
 	}
 	if i := slices.IndexFunc(cfg.Plugins, func(p config.Plugin) bool { return p.Name == name }); i >= 0 {
 		return bad("plugin %s is declared in the config file (plugins[%d]); change it there", name, i)
+	}
+	if i := slices.IndexFunc(cfg.Upstreams, func(u config.Upstream) bool { return u.Name == name }); i >= 0 {
+		return bad("%s is an upstream declared in the config file (upstreams[%d]); change it there", name, i)
 	}
 	return nil
 }

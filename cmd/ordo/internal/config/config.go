@@ -85,12 +85,12 @@ type Plugin struct {
 // names, never from the file.
 type Upstream struct {
 	Name           string                            `yaml:"name"`
-	Command        []string                          `yaml:"command"`
-	Env            map[string]string                 `yaml:"env"`
-	URL            string                            `yaml:"url"`
-	BearerTokenEnv string                            `yaml:"bearer_token_env"`
-	PollInterval   time.Duration                     `yaml:"poll_interval"`
-	Overrides      map[string]mcpsource.ToolOverride `yaml:"overrides"`
+	Command        []string                          `yaml:"command,omitempty"`
+	Env            map[string]string                 `yaml:"env,omitempty"`
+	URL            string                            `yaml:"url,omitempty"`
+	BearerTokenEnv string                            `yaml:"bearer_token_env,omitempty"`
+	PollInterval   time.Duration                     `yaml:"poll_interval,omitempty"`
+	Overrides      map[string]mcpsource.ToolOverride `yaml:"overrides,omitempty"`
 }
 
 // Spec is the host's declaration of the upstream, with its token read

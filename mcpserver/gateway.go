@@ -33,6 +33,9 @@ type Gateway struct {
 	// Audit receives one run record per call. Give the engine's run store,
 	// so run_status and list_runs show the records.
 	Audit AuditStore
+	// Scopes, when set, gives a caller's granted scopes (as the engine's
+	// runs get them); without it only Policy.GrantedScopes count.
+	Scopes func(user string) []string
 	// ConfirmTTL bounds how long an inline confirmation may take
 	// (default 10 minutes).
 	ConfirmTTL time.Duration
@@ -329,7 +332,8 @@ func (g *gateway) call(ctx context.Context, req mcp.CallToolRequest, id string, 
 	if st := req.Params.RequestState; st != "" {
 		return g.confirmed(ctx, req, t, args, st)
 	}
-	d := policy.Decide(g.cfg.Policy, gatewayAction(t, nil), t.Contract, nil)
+	scopes := g.scopes(ctx)
+	d := policy.Decide(g.cfg.Policy, gatewayAction(t, nil), t.Contract, scopes)
 	switch d.Decision {
 	case contracts.PolicyDeny:
 		run := g.record(ctx, t, args, d)
@@ -342,7 +346,7 @@ func (g *gateway) call(ctx context.Context, req mcp.CallToolRequest, id string, 
 			token := g.confirm.add(pendingConfirm{user: identityFrom(ctx).User, tool: t.Name(), digest: argsDigest(args), decision: d})
 			return server.NewInputRequestBuilder(stateConfirm+token).Elicit(inputAnswer, confirmForm(t, args, d)).ToolResult(), nil
 		}
-		return g.viaApproval(ctx, t, args)
+		return g.viaApproval(ctx, t, args, scopes)
 	}
 	return g.invoke(ctx, t, args, d, nil)
 }
@@ -463,14 +467,14 @@ func (g *gateway) finish(ctx context.Context, run *contracts.Run, step *contract
 // viaApproval hands a call that needs confirmation, from a client that
 // cannot be asked inline, to the engine as a one-action run: policy stops
 // it at step approval, and the caller answers with the approve tool.
-func (g *gateway) viaApproval(ctx context.Context, t *contracts.Tool, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (g *gateway) viaApproval(ctx context.Context, t *contracts.Tool, args json.RawMessage, scopes []string) (*mcp.CallToolResult, error) {
 	var inputs map[string]any
 	if err := json.Unmarshal(args, &inputs); err != nil {
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "arguments of %s: want a JSON object: %w", t.Name(), err).With("field", "arguments")
 	}
 	eng := g.s.opts.Engine
 	run, err := eng.Plan(ctx, Request{Plan: gatewayPlan(t, inputs), UserID: identityFrom(ctx).User,
-		Options: contracts.RunOptions{HITL: &contracts.HITLSwitches{}}})
+		Options: contracts.RunOptions{HITL: &contracts.HITLSwitches{}, Scopes: scopes}})
 	if err == nil && run.Status == contracts.RunReady {
 		run, err = eng.Execute(ctx, run.ID)
 	}
@@ -491,6 +495,14 @@ func (g *gateway) viaApproval(ctx context.Context, t *contracts.Tool, args json.
 		}
 	}
 	return runResult(run, execView, "")
+}
+
+// scopes are the caller's granted scopes, per Gateway.Scopes.
+func (g *gateway) scopes(ctx context.Context) []string {
+	if g.cfg.Scopes == nil {
+		return nil
+	}
+	return g.cfg.Scopes(identityFrom(ctx).User)
 }
 
 // gatewayActionID is the action id of every gateway run.

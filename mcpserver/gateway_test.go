@@ -29,6 +29,11 @@ import (
 // extra options such as upstreams), the engine over an in-memory store
 // that is also the audit store, and the MCP server.
 func newGatewayEnv(t *testing.T, cfg agent.Config, hostOpts ...host.Option) *env {
+	return newGatewayEnvWith(t, cfg, nil, hostOpts...)
+}
+
+// newGatewayEnvWith is newGatewayEnv with the caller-scope function set.
+func newGatewayEnvWith(t *testing.T, cfg agent.Config, scopes func(string) []string, hostOpts ...host.Option) *env {
 	t.Helper()
 	h, err := host.New(append([]host.Option{host.WithLogger(slog.New(slog.DiscardHandler))}, hostOpts...)...)
 	if err != nil {
@@ -36,7 +41,7 @@ func newGatewayEnv(t *testing.T, cfg agent.Config, hostOpts ...host.Option) *env
 	}
 	t.Cleanup(func() { _ = h.Close() })
 	e := &env{host: h, store: memory.NewMemStore(), gate: make(chan struct{}), cfg: cfg}
-	p, err := host.InProcess(append(e.tools(), vaultTool())...)
+	p, err := host.InProcess(append(e.tools(), vaultTools()...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +62,7 @@ func newGatewayEnv(t *testing.T, cfg agent.Config, hostOpts ...host.Option) *env
 	e.srv, err = mcpserver.New(mcpserver.Options{
 		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Admin: h, Version: "test",
 		Tokens:  []mcpserver.Token{{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}}},
-		Gateway: &mcpserver.Gateway{Tools: h, Policy: cfg.Policy, Audit: e.store},
+		Gateway: &mcpserver.Gateway{Tools: h, Policy: cfg.Policy, Audit: e.store, Scopes: scopes},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -66,16 +71,21 @@ func newGatewayEnv(t *testing.T, cfg agent.Config, hostOpts ...host.Option) *env
 	return e
 }
 
-// vaultTool reads a secret by name; its api_key field must never be stored.
-func vaultTool() sdk.Tool {
-	return sdk.Tool{Contract: contracts.Contract{
+// vaultTools: vault.read reads an entry (its api_key field must never be
+// stored); vault.audit needs the vault:audit scope.
+func vaultTools() []sdk.Tool {
+	return []sdk.Tool{{Contract: contracts.Contract{
 		Tool: "vault.read", Service: "vault", Description: "Read a vault entry", RiskLevel: contracts.RiskRead,
 		SecretFields: []string{"api_key"},
 		InputSchema:  schema(`{"type":"object","required":["name","api_key"],"properties":{"name":{"type":"string"},"api_key":{"type":"string"}}}`),
 		OutputSchema: schema(`{"type":"object","required":["value"],"properties":{"value":{"type":"string"}}}`),
 	}, Handler: func(_ context.Context, c sdk.Call) (any, error) {
 		return map[string]any{"value": "entry " + c.Payload["name"].(string)}, nil
-	}}
+	}}, {Contract: contracts.Contract{
+		Tool: "vault.audit", Service: "vault", Description: "List vault accesses", RiskLevel: contracts.RiskRead,
+		ScopesRequired: []string{"vault:audit"},
+		InputSchema:    schema(`{"type":"object"}`), OutputSchema: schema(`{"type":"object"}`),
+	}, Handler: func(context.Context, sdk.Call) (any, error) { return map[string]any{"accesses": 1}, nil }}}
 }
 
 // listChanged counts tools/list_changed notifications a client receives.
@@ -348,4 +358,24 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Scopes a tool requires come from Gateway.Scopes for the caller: the
+// stdio user holds vault:audit, the HTTP user ada does not.
+func TestGatewayCallerScopes(t *testing.T) {
+	e := newGatewayEnvWith(t, agent.Config{}, func(user string) []string {
+		if user == "local" {
+			return []string{"vault:audit"}
+		}
+		return nil
+	})
+	local := e.stdioClient(t, clientOpts{})
+	if got := call(t, local, "vault__audit", nil); got["accesses"] != float64(1) {
+		t.Fatalf("local: %v", got)
+	}
+	ada := httpClient(t, e.httpServer(t).URL, adminToken, clientOpts{})
+	code, sc := toolError(t, ada, "vault__audit", nil)
+	if code != contracts.CodePolicyDenied || !strings.Contains(sc["message"].(string), "vault:audit") {
+		t.Fatalf("ada: %d %v", code, sc)
+	}
 }

@@ -474,3 +474,28 @@ func TestPluginsAddUpstream(t *testing.T) {
 	r = e.ordo("", "plugins", "add", hello, "--mcp", inner, "--name", "x")
 	r.want(t, 2)
 }
+
+func TestToolsSearchAndEval(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.ordo("", "tools", "search", "post a message to a chat channel", "-k", "3", "--json")
+	r.want(t, 0)
+	var hits []struct{ Tool string }
+	if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil || len(hits) != 3 {
+		t.Fatalf("hits %s: %v", r.stdout, err)
+	}
+	found := false
+	for _, h := range hits {
+		found = found || h.Tool == "chat.post_message"
+	}
+	if !found {
+		t.Errorf("chat.post_message not in the top 3: %+v", hits)
+	}
+	dir := filepath.Join(repoRoot, "cmd", "ordo", "testdata", "eval")
+	r = e.ordo("", "tools", "eval", "--tools", filepath.Join(dir, "tools.jsonl"), "--queries", filepath.Join(dir, "queries.jsonl"), "--json")
+	r.want(t, 0)
+	if !strings.Contains(r.stdout, `"queries": 4`) && !strings.Contains(r.stdout, `"queries":4`) {
+		t.Errorf("eval report does not cover the 4 queries:\n%s", r.stdout)
+	}
+	e.ordo("", "tools", "eval", "--tools", filepath.Join(dir, "tools.jsonl")).want(t, 2)
+}

@@ -36,13 +36,15 @@ func TestEvalDevSets(t *testing.T) {
 			rep.WriteText(&b)
 			t.Logf("%s dev, all queries:\n%s", set, b.String())
 			// The defaults were tuned on half 0; half 1 is the held-out check.
-			h, err := Eval(context.Background(), tools, queries, EvalOptions{Parts: 2, Part: 1})
-			if err != nil {
-				t.Fatal(err)
+			for part, name := range []string{"tuning half 0", "held-out half 1"} {
+				h, err := Eval(context.Background(), tools, queries, EvalOptions{Parts: 2, Part: part})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Reset()
+				h.WriteText(&b)
+				t.Logf("%s dev, %s:\n%s", set, name, b.String())
 			}
-			b.Reset()
-			h.WriteText(&b)
-			t.Logf("%s dev, held-out half 1:\n%s", set, b.String())
 			f := floors[set]
 			if rep.All.R1 <= f.R1 || rep.All.R5 <= f.R5 || rep.All.MRR10 <= f.MRR10 {
 				t.Errorf("%s below the BM25 floor: got R@1 %.3f R@5 %.3f MRR@10 %.3f, floor %.3f %.3f %.3f",

@@ -90,6 +90,32 @@ func TestCompoundRequestSurfacesEveryTool(t *testing.T) {
 	}
 }
 
+// TestDiversificationGivesEachClauseASlot: near-duplicates of the first
+// clause's tool outscore the second clause's only tool; plain fusion fills
+// the top 2 with them, xQuAD gives the second clause its slot, and scores
+// still fall down the list.
+func TestDiversificationGivesEachClauseASlot(t *testing.T) {
+	r := newIndex(t, Options{}, catalog()...)
+	const a, a2, a3, b = "weather.getForecast", "weather.getAirQuality", "files.searchFiles", "mail.sendEmail"
+	scores := func() map[string]float64 { return map[string]float64{a: 1, a2: 0.9, a3: 0.8, b: 0.5} }
+	clauses := []ranked{
+		{order: []string{a, a2, a3}, score: map[string]float64{a: 1, a2: 0.95, a3: 0.9}},
+		{order: []string{b}, score: map[string]float64{b: 1}},
+	}
+	if got := names(r.hits(scores(), 2)); !slices.Equal(got, []string{a, a2}) {
+		t.Fatalf("plain order %v, want [%s %s]", got, a, a2)
+	}
+	hits := r.diversify(scores(), clauses, 4)
+	if got := names(hits); !slices.Equal(got, []string{a, b, a2, a3}) {
+		t.Fatalf("diversified order %v, want [%s %s %s %s]", got, a, b, a2, a3)
+	}
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score || hits[0].Score != 1 {
+			t.Fatalf("scores not falling from 1: %+v", hits)
+		}
+	}
+}
+
 func TestFilters(t *testing.T) {
 	r := newIndex(t, Options{}, catalog()...)
 	ctx := context.Background()
@@ -195,6 +221,7 @@ func TestBadInputIsCodedAndChangesNothing(t *testing.T) {
 		{"nameless contract", r.Upsert(ctx, tool("ok.new", "ok", "fine", contracts.RiskRead), contracts.Contract{Description: "no name"}), contracts.CodeInvalidContract, "tool"},
 		{"unknown change", r.Apply(ctx, Change{Kind: 99}), contracts.CodeInvalidInput, "kind"},
 		{"bad ranking", second(New(Options{Ranking: Ranking{K1: 1, B: 2, Candidates: 1}})), contracts.CodeInvalidConfig, "b"},
+		{"bad diversity", second(New(Options{Ranking: Ranking{K1: 1, Candidates: 1, Diversity: 1.5}})), contracts.CodeInvalidConfig, "diversity"},
 	}
 	for _, c := range checks {
 		var e *contracts.Error

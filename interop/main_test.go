@@ -1,0 +1,213 @@
+package interop_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests build ordo with the bundled plugins beside it (where ordo looks
+// for them) once, and run it as an MCP client would.
+var (
+	binDir   string
+	repoRoot string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		var err error
+		if repoRoot, err = filepath.Abs(".."); err != nil {
+			panic(err)
+		}
+		tmp, err := os.MkdirTemp("", "ordo-interop-")
+		if err != nil {
+			panic(err)
+		}
+		defer os.RemoveAll(tmp)
+		binDir = filepath.Join(tmp, "bin")
+		pkgs := []string{"./cmd/ordo"}
+		for _, p := range []string{"chat", "files", "notes", "sheets", "text"} {
+			pkgs = append(pkgs, "./cmd/ordo-plugin-"+p)
+		}
+		build := exec.Command("go", append([]string{"build", "-o", binDir + "/"}, pkgs...)...)
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+// needNode skips the test when node or npm is missing; CI has both.
+func needNode(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipped: %s is not installed (this test runs the official MCP TypeScript SDK; CI has node and npm)", tool)
+		}
+	}
+}
+
+// cacheDir is where npm packages are installed between runs:
+// $ORDO_INTEROP_CACHE, else the user cache directory.
+func cacheDir(t *testing.T, name string) string {
+	t.Helper()
+	base := os.Getenv("ORDO_INTEROP_CACHE")
+	if base == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatalf("no cache directory (set ORDO_INTEROP_CACHE): %v", err)
+		}
+		base = filepath.Join(c, "ordo-interop")
+	}
+	return filepath.Join(base, name)
+}
+
+var npmMu sync.Mutex
+
+// npmInstall installs the locked packages of src (a directory with
+// package.json and package-lock.json) into a cache directory, once per
+// lock file, and copies src's scripts beside them, so node resolves the
+// packages from the scripts' own node_modules. It returns that directory.
+func npmInstall(t *testing.T, src string) string {
+	t.Helper()
+	npmMu.Lock()
+	defer npmMu.Unlock()
+	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(lock)
+	dir := cacheDir(t, "npm-"+hex.EncodeToString(sum[:6]))
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp := filepath.Join(dir, "node_modules", ".ordo-installed")
+	if _, err := os.Stat(stamp); err == nil {
+		return dir
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+	if err := os.WriteFile(stamp, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// server is one `ordo serve --http` process.
+type server struct {
+	url  string // http://127.0.0.1:PORT/mcp
+	cmd  *exec.Cmd
+	logs *logBuffer
+}
+
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// ordoEnv is a fresh home and data directory for one ordo, with the
+// bundled sheets plugin reading the repository's example data.
+func ordoEnv(t *testing.T) []string {
+	home := t.TempDir()
+	return []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "ORDO_DATA_DIR=" + filepath.Join(home, "data"),
+		"ORDO_SHEETS_ROOT=" + repoRoot}
+}
+
+// serveHTTP starts `ordo serve --http 127.0.0.1:0` with one bearer token
+// (configured the documented way: http.tokens with token_env) and returns
+// once it logs its address. The server stops with the test.
+func serveHTTP(t *testing.T, user, role, token string) *server {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "ordo.yaml")
+	conf := fmt.Sprintf("http:\n  tokens:\n    - {name: %s, token_env: ORDO_TEST_TOKEN, role: %s}\n", user, role)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
+	cmd.Dir, cmd.Env = repoRoot, append(ordoEnv(t), "ORDO_TEST_TOKEN="+token)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, logs: &logBuffer{}}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("ordo serve log:\n%s", s.logs.String())
+		}
+	})
+	sc := bufio.NewScanner(stderr)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		s.logs.Write(append(sc.Bytes(), '\n'))
+		var line struct{ Msg, Addr string }
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving MCP over HTTP" {
+			s.url = line.Addr
+			break
+		}
+	}
+	if s.url == "" {
+		t.Fatalf("ordo serve logged no address:\n%s", s.logs.String())
+	}
+	go func() { // keep draining, or ordo blocks on a full pipe
+		for sc.Scan() {
+			s.logs.Write(append(sc.Bytes(), '\n'))
+		}
+		_, _ = io.Copy(s.logs, stderr)
+	}()
+	return s
+}

@@ -1,0 +1,163 @@
+package interop_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// report is what interop/node/sdk-client.mjs saw.
+type report struct {
+	Server       struct{ Name string }
+	Protocol     *string
+	Capabilities []string
+	Tools        map[string]struct {
+		OutputSchema bool `json:"output_schema"`
+		Hints        int
+	}
+	Plan        callView
+	ApprovePlan callView `json:"approve_plan"`
+	ApproveStep callView `json:"approve_step"`
+	Execute     callView
+	Progress    []struct {
+		Progress float64
+		Event    string
+	}
+	UnknownRun callView `json:"unknown_run"`
+	PlanSchema string   `json:"plan_schema"`
+}
+
+type callView struct {
+	IsError    bool
+	Status     string
+	RunID      string `json:"run_id"`
+	Code       int
+	Structured bool
+	Interrupt  *struct {
+		Kind     string
+		ActionID string `json:"action_id"`
+	}
+	Steps   []string
+	Mermaid bool
+	Text    bool
+}
+
+// runSDKClient runs the TypeScript SDK client script with args and
+// decodes its report.
+func runSDKClient(t *testing.T, env []string, args ...string) report {
+	t.Helper()
+	dir := npmInstall(t, filepath.Join(repoRoot, "interop", "node"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	plan := filepath.Join(repoRoot, "examples", "first-run.plan.json")
+	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(dir, "sdk-client.mjs"), "--plan", plan}, args...)...)
+	cmd.Dir, cmd.Env = repoRoot, env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sdk-client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var r report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("sdk-client report %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())
+	}
+	return r
+}
+
+// TestTypeScriptSDKStdio: the official TypeScript SDK client spawns `ordo
+// serve` and drives plan -> approve (plan) -> approve (step) -> completed,
+// then execute with progress, a tool error and a resource read. The SDK
+// checks every structured result against the tool's output schema.
+func TestTypeScriptSDKStdio(t *testing.T) {
+	needNode(t)
+	t.Parallel()
+	r := runSDKClient(t, ordoEnv(t), "--stdio", filepath.Join(binDir, "ordo"), "serve")
+	checkReport(t, r)
+	// stdio is one ordered stream: every engine event of the run arrives,
+	// in order, before the result.
+	want := []string{"run_started", "plan_ready", "policy_decided", "policy_decided", "policy_decided", "policy_decided",
+		"step_started", "step_succeeded", "step_started", "step_succeeded", "step_started", "step_succeeded",
+		"step_started", "step_succeeded", "completed"}
+	var got []string
+	for _, p := range r.Progress {
+		got = append(got, p.Event)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || r.Progress[len(r.Progress)-1].Progress != 4 {
+		t.Errorf("progress %+v, want events %v ending at 4", r.Progress, want)
+	}
+}
+
+// TestTypeScriptSDKHTTP: the same client over streamable HTTP against
+// `ordo serve --http` with a bearer token from http.tokens.
+func TestTypeScriptSDKHTTP(t *testing.T) {
+	needNode(t)
+	t.Parallel()
+	const token = "interop-token-5b1e0c7d9a"
+	s := serveHTTP(t, "ada", "user", token)
+	r := runSDKClient(t, append(os.Environ(), "ORDO_INTEROP_TOKEN="+token), "--url", s.url)
+	checkReport(t, r)
+	if r.Protocol == nil || *r.Protocol == "" {
+		t.Error("no protocol version negotiated over HTTP")
+	}
+	// The SDK speaks 2025-11-25, whose HTTP sessions let mcp-go put a
+	// request's notifications on the session's GET stream as well as on
+	// the request's own, so order across the two is not fixed. Each must
+	// be one of the run's, counting at most the four steps.
+	if len(r.Progress) == 0 || len(r.Progress) > 15 {
+		t.Errorf("progress: %d notifications, want 1..15: %+v", len(r.Progress), r.Progress)
+	}
+	for _, p := range r.Progress {
+		if p.Progress < 0 || p.Progress > 4 || p.Event == "" {
+			t.Errorf("progress notification %+v", p)
+		}
+	}
+	// A wrong token is refused (401, Ordo code 2001) before any MCP exchange.
+	cmd := exec.Command("node", filepath.Join(npmInstall(t, filepath.Join(repoRoot, "interop", "node")), "sdk-client.mjs"),
+		"--plan", filepath.Join(repoRoot, "examples", "first-run.plan.json"), "--url", s.url)
+	cmd.Env = append(os.Environ(), "ORDO_INTEROP_TOKEN=not-the-token")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `"code":2001`) {
+		t.Errorf("wrong token: err %v, output:\n%s", err, out)
+	}
+}
+
+func checkReport(t *testing.T, r report) {
+	t.Helper()
+	if r.Server.Name != "ordo" {
+		t.Errorf("server %+v", r.Server)
+	}
+	for _, name := range []string{"plan", "execute", "approve", "run_status", "list_runs", "search_tools"} {
+		tool, ok := r.Tools[name]
+		if !ok || !tool.OutputSchema || tool.Hints != 4 {
+			t.Errorf("tool %s: listed %v, output schema %v, hints set %d of 4", name, ok, tool.OutputSchema, tool.Hints)
+		}
+	}
+	if p := r.Plan; p.IsError || p.Status != "awaiting_approval" || p.RunID == "" || !p.Mermaid || p.Interrupt == nil || p.Interrupt.Kind != "plan_approval" {
+		t.Errorf("plan: %+v", p)
+	}
+	if a := r.ApprovePlan; a.RunID != r.Plan.RunID || a.Status != "interrupted" || a.Interrupt == nil ||
+		a.Interrupt.Kind != "step_approval" || a.Interrupt.ActionID != "post_link" || len(a.Steps) != 3 {
+		t.Errorf("approve (plan): %+v", a)
+	}
+	allDone := "read_sales:succeeded format_summary:succeeded write_page:succeeded post_link:succeeded"
+	if a := r.ApproveStep; a.RunID != r.Plan.RunID || a.Status != "completed" || strings.Join(a.Steps, " ") != allDone {
+		t.Errorf("approve (step): %+v", a)
+	}
+	if e := r.Execute; e.IsError || e.Status != "completed" || e.RunID == r.Plan.RunID || strings.Join(e.Steps, " ") != allDone || !e.Text {
+		t.Errorf("execute: %+v", e)
+	}
+	// Tool errors carry Ordo's code in their text and no structured content
+	// (which the SDK would check against the success schema).
+	if u := r.UnknownRun; !u.IsError || u.Code != 3001 || u.Structured {
+		t.Errorf("execute of an unknown run: %+v", u)
+	}
+	if r.PlanSchema != "https://json-schema.org/draft/2020-12/schema" {
+		t.Errorf("ordo://schemas/action-plan $schema = %q", r.PlanSchema)
+	}
+}

@@ -153,6 +153,10 @@ func TestFirstRunCompletes(t *testing.T) {
 	if url == "" || !strings.Contains(string(msgs), url) {
 		t.Errorf("outbox %q lacks the page link %q", msgs, url)
 	}
+	// Pattern memory learned from the run (collected before exit).
+	if learned, _ := os.ReadDir(filepath.Join(e.data, "patterns")); len(learned) == 0 {
+		t.Error("nothing was collected into pattern memory")
+	}
 	// The record is in the store, visible to a later process.
 	show := e.ordo("", "runs", "show", run.ID, "--json")
 	show.want(t, 0)

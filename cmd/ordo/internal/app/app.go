@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/agent/builtin"
@@ -22,6 +23,7 @@ import (
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/embedded"
+	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/recommender"
 )
 
@@ -34,6 +36,10 @@ type App struct {
 	Recommender *recommender.Recommender
 	LLM         llm.LLM // nil: no model configured; only caller-supplied plans run
 	Engine      *agent.Engine
+	// Patterns is pattern memory (nil when memory.enabled is false); its
+	// collector consolidates finished runs in the background.
+	Patterns  *patterns.Memory
+	collector *patterns.Collector
 
 	stopFollow context.CancelFunc
 	followDone chan struct{}
@@ -106,15 +112,28 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 	if err := a.follow(ctx); err != nil {
 		return fail(err)
 	}
-	a.Engine = agent.New(EngineConfig(cfg), agent.Deps{
+	if cfg.Memory.Enabled {
+		if a.Patterns, err = patterns.Open(filepath.Join(cfg.DataDir, "patterns"), nil, patterns.Options{Logger: log.With("component", "patterns")}); err != nil {
+			return fail(err)
+		}
+		a.collector = patterns.NewCollector(a.Patterns, patterns.CollectorOptions{Logger: log.With("component", "patterns")})
+	}
+	a.Engine = agent.New(EngineConfig(cfg), a.deps(a.LLM, o.Events))
+	return a, nil
+}
+
+// deps are the engine's collaborators, with model m.
+func (a *App) deps(m llm.LLM, events func(agent.Event)) agent.Deps {
+	return agent.Deps{
 		Tools:       a.Host,
-		LLM:         a.LLM,
+		LLM:         m,
 		Store:       a.Store,
 		Recommender: a.Recommender,
-		Logger:      log.With("component", "engine"),
-		Events:      o.Events,
-	})
-	return a, nil
+		Logger:      a.Log.With("component", "engine"),
+		Events:      events,
+		Memory:      a.Patterns,
+		Collector:   a.collector,
+	}
 }
 
 // OpenStore opens the configured run store, creating the data directory
@@ -146,7 +165,17 @@ func EngineConfig(cfg *config.Config) agent.Config {
 			DenyTools:        cfg.Policy.DenyTools,
 			ConfirmTools:     cfg.Policy.ConfirmTools,
 		},
+		Memory: memoryConfig(cfg.Memory),
 	}
+}
+
+// memoryConfig: with collection off, no use of memory is on either.
+func memoryConfig(m config.Memory) agent.MemoryConfig {
+	if !m.Enabled {
+		return agent.MemoryConfig{}
+	}
+	return agent.MemoryConfig{Collect: true, Examples: m.Examples, ToolAdvice: m.ToolAdvice,
+		Clarification: m.Clarification, AutoApprove: m.AutoApprove}
 }
 
 // replanBudget maps "0 re-plans" onto the engine's spelling (< 0 means
@@ -222,6 +251,11 @@ func (a *App) Close() error {
 		if a.stopFollow != nil {
 			a.stopFollow()
 			<-a.followDone
+		}
+		if a.collector != nil { // learn from the runs just finished before exiting
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			errs = append(errs, a.collector.Close(ctx))
+			cancel()
 		}
 		if a.Host != nil {
 			errs = append(errs, a.Host.Close())

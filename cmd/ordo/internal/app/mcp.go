@@ -48,10 +48,7 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 	}
 	if a.LLM == nil {
 		opts.Sampling = func(model llm.LLM) mcpserver.Engine {
-			return scoped{agent.New(EngineConfig(a.Config), agent.Deps{
-				Tools: a.Host, LLM: model, Store: a.Store, Recommender: a.Recommender,
-				Logger: a.Log.With("component", "engine", "llm", "sampling"),
-			}), a.Config.Policy}
+			return scoped{agent.New(EngineConfig(a.Config), a.deps(model, nil)), a.Config.Policy}
 		}
 	}
 	return mcpserver.New(opts)

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
 	"github.com/ordo-run/ordo/contracts"
@@ -63,14 +65,21 @@ pruned at start and daily.`,
 			if err != nil {
 				return err
 			}
+			// Deferred in reverse: stop the background work, wait for it,
+			// then close the app.
+			var bg sync.WaitGroup
 			defer a.Close()
-			defer stop() // before Close: the pruner must stop first
+			defer bg.Wait()
+			defer stop()
 			srv, err := a.MCPServer(version(), g.io.Env)
 			if err != nil {
 				return err
 			}
 			defer srv.Close()
-			go prune(ctx, a)
+			bg.Go(func() { prune(ctx, a) })
+			// Continue the runs of servers (or `ordo run`s) that died
+			// mid-run, once their lease expires.
+			bg.Go(func() { a.Engine.Watch(ctx, agent.DefaultLeaseTTL/2) })
 			if httpAddr == "" {
 				log.Info("serving MCP over stdio", "version", version(), "tools", len(a.Host.List()), "llm", a.LLM != nil)
 				return srv.ServeStdio(ctx, g.io.In, g.io.Out)

@@ -37,6 +37,7 @@ type Config struct {
 	ExposeTools bool      `yaml:"expose_tools"`
 	Log         Log       `yaml:"log"`
 	Retention   Retention `yaml:"retention"`
+	Memory      Memory    `yaml:"memory"`
 }
 
 // LLM configures the OpenAI-compatible endpoint used for planning. The key
@@ -164,6 +165,25 @@ type Retention struct {
 	Runs time.Duration `yaml:"runs"`
 }
 
+// Memory switches pattern memory: what Ordo learns from finished runs
+// (kept per user under <data_dir>/patterns) and what it uses that for.
+type Memory struct {
+	// Enabled collects every finished run, in the background.
+	Enabled bool `yaml:"enabled"`
+	// Examples is how many past plans for similar goals the planner sees.
+	Examples int `yaml:"examples"`
+	// ToolAdvice boosts tools that worked for similar goals and drops ones
+	// that keep failing from the planner's candidates.
+	ToolAdvice bool `yaml:"tool_advice"`
+	// Clarification reuses trusted past answers to the planner's questions
+	// and offers the others as suggestions.
+	Clarification bool `yaml:"clarification"`
+	// AutoApprove lets memory approve a step that step approval would stop
+	// at, when the person nearly always accepts it; never a policy
+	// confirmation.
+	AutoApprove bool `yaml:"auto_approve"`
+}
+
 // Roles a token may grant.
 const (
 	RoleUser  = "user"
@@ -203,6 +223,7 @@ func Default() *Config {
 		HTTP:      HTTP{Listen: "127.0.0.1:7411"},
 		Log:       Log{Format: "auto"},
 		Retention: Retention{Runs: 30 * 24 * time.Hour},
+		Memory:    Memory{Enabled: true, Examples: 3, ToolAdvice: true, Clarification: true},
 	}
 }
 

@@ -56,6 +56,7 @@ var Overrides = []Override{
 	{Env: "ORDO_HTTP_LISTEN", Key: "http.listen", ptr: func(c *Config) any { return &c.HTTP.Listen }},
 	{Env: "ORDO_LOG_LEVEL", Key: "log.level", ptr: func(c *Config) any { return &c.Log.Level }},
 	{Env: "ORDO_LOG_FORMAT", Key: "log.format", ptr: func(c *Config) any { return &c.Log.Format }},
+	{Env: "ORDO_MEMORY_ENABLED", Key: "memory.enabled", ptr: func(c *Config) any { return &c.Memory.Enabled }},
 	{Env: "ORDO_RETENTION_RUNS", Key: "retention.runs", ptr: func(c *Config) any { return &c.Retention.Runs }},
 }
 

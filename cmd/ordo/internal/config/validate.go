@@ -37,6 +37,7 @@ func (c *Config) Validate() error {
 		c.validateBundled,
 		c.validateHTTP,
 		c.validateLog,
+		func() error { return intRange("memory.examples", c.Memory.Examples, 0, 20) },
 		func() error {
 			if c.Retention.Runs < 0 {
 				return invalid("retention.runs", "a duration >= 0 (0 keeps runs forever), got %s", c.Retention.Runs)

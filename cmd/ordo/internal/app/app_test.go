@@ -96,6 +96,13 @@ func TestEngineConfigFromPolicy(t *testing.T) {
 		ec.Policy.ConfirmTools[0] != "chat." || ec.ReplanBudget >= 0 {
 		t.Errorf("engine config %+v", ec)
 	}
+	if m := ec.Memory; !m.Collect || m.Examples != 3 || !m.ToolAdvice || m.AutoApprove {
+		t.Errorf("memory defaults %+v", m)
+	}
+	off := load(t, "memory: {enabled: false, examples: 5, tool_advice: true}\n")
+	if m := EngineConfig(off).Memory; m != (agent.MemoryConfig{}) {
+		t.Errorf("memory off still uses memory: %+v", m)
+	}
 }
 
 func TestTokens(t *testing.T) {

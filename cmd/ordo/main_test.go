@@ -503,3 +503,21 @@ func TestToolsSearchAndEval(t *testing.T) {
 	}
 	e.ordo("", "tools", "eval", "--tools", filepath.Join(dir, "tools.jsonl")).want(t, 2)
 }
+
+// TestEditRefusedThenApproved: an edited plan that does not check is
+// refused (the run stays as it was) and the prompt asks again.
+func TestEditRefusedThenApproved(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	bad := filepath.Join(e.home, "edited.json")
+	os.WriteFile(bad, []byte(`{"version":"1.0","goal":"g","timezone":"UTC","actions":[
+		{"id":"a1","tool":"nope.nothing","intent":"read","requires":[],"produces":[]}]}`), 0o600)
+	r := e.ordo("edit "+bad+"\napprove\napprove\n", "run", "--plan", firstRun, "--json")
+	r.want(t, 0)
+	if !strings.Contains(r.stderr, "refused: ") || !strings.Contains(r.stderr, "nope.nothing") {
+		t.Errorf("the bad edit was not refused with its reason:\n%s", r.stderr)
+	}
+	if run := r.run(t); len(run.Plans) != 1 || run.Status != contracts.RunCompleted {
+		t.Errorf("plans %d, status %s", len(run.Plans), run.Status)
+	}
+}

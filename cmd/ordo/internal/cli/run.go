@@ -115,7 +115,7 @@ func (g *globals) drive(parent context.Context, a *app.App, asJSON bool, begin f
 			break // input ended or Ctrl-C: the run stays interrupted
 		}
 		next, rerr := a.Engine.Resume(ctx, run.ID, d)
-		if rerr != nil && next != nil && next.Status == contracts.RunInterrupted && next.Interrupt != nil {
+		if refusedDecision(rerr) && next != nil && next.Status == contracts.RunInterrupted && next.Interrupt != nil {
 			// A refused decision (a bad edit, a missing answer) leaves the
 			// run as it was: say why and ask again.
 			fmt.Fprintf(g.io.Err, "  refused: %v\n", rerr)
@@ -138,6 +138,13 @@ func (g *globals) drive(parent context.Context, a *app.App, asJSON bool, begin f
 		return &exitError{ExitFailed}
 	}
 	return nil
+}
+
+// refusedDecision: the decision itself was wrong (it does not fit, an edit
+// breaks the plan or the contract), so the person can try again.
+func refusedDecision(err error) bool {
+	code := contracts.CodeOf(err)
+	return err != nil && (code/1000 == 1 || code == contracts.CodeInvalidDecision)
 }
 
 // report prints the answer (or the record as JSON) on stdout and where to

@@ -573,7 +573,11 @@ type pendingConfirm struct {
 	user, tool, digest string
 	decision           contracts.PolicyDecision
 	asked              time.Time
+	seq                uint64 // order of asking
 }
+
+// maxPendingConfirms bounds the confirmations waiting for an answer.
+const maxPendingConfirms = 1024
 
 // confirmations holds pending confirmations by token until answered or
 // expired, so an answer cannot be replayed or moved to other arguments.
@@ -581,6 +585,7 @@ type confirmations struct {
 	ttl time.Duration
 	mu  sync.Mutex
 	m   map[string]pendingConfirm
+	seq uint64
 }
 
 func newConfirmations(ttl time.Duration) *confirmations {
@@ -592,10 +597,18 @@ func (c *confirmations) add(p pendingConfirm) string {
 	token := newToken()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.seq++
+	p.seq = c.seq
+	oldest := ""
 	for k, old := range c.m {
 		if p.asked.Sub(old.asked) > c.ttl {
 			delete(c.m, k)
+		} else if oldest == "" || old.seq < c.m[oldest].seq {
+			oldest = k
 		}
+	}
+	if len(c.m) >= maxPendingConfirms {
+		delete(c.m, oldest) // a flood of unanswered questions evicts the oldest
 	}
 	c.m[token] = p
 	return token

@@ -79,6 +79,15 @@ func TestConfirmations(t *testing.T) {
 		t.Fatal("different arguments share a digest")
 	}
 
+	full := newConfirmations(time.Hour)
+	first := full.add(p)
+	for range maxPendingConfirms {
+		full.add(p)
+	}
+	if _, ok := full.take(first, "bob"); ok || len(full.m) != maxPendingConfirms {
+		t.Fatalf("the oldest of %d confirmations was kept (%d held)", maxPendingConfirms+1, len(full.m))
+	}
+
 	expired := newConfirmations(time.Nanosecond)
 	tok = expired.add(p)
 	time.Sleep(time.Millisecond)

@@ -53,8 +53,6 @@ type Options struct {
 	IndexDir string
 	// Env looks up the LLM key and tokens (os.LookupEnv in production).
 	Env config.Env
-	// Events receives every engine event.
-	Events func(agent.Event)
 }
 
 // Open assembles everything cfg describes. A plugin that cannot start is
@@ -118,19 +116,19 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		}
 		a.collector = patterns.NewCollector(a.Patterns, patterns.CollectorOptions{Logger: log.With("component", "patterns")})
 	}
-	a.Engine = agent.New(EngineConfig(cfg), a.deps(a.LLM, o.Events))
+	a.Engine = agent.New(EngineConfig(cfg), a.deps(a.LLM))
 	return a, nil
 }
 
-// deps are the engine's collaborators, with model m.
-func (a *App) deps(m llm.LLM, events func(agent.Event)) agent.Deps {
+// deps are the engine's collaborators, with model m. Progress events are
+// subscribed per call (agent.WithEvents), not here.
+func (a *App) deps(m llm.LLM) agent.Deps {
 	return agent.Deps{
 		Tools:       a.Host,
 		LLM:         m,
 		Store:       a.Store,
 		Recommender: a.Recommender,
 		Logger:      a.Log.With("component", "engine"),
-		Events:      events,
 		Memory:      a.Patterns,
 		Collector:   a.collector,
 	}

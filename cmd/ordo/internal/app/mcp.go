@@ -48,7 +48,7 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 	}
 	if a.LLM == nil {
 		opts.Sampling = func(model llm.LLM) mcpserver.Engine {
-			return scoped{agent.New(EngineConfig(a.Config), a.deps(model, nil)), a.Config.Policy}
+			return scoped{agent.New(EngineConfig(a.Config), a.deps(model)), a.Config.Policy}
 		}
 	}
 	return mcpserver.New(opts)

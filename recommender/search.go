@@ -36,8 +36,10 @@ type Ranking struct {
 	// of summing over clauses, so a tool near the top of many clauses does
 	// not crowd out the one tool a single clause needs.
 	ClauseMax bool
-	// Diversity (λ, 0..1) re-orders compound requests so every clause gets
-	// a tool near the top (xQuAD); 0 keeps the plain fused order.
+	// Diversity (λ, 0..1) re-orders compound requests (more than one
+	// clause) so every piece of the request, split also at commas and a
+	// bare "and", gets a tool near the top (xQuAD); 0 keeps the plain
+	// fused order.
 	Diversity float64
 }
 
@@ -106,13 +108,17 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	keep := r.filter(o)
-	memo := map[string]ranked{}
+	type key struct {
+		text   string
+		vector bool
+	}
+	memo := map[key]ranked{} // a piece is often a whole clause too
 	list := func(text string, vector bool) (ranked, error) {
-		if l, ok := memo[text]; ok {
+		if l, ok := memo[key{text, vector}]; ok {
 			return l, nil
 		}
 		l, err := r.rankList(ctx, text, keep, o, vector)
-		memo[text] = l
+		memo[key{text, vector}] = l
 		return l, err
 	}
 	whole, err := list(query, true)

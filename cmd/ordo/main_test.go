@@ -477,6 +477,23 @@ func TestPluginsAddUpstream(t *testing.T) {
 	r.want(t, 2)
 	r = e.ordo("", "plugins", "add", hello, "--mcp", inner, "--name", "x")
 	r.want(t, 2)
+	// --token-env is accepted (the URL answers nobody: refused, 6005).
+	r = e.ordo("", "plugins", "add", "--mcp-url", "http://127.0.0.1:1/mcp", "--token-env", "NO_SUCH_TOKEN", "--name", "web")
+	if r.code == 0 || !strings.Contains(r.stderr, "6005") {
+		t.Errorf("--mcp-url --token-env: exit %d\n%s", r.code, r.stderr)
+	}
+	// remove deletes the entry from the file, comments kept.
+	r = e.ordo("", "--config", cfg, "plugins", "remove", "inner")
+	r.want(t, 0)
+	saved, _ = os.ReadFile(cfg)
+	if !strings.Contains(string(saved), "# mine") || strings.Contains(string(saved), "name: inner") {
+		t.Errorf("config after remove:\n%s", saved)
+	}
+	r = e.ordo("", "--config", cfg, "plugins", "list")
+	r.want(t, 0)
+	if strings.Contains(r.stdout, "inner") {
+		t.Errorf("inner still listed:\n%s", r.stdout)
+	}
 }
 
 func TestToolsSearchAndEval(t *testing.T) {

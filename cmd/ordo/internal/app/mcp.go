@@ -44,7 +44,8 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 		Version:  version,
 	}
 	if a.Config.ExposeTools {
-		opts.Gateway = &mcpserver.Gateway{Tools: a.Host, Policy: EngineConfig(a.Config).Policy, Audit: a.Store}
+		opts.Gateway = &mcpserver.Gateway{Tools: a.Host, Policy: EngineConfig(a.Config).Policy, Audit: a.Store,
+			Scopes: a.Config.Policy.ScopesFor} // as scoped gives the engine's runs
 	}
 	if a.LLM == nil {
 		opts.Sampling = func(model llm.LLM) mcpserver.Engine {

@@ -134,6 +134,7 @@ streamable-HTTP endpoint): connect to the upstream MCP server, list the tools it
 	cmd.Flags().StringVar(&up.command, "mcp", "", "an upstream MCP server's stdio command line")
 	cmd.Flags().StringVar(&up.url, "mcp-url", "", "an upstream MCP server's streamable-HTTP URL")
 	cmd.Flags().StringVar(&up.tokenEnv, "bearer-token-env", "", "with --mcp-url: the variable holding its bearer token")
+	cmd.Flags().StringVar(&up.tokenEnv, "token-env", "", "short for --bearer-token-env")
 	cmd.Flags().BoolVar(&up.save, "save", false, "append the upstream to the configuration file")
 	return cmd
 }
@@ -192,8 +193,8 @@ func install(src, dst string) (string, error) {
 func newPluginsRemoveCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:     "remove NAME",
-		Short:   "Uninstall a plugin from plugins_dir",
-		Example: "  ordo plugins remove hello",
+		Short:   "Uninstall a plugin from plugins_dir, or delete an upstream's entry from the configuration file",
+		Example: "  ordo plugins remove hello\n  ordo --config ordo.yaml plugins remove memory",
 		Args:    args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			cfg, _, err := g.load()
@@ -201,6 +202,9 @@ func newPluginsRemoveCmd(g *globals) *cobra.Command {
 				return err
 			}
 			name := a[0]
+			if slices.ContainsFunc(cfg.Upstreams, func(u config.Upstream) bool { return u.Name == name }) {
+				return g.removeUpstream(name)
+			}
 			if slices.Contains(app.BundledNames, name) {
 				return contracts.Errorf(contracts.CodeInvalidInput, "%s is bundled with Ordo; turn it off with bundled.%s.enabled: false", name, name).With("field", "name")
 			}

@@ -58,10 +58,7 @@ func (g *globals) addUpstream(cmd *cobra.Command, name string, f upstreamFlags) 
 	if err != nil {
 		return contracts.Errorf(contracts.CodeInternal, "encode upstream: %w", err)
 	}
-	path := g.configPath
-	if path == "" {
-		path, _ = g.io.Env(config.EnvConfig)
-	}
+	path := g.configFile()
 	if !f.save || path == "" {
 		fmt.Fprintf(g.io.Out, "add it to the configuration (or run again with --save and --config FILE):\nupstreams:\n%s", indent(entry))
 		return nil
@@ -73,10 +70,56 @@ func (g *globals) addUpstream(cmd *cobra.Command, name string, f upstreamFlags) 
 	return err
 }
 
-// appendUpstream adds u to the file's upstreams list, keeping the rest of
-// the document (comments included), and writes it only if the result
-// still loads.
+// configFile is the configuration file in use (--config or ORDO_CONFIG),
+// or "" when there is none.
+func (g *globals) configFile() string {
+	if g.configPath != "" {
+		return g.configPath
+	}
+	path, _ := g.io.Env(config.EnvConfig)
+	return path
+}
+
+// removeUpstream deletes the upstream's entry from the configuration file.
+func (g *globals) removeUpstream(name string) error {
+	path := g.configFile()
+	if path == "" {
+		return contracts.Errorf(contracts.CodeInvalidInput, "%s is an upstream declared in the configuration; give --config FILE to remove it there", name).
+			With("field", "name")
+	}
+	err := editUpstreams(path, g.io.Env, func(list *yaml.Node) error {
+		for i, item := range list.Content {
+			var u config.Upstream
+			if item.Decode(&u) == nil && u.Name == name {
+				list.Content = append(list.Content[:i], list.Content[i+1:]...)
+				return nil
+			}
+		}
+		return fmt.Errorf("no upstream %s in the file", name)
+	})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(g.io.Out, "removed upstream %s from %s; restart 'ordo serve' (or use the remove_plugin MCP tool) to unmount it\n", name, path)
+	return err
+}
+
+// appendUpstream adds u to the file's upstreams list.
 func appendUpstream(path string, u config.Upstream, env config.Env) error {
+	return editUpstreams(path, env, func(list *yaml.Node) error {
+		var item yaml.Node
+		if err := item.Encode(u); err != nil {
+			return err
+		}
+		list.Content = append(list.Content, &item)
+		return nil
+	})
+}
+
+// editUpstreams applies edit to the file's upstreams list, keeping the
+// rest of the document (comments included), and writes it only if the
+// result still loads.
+func editUpstreams(path string, env config.Env, edit func(list *yaml.Node) error) error {
 	bad := func(err error) error {
 		return contracts.Errorf(contracts.CodeInvalidConfig, "save to %s: %w", path, err).With("key", "upstreams")
 	}
@@ -108,11 +151,9 @@ func appendUpstream(path string, u config.Upstream, env config.Env) error {
 		list = &yaml.Node{Kind: yaml.SequenceNode}
 		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "upstreams"}, list)
 	}
-	var item yaml.Node
-	if err := item.Encode(u); err != nil {
+	if err := edit(list); err != nil {
 		return bad(err)
 	}
-	list.Content = append(list.Content, &item)
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)

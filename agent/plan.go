@@ -187,6 +187,11 @@ func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason
 					With("action", a.ID).With("field", "success_criteria")
 			}
 		}
+		for field := range a.InputBindings {
+			if err := checkBindingPath(a.ID, field); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	rev := &contracts.PlanRevision{
 		Version: len(run.Plans) + 1, Source: source, Plan: *p, Levels: g.Levels, Mermaid: g.Mermaid(p),

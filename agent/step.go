@@ -162,11 +162,20 @@ func applyAnswers(payload json.RawMessage, answers map[string]any) (json.RawMess
 // unbound (or a critic asked for changes) does one filler LLM call fill
 // the rest; without a model they become MISSING.
 func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, feedback string) (json.RawMessage, error) {
-	payload := map[string]any{}
-	maps.Copy(payload, a.Inputs)
-	for field, key := range a.InputBindings {
-		if v, ok := state[key]; ok {
-			payload[field] = v
+	payload := cloneValue(a.Inputs).(map[string]any)
+	// Shorter paths first, so "values" bound whole is then refined by
+	// "values.page_url".
+	fields := slices.SortedFunc(maps.Keys(a.InputBindings), func(x, y string) int {
+		if c := strings.Count(x, ".") - strings.Count(y, "."); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	for _, field := range fields {
+		if v, ok := state[a.InputBindings[field]]; ok {
+			if err := setPath(payload, field, cloneValue(v)); err != nil {
+				return nil, contracts.AsError(err).With("action", a.ID)
+			}
 		}
 	}
 	props, required := schemaFields(tool.Contract.InputSchema)

@@ -2,8 +2,11 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -84,7 +87,7 @@ func templateAnswer(run *contracts.Run) string {
 		if len(s.Produced) > 0 {
 			var kv []string
 			for _, k := range s.Produced {
-				kv = append(kv, k+"="+string(run.State[k]))
+				kv = append(kv, k+"="+summarise(k, run.State[k]))
 			}
 			fmt.Fprintf(&b, " (%s)", strings.Join(kv, ", "))
 		}
@@ -104,4 +107,41 @@ func actionOf(run *contracts.Run, version int, id string) (contracts.Action, boo
 		}
 	}
 	return contracts.Action{ID: id}, false
+}
+
+// summaryLimit bounds one state value in a template answer, in runes.
+const summaryLimit = 120
+
+// summarise shows a state value in a template answer without dumping it:
+// a list as its length, text and JSON cut to summaryLimit runes, links
+// (a key ending in url or link, or a string with "://") whole, since a
+// cut link is useless.
+func summarise(key string, raw json.RawMessage) string {
+	v, err := contracts.DecodeJSON(raw)
+	if err != nil {
+		return clipRunes(string(raw))
+	}
+	switch x := v.(type) {
+	case []any:
+		if len(x) == 1 {
+			return "1 item"
+		}
+		return fmt.Sprintf("%d items", len(x))
+	case string:
+		k := strings.ToLower(key)
+		if strings.HasSuffix(k, "url") || strings.HasSuffix(k, "link") || strings.Contains(x, "://") && !strings.ContainsAny(x, " \n") {
+			return x
+		}
+		return strconv.Quote(clipRunes(x))
+	}
+	return clipRunes(string(raw))
+}
+
+// clipRunes cuts s to summaryLimit runes, marking the cut with "…".
+func clipRunes(s string) string {
+	if utf8.RuneCountInString(s) <= summaryLimit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:summaryLimit-1]) + "…"
 }

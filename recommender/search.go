@@ -46,7 +46,7 @@ type Ranking struct {
 // DefaultRanking is the tuned default.
 func DefaultRanking() Ranking {
 	return Ranking{K1: 2, B: 0.5, NameWeight: 3, ParamWeight: 0.5, VectorWeight: 0.2,
-		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 2, ClauseMax: true, Diversity: 0.7}
+		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7}
 }
 
 func (r Ranking) validate() error {

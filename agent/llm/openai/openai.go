@@ -18,6 +18,9 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
+// DefaultMaxRetries is Config.MaxRetries when it is nil.
+const DefaultMaxRetries = 2
+
 // Config says where the model lives and how to talk to it.
 type Config struct {
 	BaseURL string // e.g. http://127.0.0.1:11434/v1; empty means OpenAI
@@ -25,8 +28,9 @@ type Config struct {
 	Model   string
 	// Timeout bounds a whole Complete call, retries included (default 60s).
 	Timeout time.Duration
-	// MaxRetries of transient HTTP failures (429, 5xx); default 2.
-	MaxRetries int
+	// MaxRetries of transient HTTP failures (429, 5xx): nil means the
+	// default 2, and 0 means none (a pointer, so "unset" and 0 differ).
+	MaxRetries *int
 	// StructuredOutput sends response_format json_schema; endpoints that do
 	// not support it get the schema in the system prompt instead.
 	StructuredOutput bool
@@ -55,7 +59,7 @@ func ConfigFromEnv() (Config, error) {
 		if err != nil || n < 0 {
 			return c, contracts.Errorf(contracts.CodeInvalidConfig, "ORDO_LLM_MAX_RETRIES: want a count, got %q", v).With("field", "ORDO_LLM_MAX_RETRIES")
 		}
-		c.MaxRetries = n
+		c.MaxRetries = &n
 	}
 	if v := os.Getenv("ORDO_LLM_STRUCTURED"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -90,13 +94,15 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
-	if cfg.MaxRetries < 0 {
-		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "llm: max_retries must be >= 0").With("field", "max_retries")
+	retries := DefaultMaxRetries
+	if cfg.MaxRetries != nil {
+		retries = *cfg.MaxRetries
 	}
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = 2
+	if retries < 0 {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "llm: max_retries must be >= 0, got %d", retries).With("field", "max_retries")
 	}
-	opts := []option.RequestOption{option.WithMaxRetries(cfg.MaxRetries)}
+	cfg.MaxRetries = &retries
+	opts := []option.RequestOption{option.WithMaxRetries(retries)}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}

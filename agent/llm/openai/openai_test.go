@@ -75,10 +75,34 @@ func TestHTTPErrorIsCodedLLMFailed(t *testing.T) {
 
 func TestRetriesTransientFailure(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Reply{Status: http.StatusServiceUnavailable, Content: "busy"}, llmtest.Reply{Content: `{"ok":true}`})
-	c, _ := openai.New(openai.Config{BaseURL: srv.URL, Model: "m", MaxRetries: 1})
+	c, _ := openai.New(openai.Config{BaseURL: srv.URL, Model: "m", MaxRetries: ptr(1)})
 	resp, err := c.Complete(context.Background(), ask("role: planner"))
 	if err != nil || resp.Text != `{"ok":true}` || srv.Count("") != 2 {
 		t.Fatalf("resp=%+v err=%v calls=%d", resp, err, srv.Count(""))
+	}
+}
+
+func ptr(n int) *int { return &n }
+
+// max_retries 0 means one attempt; unset means the default 2 retries.
+func TestMaxRetriesZeroMeansNone(t *testing.T) {
+	busy := llmtest.Reply{Status: http.StatusServiceUnavailable, Content: "busy"}
+	for _, tc := range []struct {
+		retries *int
+		calls   int
+	}{{ptr(0), 1}, {nil, 1 + openai.DefaultMaxRetries}, {ptr(1), 2}} {
+		srv := llmtest.New(t, busy, busy, busy, busy)
+		c, err := openai.New(openai.Config{BaseURL: srv.URL, Model: "m", MaxRetries: tc.retries})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Complete(context.Background(), ask("role: planner"))
+		if contracts.CodeOf(err) != contracts.CodeLLMFailed || srv.Count("") != tc.calls {
+			t.Errorf("max_retries %v: err %v, %d requests, want %d", tc.retries, err, srv.Count(""), tc.calls)
+		}
+	}
+	if _, err := openai.New(openai.Config{Model: "m", MaxRetries: ptr(-1)}); contracts.CodeOf(err) != contracts.CodeInvalidConfig {
+		t.Fatalf("negative retries: %v", err)
 	}
 }
 
@@ -92,7 +116,7 @@ func TestWholeCallBoundedByTimeout(t *testing.T) {
 	}))
 	defer hs.Close()
 	defer close(block)
-	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", Timeout: 50 * time.Millisecond, MaxRetries: 3})
+	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", Timeout: 50 * time.Millisecond, MaxRetries: ptr(3)})
 	_, err := c.Complete(context.Background(), ask("role: planner"))
 	if contracts.CodeOf(err) != contracts.CodeLLMTimeout {
 		t.Fatalf("err = %v", err)
@@ -111,7 +135,11 @@ func TestConfigRefusesBadValues(t *testing.T) {
 	t.Setenv("ORDO_LLM_MODEL", "llama")
 	t.Setenv("ORDO_LLM_STRUCTURED", "true")
 	c, err := openai.ConfigFromEnv()
-	if err != nil || c.Timeout != 2*time.Second || c.Model != "llama" || !c.StructuredOutput {
+	if err != nil || c.Timeout != 2*time.Second || c.Model != "llama" || !c.StructuredOutput || c.MaxRetries != nil {
 		t.Fatalf("cfg=%+v err=%v", c, err)
+	}
+	t.Setenv("ORDO_LLM_MAX_RETRIES", "0")
+	if c, err = openai.ConfigFromEnv(); err != nil || c.MaxRetries == nil || *c.MaxRetries != 0 {
+		t.Fatalf("ORDO_LLM_MAX_RETRIES=0: cfg=%+v err=%v", c, err)
 	}
 }

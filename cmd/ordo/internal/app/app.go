@@ -195,7 +195,7 @@ func newLLM(cfg *config.Config, env config.Env) (llm.LLM, error) {
 		APIKey:           key,
 		Model:            cfg.LLM.Model,
 		Timeout:          cfg.LLM.Timeout,
-		MaxRetries:       cfg.LLM.MaxRetries,
+		MaxRetries:       &cfg.LLM.MaxRetries, // 0 is "no retries"; the config defaults it to 2
 		StructuredOutput: cfg.LLM.StructuredOutputs,
 	})
 	if err != nil {

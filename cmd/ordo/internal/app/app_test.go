@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"testing"
 
 	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/llm"
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
@@ -115,5 +118,25 @@ func TestTokens(t *testing.T) {
 	var ce *contracts.Error
 	if !errors.As(err, &ce) || ce.Code != contracts.CodeInvalidConfig || ce.Details["key"] != "http.tokens[0].token_env" {
 		t.Errorf("unset token variable: %v", err)
+	}
+}
+
+// llm.max_retries reaches the provider as written: 0 is one request, the
+// default 2 is three (the provider would otherwise read 0 as "default").
+func TestLLMMaxRetriesMapping(t *testing.T) {
+	for _, tc := range []struct {
+		retries string
+		calls   int
+	}{{"\n  max_retries: 0", 1}, {"", 3}} {
+		busy := llmtest.Reply{Status: http.StatusServiceUnavailable, Content: "busy"}
+		srv := llmtest.New(t, busy, busy, busy, busy)
+		m, err := newLLM(load(t, "llm:\n  base_url: "+srv.URL+tc.retries+"\n"), envOf())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "role: planner"}}})
+		if err == nil || srv.Count("") != tc.calls {
+			t.Errorf("%q: err %v, %d requests, want %d", tc.retries, err, srv.Count(""), tc.calls)
+		}
 	}
 }

@@ -64,11 +64,17 @@ func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, n *notif
 	} else {
 		jctx, j.cancel = context.WithCancel(ctx)
 	}
-	jctx = agent.WithEvents(jctx, j.event)
+	jctx = agent.WithEvents(jctx, func(ev Event) {
+		j.event(ev)
+		s.subs.runChanged(jctx, ev.RunID)
+	})
 	go func() {
 		defer j.cancel()
 		defer s.jobs.drop(j.token)
 		run, err := call(jctx, eng)
+		if run != nil {
+			s.subs.runChanged(jctx, run.ID) // a last checkpoint may follow the last event
+		}
 		j.out <- outcome{run: run, err: err}
 	}()
 	return j

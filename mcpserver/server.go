@@ -54,6 +54,7 @@ type Server struct {
 	tasks  *tasks
 	tokens *tokenTable
 	gw     *gateway
+	subs   *subscriptions
 }
 
 // New checks opts and builds the server with its tools and resources.
@@ -83,9 +84,15 @@ func New(opts Options) (*Server, error) {
 		tasks:  newTasks(),
 		tokens: newTokenTable(opts.Tokens),
 	}
+	s.subs = newSubscriptions(s)
 	s.mcp = server.NewMCPServer("ordo", opts.Version,
 		server.WithToolCapabilities(true),
-		server.WithResourceCapabilities(false, true),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{s}),
+		server.WithResourceCompletionProvider(completer{s}),
+		server.WithHooks(s.subs.hooks()),
 		server.WithTaskCapabilities(true, true, true),
 		server.WithTaskHooks(s.tasks.hooks()),
 		server.WithLogging(),
@@ -97,6 +104,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.registerResources()
+	s.registerPrompts()
 	if err := s.startGateway(); err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -59,8 +58,8 @@ func (s *Server) readCatalog(_ context.Context, req mcp.ReadResourceRequest) ([]
 // readRun serves both run templates; the URI says which.
 func (s *Server) readRun(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
-	id, mermaid := strings.CutSuffix(strings.TrimPrefix(uri, runURIPrefix), mermaidURISuffx)
-	if id == "" || strings.Contains(id, "/") {
+	id, mermaid, ok := parseRunURI(uri)
+	if !ok {
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "resource %q names no run", uri).With("field", "uri")
 	}
 	run, err := s.loadRun(ctx, id)

@@ -1,0 +1,34 @@
+package mcpserver
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzParseRunURI: a URI is a run resource exactly when it rebuilds from
+// the parsed id, and the id is one path segment.
+func FuzzParseRunURI(f *testing.F) {
+	for _, s := range []string{"ordo://runs/run_1", "ordo://runs/run_1/mermaid", "ordo://runs/", "ordo://runs//mermaid",
+		"ordo://runs/a/b", "ordo://catalog", "test://watched-resource", "ordo://runs/mermaid/mermaid"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		id, mermaid, ok := parseRunURI(uri)
+		if !ok {
+			if id != "" || mermaid {
+				t.Fatalf("%q: not a run resource but id %q mermaid %v", uri, id, mermaid)
+			}
+			return
+		}
+		if id == "" || strings.Contains(id, "/") {
+			t.Fatalf("%q: bad id %q", uri, id)
+		}
+		back := runURIPrefix + id
+		if mermaid {
+			back += mermaidURISuffx
+		}
+		if back != uri {
+			t.Fatalf("%q parsed as %q mermaid=%v", uri, id, mermaid)
+		}
+	})
+}

@@ -251,8 +251,10 @@ func checkExactlyOnce(t *testing.T, st memory.Checkpointer, data string, minRuns
 		}
 		runs = append(runs, run)
 		if run.Status != contracts.RunCompleted {
-			// Only a run cut off before its plan was checkpointed may
-			// end otherwise: failed closed, with no step taken.
+			// Only a run cut off between its first checkpoint (pending,
+			// with the checked plan) and its second may end otherwise:
+			// Recover fails pending runs closed (recovery.go), though
+			// Execute or Resume would continue it. No step was taken.
 			if run.Status != contracts.RunFailed || run.Error.Code != contracts.CodePlanFailed || len(run.Steps) > 0 {
 				t.Fatalf("run %s is %s (error %+v, %d steps)", run.ID, run.Status, run.Error, len(run.Steps))
 			}

@@ -13,7 +13,9 @@ import (
 
 // Execute runs a ready run until it completes, fails, is rejected or stops
 // at an interrupt. It also continues a run left running by a process that
-// died: a call that was in flight is re-issued with its idempotency key.
+// died (a call that was in flight is re-issued with its idempotency key),
+// and one left pending with its checked plan (asking for plan approval
+// first where configured).
 func (e *Engine) Execute(ctx context.Context, runID string) (_ *contracts.Run, err error) {
 	ctx, end, err := e.hold(ctx, runID)
 	if err != nil {
@@ -30,6 +32,8 @@ func (e *Engine) Execute(ctx context.Context, runID string) (_ *contracts.Run, e
 	case run.Status == contracts.RunInterrupted:
 		return run, contracts.Errorf(contracts.CodeInvalidInput, "run %s waits for a %s decision: resume it", run.ID, run.Interrupt.Kind).
 			With("run", run.ID).With("interrupt", run.Interrupt.Kind)
+	case planned(run):
+		return run, e.continuePlanned(ctx, run)
 	case run.Status == contracts.RunPending:
 		return run, contracts.Errorf(contracts.CodeInvalidInput, "run %s has no plan yet", run.ID).With("run", run.ID)
 	}

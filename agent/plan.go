@@ -41,11 +41,19 @@ func (e *Engine) Plan(ctx context.Context, req Request) (_ *contracts.Run, err e
 	if run.Options.Locale == "" {
 		run.Options.Locale = e.cfg.Locale
 	}
-	if err := e.save(ctx, run); err != nil {
-		return nil, err
+	// A caller's plan is checked before the run's first checkpoint, so that
+	// checkpoint already holds it (see planStage). A goal for the planner is
+	// checkpointed pending first: the planner call may take a while.
+	if req.Plan == nil {
+		if err := e.save(ctx, run); err != nil {
+			return nil, err
+		}
 	}
 	e.emit(ctx, run, EventRunStarted, "", "", goal)
 	if err := e.planStage(ctx, run, req.Context, req.Plan); err != nil {
+		if run.Seq == 0 { // never stored: there is no run to return
+			return nil, err
+		}
 		return run, err
 	}
 	return run, nil
@@ -130,7 +138,31 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string
 		return e.fail(ctx, run, planFailed("the plan does not check", err))
 	}
 	e.commitPlan(ctx, run, rev, decisions)
+	if run.Seq == 0 {
+		// The run's first checkpoint (which takes its lease): pending, with
+		// the checked plan and its policy, so a process that dies before
+		// the next one leaves a run continuePlanned can finish.
+		if err := e.save(ctx, run); err != nil {
+			return err
+		}
+	}
 	return e.afterPlan(ctx, run)
+}
+
+// continuePlanned continues a pending run whose checked plan is already
+// checkpointed (its process died between the first checkpoint and the
+// next): plan approval where configured, else execution.
+func (e *Engine) continuePlanned(ctx context.Context, run *contracts.Run) error {
+	e.emit(ctx, run, EventResumed, "", "", "continue after planning")
+	if err := e.afterPlan(ctx, run); err != nil || run.Status != contracts.RunReady {
+		return err
+	}
+	return e.execute(ctx, run)
+}
+
+// planned reports whether a pending run holds a checked plan.
+func planned(run *contracts.Run) bool {
+	return run.Status == contracts.RunPending && len(run.Plans) > 0
 }
 
 // afterPlan asks for plan approval where configured, else makes the run ready.
@@ -322,7 +354,7 @@ func (e *Engine) fail(ctx context.Context, run *contracts.Run, err error) error 
 	run.Status = contracts.RunFailed
 	run.Error = contracts.AsError(err)
 	run.Interrupt = nil
-	run.Result = &contracts.RunResult{Answer: templateAnswer(run), Composer: "template"}
+	run.Result = &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
 	if serr := e.save(ctx, run); serr != nil {
 		return serr
 	}

@@ -22,7 +22,8 @@ var fits = map[contracts.InterruptKind][]contracts.DecisionKind{
 // it to its next stop. It needs nothing from the engine that stopped the
 // run. A decision that does not fit, or an invalid edit, is refused with a
 // coded error and the run stays as it was. A run left running or ready by
-// a stopped process resumes with an empty decision. While it drives the
+// a stopped process, or pending with its checked plan, resumes with an
+// empty decision. While it drives the
 // run the engine holds the run's lease (stores with leases); another
 // server's live lease is refused with CodeLeaseHeld.
 func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision) (_ *contracts.Run, err error) {
@@ -38,9 +39,12 @@ func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision)
 	switch {
 	case run.Status.Final():
 		return run, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
-	case run.Status == contracts.RunRunning || run.Status == contracts.RunReady:
+	case run.Status == contracts.RunRunning || run.Status == contracts.RunReady || planned(run):
 		if d.Kind != "" {
 			return run, contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s waits for no decision", run.ID).With("run", run.ID)
+		}
+		if planned(run) {
+			return run, e.continuePlanned(ctx, run)
 		}
 		e.emit(ctx, run, EventResumed, "", "", "continue")
 		return run, e.execute(ctx, run)

@@ -178,7 +178,8 @@ idempotency key). Exit codes as for 'ordo run'.`,
 					return nil, err
 				case run.Status.Final():
 					return nil, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s; there is nothing to resume", run.ID, run.Status).With("run", run.ID)
-				case run.Status == contracts.RunRunning: // its process died mid-run
+				case run.Status == contracts.RunRunning, run.Status == contracts.RunPending && len(run.Plans) > 0:
+					// its process died mid-run, or after checkpointing the plan
 					return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
 				}
 				return run, nil // interrupted (asked again) or ready (executed)

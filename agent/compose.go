@@ -37,7 +37,7 @@ type stepSummary struct {
 
 func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.RunResult {
 	if e.deps.LLM == nil {
-		return &contracts.RunResult{Answer: templateAnswer(run), Composer: "template"}
+		return &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
 	}
 	var steps []stepSummary
 	for _, s := range run.Steps {
@@ -58,14 +58,14 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 	text, err := e.complete(ctx, run, "composer", in, nil)
 	if err != nil || strings.TrimSpace(text) == "" {
 		e.log.Warn("composer failed; using the template", "run", run.ID, "err", err)
-		return &contracts.RunResult{Answer: templateAnswer(run), Composer: "template"}
+		return &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
 	}
 	return &contracts.RunResult{Answer: strings.TrimSpace(text), Composer: "llm"}
 }
 
 // templateAnswer is the deterministic answer: the outcome and one line per
 // finished step, from the records alone.
-func templateAnswer(run *contracts.Run) string {
+func (e *Engine) templateAnswer(run *contracts.Run) string {
 	var b strings.Builder
 	switch run.Status {
 	case contracts.RunCompleted:
@@ -85,9 +85,14 @@ func templateAnswer(run *contracts.Run) string {
 		a, _ := actionOf(run, s.PlanVersion, s.ActionID)
 		fmt.Fprintf(&b, "\n- %s: %s", describeAction(a), s.Status)
 		if len(s.Produced) > 0 {
+			own := e.producedBy(s)
 			var kv []string
 			for _, k := range s.Produced {
-				kv = append(kv, k+"="+summarise(k, run.State[k]))
+				v, ok := own[k]
+				if !ok {
+					v = run.State[k]
+				}
+				kv = append(kv, k+"="+summarise(k, v))
 			}
 			fmt.Fprintf(&b, " (%s)", strings.Join(kv, ", "))
 		}
@@ -107,6 +112,26 @@ func actionOf(run *contracts.Run, version int, id string) (contracts.Action, boo
 		}
 	}
 	return contracts.Action{ID: id}, false
+}
+
+// producedBy re-reads what one step produced from its own result: a later
+// step may have produced the same key, and the state holds only the last.
+func (e *Engine) producedBy(s contracts.StepRecord) map[string]json.RawMessage {
+	t, ok := e.deps.Tools.Lookup(s.Tool)
+	if !ok || len(s.Result) == 0 {
+		return nil
+	}
+	vals, err := t.ProduceKeys(s.Result, s.Produced)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(vals))
+	for k, v := range vals {
+		if b, err := json.Marshal(v); err == nil {
+			out[k] = b
+		}
+	}
+	return out
 }
 
 // summaryLimit bounds one state value in a template answer, in runes.

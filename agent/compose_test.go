@@ -68,3 +68,16 @@ func TestTemplateAnswerSummarisesState(t *testing.T) {
 		t.Fatalf("the answer dumps state (%d bytes):\n%s", len(ans), ans)
 	}
 }
+
+// Two steps producing one key: each line shows its own step's value.
+func TestTemplateAnswerShowsEachStepsOwnValue(t *testing.T) {
+	tt := newTools(t, templateTool())
+	plan := mustPlan(t, `{"version":"1.0","goal":"two texts","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"text.template","intent":"transform","requires":[],"produces":["text"],"inputs":{"template":"first","values":{}}},
+	 {"id":"a2","tool":"text.template","intent":"transform","requires":[],"depends_on":["a1"],"produces":["text"],"inputs":{"template":"second","values":{}}}]}`)
+	run, err := New(Config{}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: plan})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if !strings.Contains(run.Result.Answer, `text.template: succeeded (text="first")`) || !strings.Contains(run.Result.Answer, `text.template: succeeded (text="second")`) {
+		t.Fatalf("answer:\n%s", run.Result.Answer)
+	}
+}

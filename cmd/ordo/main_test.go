@@ -133,7 +133,7 @@ func TestFirstRunCompletes(t *testing.T) {
 			succeeded[s.ActionID] = true
 		}
 	}
-	for _, id := range []string{"read_sales", "format_summary", "write_page", "post_link"} {
+	for _, id := range []string{"read_sales", "format_summary", "write_page", "compose_post", "post_link"} {
 		if !succeeded[id] {
 			t.Errorf("action %s did not succeed", id)
 		}
@@ -150,8 +150,16 @@ func TestFirstRunCompletes(t *testing.T) {
 	}
 	var url string
 	_ = json.Unmarshal(run.State["page_url"], &url)
-	if url == "" || !strings.Contains(string(msgs), url) {
-		t.Errorf("outbox %q lacks the page link %q", msgs, url)
+	if url == "" || !strings.Contains(string(msgs), `"text":"The Q1 2026 sales summary is ready: `+url+`"`) {
+		t.Errorf("outbox %q lacks the sentence with the page link %q", msgs, url)
+	}
+	// The page reads as lines, not JSON; the answer is short and keeps the link.
+	notes, err := os.ReadFile(filepath.Join(e.data, "plugins", "notes", "notes.json"))
+	if err != nil || !strings.Contains(string(notes), `2026-01  North  Widget: 120 units, revenue 2400.00\n`) {
+		t.Errorf("the page is not the readable summary: %v\n%s", err, notes)
+	}
+	if ans := run.Result.Answer; len(ans) > 800 || !strings.Contains(ans, "page_url="+url) || !strings.Contains(ans, "records=9 items") {
+		t.Errorf("answer (%d bytes):\n%s", len(ans), ans)
 	}
 	// Pattern memory learned from the run (collected before exit).
 	if learned, _ := os.ReadDir(filepath.Join(e.data, "patterns")); len(learned) == 0 {

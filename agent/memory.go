@@ -238,10 +238,23 @@ func (e *Engine) SaveTemplate(ctx context.Context, runID, name string) error {
 	return e.deps.Memory.SaveTemplate(ctx, run.UserID, name, p)
 }
 
-// RunTemplate plans a run from the user's template (no planner call:
-// the plan is checked and approved like a caller's) and executes it when
-// ready. Its plan revision's source is "template".
-func (e *Engine) RunTemplate(ctx context.Context, req TemplateRequest) (*contracts.Run, error) {
+// RunTemplate plans a run from the user's template (PlanTemplate) and
+// executes it when ready.
+func (e *Engine) RunTemplate(ctx context.Context, req TemplateRequest) (_ *contracts.Run, err error) {
+	ctx, end := e.holdNew(ctx)
+	defer func() { end(err) }()
+	run, err := e.PlanTemplate(ctx, req)
+	if err != nil || run.Status != contracts.RunReady {
+		return run, err
+	}
+	return run, e.execute(ctx, run)
+}
+
+// PlanTemplate plans a run from the user's template with req's inputs
+// applied, like Plan with a caller's plan (no planner call; checked,
+// policy, approval), and stops before any tool runs. Its plan revision's
+// source is "template".
+func (e *Engine) PlanTemplate(ctx context.Context, req TemplateRequest) (*contracts.Run, error) {
 	if e.deps.Memory == nil {
 		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "pattern memory is not configured").With("field", "memory")
 	}
@@ -258,7 +271,7 @@ func (e *Engine) RunTemplate(ctx context.Context, req TemplateRequest) (*contrac
 		goal = p.Goal
 	}
 	p.Goal = goal
-	return e.Run(context.WithValue(ctx, planSourceKey{}, "template"), Request{Goal: goal, Plan: &p, UserID: req.UserID, Options: req.Options})
+	return e.Plan(context.WithValue(ctx, planSourceKey{}, "template"), Request{Goal: goal, Plan: &p, UserID: req.UserID, Options: req.Options})
 }
 
 // planSourceKey carries a given plan's source ("template") into planStage.
@@ -271,8 +284,9 @@ func givenSource(ctx context.Context) string {
 	return "caller"
 }
 
-// applyInputs sets "ACTION_ID.FIELD" literal inputs; a key naming no
-// action is refused and the plan is left as it was.
+// applyInputs sets "ACTION_ID.FIELD" literal inputs (FIELD may be a
+// dotted path into an object input); a bad key is refused with a coded
+// error. The plan is the caller's copy.
 func applyInputs(p *contracts.Plan, inputs map[string]any) error {
 	for _, k := range slices.Sorted(maps.Keys(inputs)) {
 		id, field, ok := strings.Cut(k, ".")
@@ -282,13 +296,20 @@ func applyInputs(p *contracts.Plan, inputs map[string]any) error {
 				With("field", "inputs").With("input", k)
 		}
 	}
-	for k, v := range inputs {
+	for _, k := range slices.Sorted(maps.Keys(inputs)) {
 		id, field, _ := strings.Cut(k, ".")
 		i := slices.IndexFunc(p.Actions, func(a contracts.Action) bool { return a.ID == id })
 		if p.Actions[i].Inputs == nil {
 			p.Actions[i].Inputs = map[string]any{}
 		}
-		p.Actions[i].Inputs[field] = v
+		// FIELD may be a dotted path, as in input_bindings.
+		err := checkBindingPath(id, field)
+		if err == nil {
+			err = setPath(p.Actions[i].Inputs, field, inputs[k])
+		}
+		if err != nil {
+			return contracts.AsError(err).With("field", "inputs").With("input", k)
+		}
 		delete(p.Actions[i].InputBindings, field) // a literal replaces a binding of the same field
 	}
 	return nil

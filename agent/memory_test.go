@@ -296,6 +296,16 @@ func TestRunTemplate(t *testing.T) {
 	}
 	_, err = e.RunTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "ann", Inputs: map[string]any{"a9.city": "Busan"}})
 	wantErrField(t, err, contracts.CodeInvalidInput, "inputs")
+	_, err = e.RunTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "ann", Inputs: map[string]any{"a1.city.": "Busan"}})
+	wantErrField(t, err, contracts.CodeInvalidInput, "inputs")
+	_, err = e.RunTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "ann", Inputs: map[string]any{"a1.city.name": "Busan"}})
+	wantErrField(t, err, contracts.CodeInvalidInput, "inputs") // city is a string in the template, not an object
+	// PlanTemplate stops before any tool runs, asking for approval where configured.
+	planned, err := New(DefaultConfig(), deps).PlanTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "ann", Inputs: map[string]any{"a1.city": "Jeju"}})
+	wantStatus(t, planned, err, contracts.RunInterrupted)
+	if planned.Interrupt.Kind != contracts.InterruptPlanApproval || planned.Plans[0].Plan.Actions[0].Inputs["city"] != "Jeju" || len(cities) != 2 {
+		t.Fatalf("planned %+v, cities %v", planned.Interrupt, cities)
+	}
 	_, err = e.RunTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "bob"})
 	wantErrField(t, err, contracts.CodeInvalidInput, "name")
 	failed, _ := e.Run(ctx, Request{Plan: mustPlan(t, searchPlan), UserID: "ann"}) // web.search is not in this catalog

@@ -413,7 +413,8 @@ func TestHelpHasExamples(t *testing.T) {
 	e := newEnv(t)
 	for _, c := range [][]string{{}, {"run"}, {"serve"}, {"runs"}, {"runs", "list"}, {"runs", "show"}, {"runs", "resume"},
 		{"runs", "prune"}, {"tools"}, {"tools", "list"}, {"tools", "search"}, {"tools", "eval"}, {"plugins"},
-		{"plugins", "list"}, {"plugins", "add"}, {"plugins", "remove"}, {"migrate"}, {"version"}} {
+		{"plugins", "list"}, {"plugins", "add"}, {"plugins", "remove"}, {"migrate"}, {"version"},
+		{"runs", "save-template"}, {"memory"}, {"memory", "list"}, {"memory", "show"}, {"memory", "forget"}} {
 		r := e.ordo("", append(c, "--help")...)
 		r.want(t, 0)
 		if !strings.Contains(r.stdout, "Examples:") {
@@ -544,5 +545,117 @@ func TestEditRefusedThenApproved(t *testing.T) {
 	}
 	if run := r.run(t); len(run.Plans) != 1 || run.Status != contracts.RunCompleted {
 		t.Errorf("plans %d, status %s", len(run.Plans), run.Status)
+	}
+}
+
+// TestMemoryAndTemplates: a completed run saved as a template runs again
+// with new inputs and no model; memory list/show/forget read and delete
+// what the runs taught, per user.
+func TestMemoryAndTemplates(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.ordo("", "run", "--plan", firstRun, "--yes", "--json")
+	r.want(t, 0)
+	first := r.run(t)
+	interrupted := e.ordo("", "run", "--plan", firstRun, "--json").run(t)
+	r = e.ordo("", "runs", "save-template", interrupted.ID, "q1")
+	r.want(t, 2) // only a completed run's plan can be a template
+	r = e.ordo("", "runs", "save-template", first.ID, "q1")
+	r.want(t, 0)
+	if !strings.Contains(r.stdout, `template "q1" of user "local" (5 actions)`) {
+		t.Errorf("save-template: %s", r.stdout)
+	}
+
+	r = e.ordo("", "run", "--template", "q1", "--input", "write_page.title=Q1 again", "--input", `compose_post.values.who="the team"`, "--yes", "--json")
+	r.want(t, 0)
+	again := r.run(t)
+	if again.Status != contracts.RunCompleted || again.Plans[0].Source != "template" || again.Goal != first.Goal {
+		t.Fatalf("template run: %s, source %s, goal %q", again.Status, again.Plans[0].Source, again.Goal)
+	}
+	for _, s := range again.Steps {
+		var p struct {
+			Title  string
+			Values struct {
+				Who     string
+				PageURL string `json:"page_url"`
+			}
+		}
+		_ = json.Unmarshal(s.Payload, &p)
+		if s.ActionID == "write_page" && s.Status == contracts.StepStarted && p.Title != "Q1 again" {
+			t.Errorf("write_page payload %s", s.Payload)
+		}
+		if s.ActionID == "compose_post" && s.Status == contracts.StepStarted && (p.Values.Who != "the team" || p.Values.PageURL == "") {
+			t.Errorf("compose_post payload %s", s.Payload)
+		}
+	}
+	for _, bad := range [][]string{
+		{"run", "--template", "nope", "--yes"},
+		{"run", "--template", "q1", "--input", "nobody.title=x", "--yes"},
+		{"run", "--template", "q1", "--input", "no-equals-sign"},
+		{"run", "--template", "q1", "--plan", firstRun},
+		{"run", "--plan", firstRun, "--input", "write_page.title=x"},
+	} {
+		e.ordo("", bad...).want(t, 2)
+	}
+
+	list := func(args ...string) []struct{ ID, Namespace, Name string } {
+		t.Helper()
+		r := e.ordo("", append([]string{"memory", "list", "--json"}, args...)...)
+		r.want(t, 0)
+		var rs []struct{ ID, Namespace, Name string }
+		if err := json.Unmarshal([]byte(r.stdout), &rs); err != nil {
+			t.Fatalf("memory list: %v\n%s", err, r.stdout)
+		}
+		return rs
+	}
+	byNS := map[string][]string{}
+	for _, rec := range list() {
+		byNS[rec.Namespace] = append(byNS[rec.Namespace], rec.ID)
+	}
+	if len(byNS["plan"]) != 1 || len(byNS["tool"]) < 4 || len(byNS["workflow"]) != 1 {
+		t.Fatalf("remembered: %v", byNS)
+	}
+	if got := list("--user", "bob"); len(got) != 0 {
+		t.Errorf("bob's memory: %+v", got)
+	}
+	r = e.ordo("", "memory", "list")
+	r.want(t, 0)
+	if !strings.Contains(r.stdout, "template q1: ") || !strings.Contains(r.stdout, "2 ok, 0 failed") {
+		t.Errorf("memory list:\n%s", r.stdout)
+	}
+	r = e.ordo("", "memory", "show", byNS["plan"][0])
+	r.want(t, 0)
+	if !strings.Contains(r.stdout, `"namespace": "plan"`) || !strings.Contains(r.stdout, `"tool": "chat.post_message"`) {
+		t.Errorf("memory show:\n%s", r.stdout)
+	}
+	e.ordo("", "memory", "show", byNS["plan"][0], "--user", "bob").want(t, 2) // another user's record is missing
+	e.ordo("", "memory", "list", "--namespace", "nonsense").want(t, 2)
+
+	// Forget: nothing without a target or --all; one by id; a template by name; a namespace.
+	r = e.ordo("", "memory", "forget")
+	r.want(t, 2)
+	if !strings.Contains(r.stderr, "--all") {
+		t.Errorf("forget without a target:\n%s", r.stderr)
+	}
+	e.ordo("", "memory", "forget", byNS["tool"][0], "--template", "q1").want(t, 2)
+	e.ordo("", "memory", "forget", byNS["tool"][0]).want(t, 0)
+	e.ordo("", "memory", "forget", byNS["tool"][0]).want(t, 2) // gone: a typo is not success
+	r = e.ordo("", "memory", "forget", "--template", "q1")
+	r.want(t, 0)
+	if !strings.Contains(r.stdout, "forgot 1 workflow record(s)") {
+		t.Errorf("forget --template: %s", r.stdout)
+	}
+	e.ordo("", "run", "--template", "q1", "--yes").want(t, 2)
+	r = e.ordo("", "memory", "forget", "--namespace", "tool", "--all")
+	r.want(t, 0)
+	if !strings.Contains(r.stdout, fmt.Sprintf("forgot %d tool record(s)", len(byNS["tool"])-1)) {
+		t.Errorf("forget --namespace tool --all: %s", r.stdout)
+	}
+	if got := list("--namespace", "tool"); len(got) != 0 {
+		t.Errorf("tool records left: %+v", got)
+	}
+	e.ordo("", "memory", "forget", "--all").want(t, 0)
+	if got := list(); len(got) != 0 {
+		t.Errorf("records left after forget --all: %+v", got)
 	}
 }

@@ -111,7 +111,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		return fail(err)
 	}
 	if cfg.Memory.Enabled {
-		if a.Patterns, err = patterns.Open(filepath.Join(cfg.DataDir, "patterns"), nil, patterns.Options{Logger: log.With("component", "patterns")}); err != nil {
+		if a.Patterns, err = OpenPatterns(cfg, log); err != nil {
 			return fail(err)
 		}
 		a.collector = patterns.NewCollector(a.Patterns, patterns.CollectorOptions{Logger: log.With("component", "patterns")})
@@ -366,6 +366,12 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// OpenPatterns opens the pattern memory under the data directory, which
+// holds every user's records (the CLI opens it alone to list and forget).
+func OpenPatterns(cfg *config.Config, log *slog.Logger) (*patterns.Memory, error) {
+	return patterns.Open(filepath.Join(cfg.DataDir, "patterns"), nil, patterns.Options{Logger: log.With("component", "patterns")})
 }
 
 // PluginDataDir is where the host keeps a plugin's data.

@@ -73,6 +73,7 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 		newRunCmd(g),
 		newServeCmd(g),
 		newRunsCmd(g),
+		newMemoryCmd(g),
 		newToolsCmd(g),
 		newPluginsCmd(g),
 		newMigrateCmd(g),

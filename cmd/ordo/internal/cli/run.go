@@ -24,15 +24,21 @@ import (
 const LocalUser = "local"
 
 func newRunCmd(g *globals) *cobra.Command {
-	var planFile string
+	var planFile, template string
+	var inputs []string
 	var yes, asJSON bool
 	cmd := &cobra.Command{
-		Use:   `run ["GOAL" | --plan FILE]`,
+		Use:   `run ["GOAL" | --plan FILE | --template NAME [--input ACTION.FIELD=VALUE]...]`,
 		Short: "Plan and execute a goal, or execute a plan file, in the terminal",
 		Long: `Run a goal (planned by the configured model) or a plan you wrote (no model needed),
 showing the plan, each step's state and duration, and any interrupt. Interrupts are
 answered on stdin: approve, edit, reject or skip a step, answer questions. If stdin ends
 first, the run stays interrupted and 'ordo runs resume ID' continues it later.
+
+--template runs a plan saved from a completed run ('ordo runs save-template RUN_ID NAME'),
+no model needed, with literal inputs replaced by --input ACTION_ID.FIELD=VALUE (VALUE is
+JSON when it parses as JSON, else text; FIELD may be a dotted path); a GOAL replaces the
+template's goal.
 
 Ctrl-C stops at the next step boundary and leaves a resumable run (press it again to quit
 at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
@@ -40,7 +46,8 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 		Example: `  ordo run --plan examples/first-run.plan.json --yes
   ordo run "Summarise sales.csv into a notes page and post the link to #general"
   ordo run --plan my.plan.json --json > run.json
-  echo approve | ordo run --plan examples/first-run.plan.json`,
+  echo approve | ordo run --plan examples/first-run.plan.json
+  ordo run --template q1-report --input read_sales.file=examples/data/sales.csv --yes`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			var goal string
@@ -57,8 +64,18 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 					return contracts.AsError(err).With("file", planFile)
 				}
 			}
-			if strings.TrimSpace(goal) == "" && plan == nil {
-				return usageError(errors.New(`run needs a goal ("GOAL") or --plan FILE`))
+			if template != "" && planFile != "" {
+				return usageError(errors.New("--plan and --template are two plans; give one"))
+			}
+			if len(inputs) > 0 && template == "" {
+				return usageError(errors.New("--input sets a template's inputs: give --template NAME"))
+			}
+			in, err := parseInputs(inputs)
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(goal) == "" && plan == nil && template == "" {
+				return usageError(errors.New(`run needs a goal ("GOAL"), --plan FILE or --template NAME`))
 			}
 			cfg, log, err := g.load()
 			if err != nil {
@@ -76,11 +93,16 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 				fmt.Fprintln(g.io.Err, "--yes: approving what policy allows without asking (policy denials still stop the run)")
 			}
 			return g.drive(cmd.Context(), a2, asJSON, func(ctx context.Context) (*contracts.Run, error) {
+				if template != "" {
+					return a2.Engine.PlanTemplate(ctx, agent.TemplateRequest{Name: template, UserID: LocalUser, Goal: goal, Inputs: in, Options: req.Options})
+				}
 				return a2.Engine.Plan(ctx, req)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&planFile, "plan", "", "execute this Action Plan (JSON) instead of planning the goal")
+	cmd.Flags().StringVar(&template, "template", "", "run the plan saved under this name (ordo runs save-template)")
+	cmd.Flags().StringArrayVar(&inputs, "input", nil, "with --template: ACTION_ID.FIELD=VALUE replacing a literal input (repeatable)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve what policy allows without asking")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout (progress goes to stderr)")
 	return cmd

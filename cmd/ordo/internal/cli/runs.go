@@ -20,13 +20,14 @@ import (
 func newRunsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show, resume and prune stored runs",
+		Short: "List, show, resume, prune stored runs, and save one as a template",
 		Example: `  ordo runs list --status interrupted
   ordo runs show run_0123abcd --json
   ordo runs resume run_0123abcd
-  ordo runs prune --older-than 168h`,
+  ordo runs prune --older-than 168h
+  ordo runs save-template run_0123abcd q1-report`,
 	}
-	cmd.AddCommand(newRunsListCmd(g), newRunsShowCmd(g), newRunsResumeCmd(g), newRunsPruneCmd(g))
+	cmd.AddCommand(newRunsListCmd(g), newRunsShowCmd(g), newRunsResumeCmd(g), newRunsPruneCmd(g), newRunsSaveTemplateCmd(g))
 	return cmd
 }
 
@@ -218,6 +219,41 @@ func newRunsPruneCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "age cut-off, e.g. 72h (default retention.runs)")
+	return cmd
+}
+
+func newRunsSaveTemplateCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "save-template RUN_ID NAME",
+		Short: "Save a completed run's plan as a template of its user, to run again with new inputs",
+		Long: `Save the plan a completed run finished with under NAME, in the pattern memory of the
+run's user (replacing a template of the same name). 'ordo run --template NAME' runs it
+again without a model; 'ordo memory list --namespace workflow' lists templates and
+'ordo memory forget --template NAME' deletes one. Needs memory.enabled.`,
+		Example: `  ordo runs save-template run_0123abcd q1-report
+  ordo run --template q1-report --input read_sales.file=examples/data/sales.csv --yes`,
+		Args: args(2, 2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cfg, log, err := g.load()
+			if err != nil {
+				return err
+			}
+			ap, err := app.Open(cmd.Context(), cfg, log, app.Options{Env: g.io.Env})
+			if err != nil {
+				return err
+			}
+			defer ap.Close()
+			if err := ap.Engine.SaveTemplate(cmd.Context(), a[0], a[1]); err != nil {
+				return err
+			}
+			run, err := ap.Engine.Get(cmd.Context(), a[0])
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(g.io.Out, "saved the plan of %s as template %q of user %q (%d actions)\n", run.ID, a[1], run.UserID, len(run.Plans[len(run.Plans)-1].Plan.Actions))
+			return err
+		},
+	}
 	return cmd
 }
 

@@ -325,7 +325,7 @@ func wantErrField(t *testing.T, err error, code contracts.Code, field string) {
 	}
 }
 
-// FuzzApplyInputs: any input key either sets ACTION_ID.FIELD or is refused
+// FuzzApplyInputs: any input key either sets ACTION_ID.FIELD (a dotted path) or is refused
 // with a coded error naming "inputs", leaving the plan as it was.
 func FuzzApplyInputs(f *testing.F) {
 	for _, k := range []string{"a1.city", "a1.", ".city", "a1", "a9.city", "a1.a.b", "", "a1..x"} {
@@ -343,7 +343,11 @@ func FuzzApplyInputs(f *testing.F) {
 			return
 		}
 		id, field, _ := strings.Cut(key, ".")
-		if id != "a1" || p.Actions[0].Inputs[field] != "v" {
+		var at any = p.Actions[0].Inputs
+		for _, seg := range strings.Split(field, ".") { // FIELD may be a dotted path
+			at = at.(map[string]any)[seg]
+		}
+		if id != "a1" || at != "v" {
 			t.Fatalf("%q applied as %+v", key, p.Actions[0].Inputs)
 		}
 	})

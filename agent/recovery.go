@@ -106,8 +106,9 @@ func (e *Engine) recoverRun(ctx context.Context, id string) bool {
 }
 
 // continueRun holds id's lease and continues it: running and ready runs
-// execute on; a run whose planning was cut short fails closed, since the
-// caller's request (its plan or context) was never checkpointed; an
+// execute on, and so does a pending run whose checked plan was
+// checkpointed; a run whose planning was cut short before that fails
+// closed, since the planner's inputs were never checkpointed; an
 // interrupted run waits for its person, so its lease is just released.
 func (e *Engine) continueRun(ctx context.Context, id string) (_ *contracts.Run, err error) {
 	ctx, end, err := e.hold(ctx, id)
@@ -124,6 +125,9 @@ func (e *Engine) continueRun(ctx context.Context, id string) (_ *contracts.Run, 
 		e.emit(ctx, run, EventResumed, "", "", "recovered by "+e.cfg.Owner)
 		return run, e.execute(ctx, run)
 	case contracts.RunPending:
+		if planned(run) {
+			return run, e.continuePlanned(ctx, run)
+		}
 		return run, e.fail(ctx, run, contracts.Errorf(contracts.CodePlanFailed,
 			"the server planning this run stopped before the plan was checkpointed; plan the goal again").With("run", run.ID))
 	}

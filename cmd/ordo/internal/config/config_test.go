@@ -202,7 +202,7 @@ func TestRelativePathsFromFile(t *testing.T) {
 	}
 }
 
-// TestExampleHasEveryKey keeps examples/ordo.yaml and docs/cli.md complete:
+// TestExampleHasEveryKey keeps examples/ordo.yaml and README.md complete:
 // every key of Config appears in both, and the example loads.
 func TestExampleHasEveryKey(t *testing.T) {
 	example := filepath.Join("..", "..", "..", "..", "examples", "ordo.yaml")
@@ -219,14 +219,14 @@ func TestExampleHasEveryKey(t *testing.T) {
 	}
 	inExample := map[string]bool{}
 	collectKeys(&doc, "", inExample)
-	docs, _ := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "cli.md"))
+	docs, _ := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
 	for _, k := range keyPaths(reflect.TypeOf(Config{}), "") {
 		// The example shows tokens only through token_env, the safe way.
 		if !inExample[k] && k != "http.tokens[].token" {
 			t.Errorf("examples/ordo.yaml lacks key %s", k)
 		}
 		if !strings.Contains(string(docs), "`"+k+"`") {
-			t.Errorf("docs/cli.md does not document key %s", k)
+			t.Errorf("README.md does not document key %s", k)
 		}
 	}
 }

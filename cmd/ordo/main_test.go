@@ -276,6 +276,11 @@ func TestBadConfig(t *testing.T) {
 		{"via ORDO_CONFIG", []string{"runs", "list"}, []string{"ORDO_CONFIG=" + cfg}, []string{"1014", "llm.timeout"}},
 		{"env override", []string{"runs", "list"}, []string{"ORDO_PARALLELISM=many"}, []string{"1014", "parallelism", "ORDO_PARALLELISM"}},
 		{"missing file", []string{"--config", cfg + ".nope", "runs", "list"}, nil, []string{"1014", "no such file"}},
+		// --store is checked like the store key (and wins over ORDO_STORE); the
+		// value, which may hold a password, is never echoed.
+		{"bad --store", []string{"runs", "list", "--store", "mysql://ordo:hunter2@db/ordo"}, []string{"ORDO_STORE=embedded"},
+			[]string{"1014", "config key store", "flag: --store"}},
+		{"empty --store", []string{"--store", "", "migrate"}, nil, []string{"--store needs a value"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e2 := *e
@@ -287,6 +292,9 @@ func TestBadConfig(t *testing.T) {
 				if !strings.Contains(r.stderr, s) {
 					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
 				}
+			}
+			if strings.Contains(r.stdout+r.stderr, "hunter2") {
+				t.Errorf("a password from --store is echoed:\n%s", r.stderr)
 			}
 		})
 	}

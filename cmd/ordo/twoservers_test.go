@@ -22,7 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Issue 8: two `ordo serve --http` processes on one Postgres database. A
+// Issue 8: two `ordo serve --http` processes on one Postgres database, A
+// given it with --store (over ORDO_STORE=embedded), B with ORDO_STORE. A
 // run is executed through A and stops for approval; every approval goes
 // through B's MCP endpoint, and the run completes on B.
 func TestTwoServersShareRuns(t *testing.T) {
@@ -52,8 +53,8 @@ func TestTwoServersShareRuns(t *testing.T) {
 	store := u.String() // both servers migrate it at start, under the advisory lock
 
 	const token = "two-servers-token-0123456789"
-	a := startServer(t, ctx, store, token)
-	srvB := startServer(t, ctx, store, token)
+	a := startServer(t, ctx, store, true, token)
+	srvB := startServer(t, ctx, store, false, token)
 
 	plan, err := os.ReadFile(filepath.Join(repoRoot, firstRun))
 	if err != nil {
@@ -75,14 +76,21 @@ func TestTwoServersShareRuns(t *testing.T) {
 	}
 }
 
-// startServer runs `ordo serve --http` on a Postgres store with its own
-// home and data directory (another machine) and returns its MCP URL.
-func startServer(t *testing.T, ctx context.Context, store, token string) string {
+// startServer runs `ordo serve --http` on a Postgres store (given with
+// --store, else ORDO_STORE) with its own home and data directory (another
+// machine) and returns its MCP URL.
+func startServer(t *testing.T, ctx context.Context, store string, viaFlag bool, token string) string {
 	e := newEnv(t)
 	cfg := filepath.Join(e.home, "ordo.yaml")
 	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
-	cmd.Dir, cmd.Env = repoRoot, append(e.vars, "ADA_TOKEN="+token, "ORDO_STORE="+store)
+	args, vars := []string{"--config", cfg, "serve", "--http", "127.0.0.1:0"}, append(e.vars, "ADA_TOKEN="+token)
+	if viaFlag {
+		args, vars = append(args, "--store", store), append(vars, "ORDO_STORE=embedded")
+	} else {
+		vars = append(vars, "ORDO_STORE="+store)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), args...)
+	cmd.Dir, cmd.Env = repoRoot, vars
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -97,6 +105,9 @@ func startServer(t *testing.T, ctx context.Context, store, token string) string 
 		logs.WriteString(sc.Text() + "\n")
 		var line struct{ Msg, Addr string }
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving MCP over HTTP" {
+			if strings.Contains(logs.String(), store) {
+				t.Errorf("the store's DSN is logged:\n%s", logs.String())
+			}
 			go io.Copy(io.Discard, stderr)
 			return line.Addr
 		}

@@ -15,7 +15,7 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Long: `Apply the store's schema migrations: for Postgres the versioned SQL migrations (safe to
 run from several hosts at once; they take an advisory lock), for the embedded store the
 schema of <data_dir>/ordo.db. 'ordo serve' and 'ordo run' do this on start too.`,
-		Example: "  ordo migrate\n  ORDO_STORE=postgres://ordo@db/ordo ordo migrate",
+		Example: "  ordo migrate\n  ordo migrate --store postgres://ordo@db/ordo\n  ORDO_STORE=postgres://ordo@db/ordo ordo migrate",
 		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, _, err := g.load()

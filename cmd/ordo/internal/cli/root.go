@@ -46,7 +46,10 @@ func Main(ctx context.Context, args []string, s IO) int {
 // globals are the flags every subcommand shares.
 type globals struct {
 	configPath string
-	io         IO
+	// store is --store: the run store, over the store key and ORDO_STORE.
+	store string
+	root  *cobra.Command
+	io    IO
 	// logLevel is the level when log.level is unset: warn for one-shot
 	// commands, whose output is for people; serve sets info.
 	logLevel slog.Level
@@ -68,6 +71,8 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (default: $ORDO_CONFIG, else built-in defaults)")
+	root.PersistentFlags().StringVar(&g.store, "store", "", `run store: "embedded" or a Postgres URL (over the store key and $ORDO_STORE; never logged)`)
+	g.root = root
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	root.AddCommand(
 		newRunCmd(g),
@@ -84,12 +89,40 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 
 // load reads the configuration and builds the logger it describes.
 func (g *globals) load() (*config.Config, *slog.Logger, error) {
-	cfg, err := config.Load(g.configPath, g.io.Env)
+	env, err := g.env()
 	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := config.Load(g.configPath, env)
+	if err != nil {
+		if ce := contracts.AsError(err); g.store != "" && ce.Details["key"] == "store" {
+			ce.With("flag", "--store")
+		}
 		return nil, nil, err
 	}
 	return cfg, newLogger(cfg.Log, g.logLevel, g.io.Err), nil
 }
+
+// env is the environment the configuration is read with: --store stands
+// in for ORDO_STORE, so it overrides the file's store key the same way
+// and is validated (never echoed) like it.
+func (g *globals) env() (config.Env, error) {
+	if !g.root.PersistentFlags().Changed("store") {
+		return g.io.Env, nil
+	}
+	if g.store == "" {
+		return nil, usageError(errors.New(`--store needs a value: "embedded" or a Postgres URL`))
+	}
+	return func(key string) (string, bool) {
+		if key == storeEnv {
+			return g.store, true
+		}
+		return g.io.Env(key)
+	}, nil
+}
+
+// storeEnv is the variable --store overrides.
+const storeEnv = "ORDO_STORE"
 
 // newLogger writes to w at the configured level (def when unset): text on
 // a terminal, JSON otherwise (or as configured).

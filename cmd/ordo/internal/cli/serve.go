@@ -36,7 +36,8 @@ plugins_dir are picked up while serving. Finished runs older than retention.runs
 pruned at start and daily.`,
 		Example: `  ordo serve
   ordo serve --http                 # on http.listen (default 127.0.0.1:7411)
-  ORDO_TOKEN_ALICE=... ordo serve --http 0.0.0.0:7411 --config ordo.yaml`,
+  ORDO_TOKEN_ALICE=... ordo serve --http 0.0.0.0:7411 --config ordo.yaml
+  ordo serve --http --store postgres://ordo@db/ordo   # runs shared with other servers`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			switch {

@@ -43,9 +43,11 @@ type Searcher interface {
 	Search(ctx context.Context, query string, o recommender.SearchOptions) ([]recommender.Hit, error)
 }
 
-// PluginAdmin is the host's hot add/remove API; *host.Host satisfies it.
+// PluginAdmin is the host's hot add/remove API for plugins and upstream
+// MCP servers (RemovePlugin and Plugins cover both); *host.Host satisfies it.
 type PluginAdmin interface {
 	AddPlugin(ctx context.Context, spec host.PluginSpec) error
+	AddUpstream(ctx context.Context, spec host.UpstreamSpec) error
 	RemovePlugin(ctx context.Context, name string) error
 	Plugins() []host.PluginInfo
 }

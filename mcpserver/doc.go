@@ -1,9 +1,9 @@
 // Package mcpserver is Ordo's face to MCP clients: the plan, execute and
 // approve tools, run status and listing, tool search, the admin tools for
-// plugins, resources for runs, their plan graphs, the catalog and the
-// Action Plan schema (with update notifications for subscribed runs),
-// prompts for writing a plan and reviewing a run, and argument completion,
-// over stdio and streamable HTTP (mark3labs/mcp-go).
+// plugins and upstream MCP servers, resources for runs, their plan graphs,
+// the catalog and the Action Plan schema (with update notifications for
+// subscribed runs), prompts for writing a plan and reviewing a run, and
+// argument completion, over stdio and streamable HTTP (mark3labs/mcp-go).
 //
 // It owns only translation: MCP requests become engine calls and runs
 // become structured tool results. Everything it needs from the engine, the

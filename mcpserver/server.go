@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -27,7 +28,10 @@ type Options struct {
 	Runs     RunLister   // list_runs
 	Catalog  Catalog     // ordo://catalog
 	Searcher Searcher    // search_tools
-	Admin    PluginAdmin // add_plugin, remove_plugin, list_plugins
+	Admin    PluginAdmin // add_plugin, add_upstream, remove_plugin, list_plugins
+	// LookupEnv resolves add_upstream's bearer_token_env on the server
+	// (default os.LookupEnv). The admin role may name any variable it sees.
+	LookupEnv func(key string) (string, bool)
 	// Gateway, when set, publishes catalog tools and call_tool (gateway.go).
 	Gateway *Gateway
 	// Tokens gate HTTP access; with none, every HTTP request is refused.
@@ -73,6 +77,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
 	}
 	if opts.StdioIdentity == nil {
 		opts.StdioIdentity = &Identity{User: "local", Roles: []string{RoleAdmin}}

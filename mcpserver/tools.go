@@ -22,11 +22,13 @@ var schemaFS embed.FS
 type hints struct{ readOnly, destructive, idempotent, openWorld bool }
 
 var (
-	readHints   = hints{readOnly: true, idempotent: true}
-	planHints   = hints{}
-	runHints    = hints{destructive: true, openWorld: true}
-	addHints    = hints{}
-	removeHints = hints{destructive: true, idempotent: true}
+	readHints = hints{readOnly: true, idempotent: true}
+	planHints = hints{}
+	runHints  = hints{destructive: true, openWorld: true}
+	addHints  = hints{}
+	// add_upstream connects Ordo to a server it names: open world.
+	upstreamHints = hints{openWorld: true}
+	removeHints   = hints{destructive: true, idempotent: true}
 )
 
 // toolDef is one MCP tool: its description, schemas, gating and handler.
@@ -64,10 +66,12 @@ func (s *Server) toolDefs() []*toolDef {
 		defs = append(defs,
 			&toolDef{name: "add_plugin", title: "Add a plugin", input: "add_plugin.input.json", output: "plugins.output.json", hints: addHints, admin: true, handle: s.handleAddPlugin,
 				desc: "Admin: start a plugin executable (checksum-verified when sha256 is given) and add its tools to the catalog."},
+			&toolDef{name: "add_upstream", title: "Add an upstream MCP server", input: "add_upstream.input.json", output: "plugins.output.json", hints: upstreamHints, admin: true, handle: s.handleAddUpstream,
+				desc: "Admin: connect an upstream MCP server (stdio: mcp command line or command argv; HTTP: mcp_url with bearer_token_env) and add its tools to the catalog as NAME.tool, risk from their annotations. remove_plugin removes it; list_plugins lists it."},
 			&toolDef{name: "remove_plugin", title: "Remove a plugin", input: "remove_plugin.input.json", output: "plugins.output.json", hints: removeHints, admin: true, handle: s.handleRemovePlugin,
-				desc: "Admin: drain and stop a plugin and remove its tools from the catalog."},
+				desc: "Admin: drain and stop a plugin or an upstream MCP server and remove its tools from the catalog."},
 			&toolDef{name: "list_plugins", title: "List plugins", input: "empty.input.json", output: "plugins.output.json", hints: readHints, admin: true, handle: s.handleListPlugins,
-				desc: "Admin: the loaded plugins and their state."},
+				desc: "Admin: the loaded plugins and upstream MCP servers and their state."},
 		)
 	}
 	return append(defs, s.gatewayDefs()...)

@@ -192,6 +192,27 @@ func TestServeStdio(t *testing.T) {
 	if res.IsError || !strings.Contains(string(body), `"completed"`) {
 		t.Fatalf("execute: error=%v %s", res.IsError, body)
 	}
+	// add_upstream (admin: the stdio client is) mounts another ordo serve
+	// from a command line; remove_plugin unmounts it.
+	res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "add_upstream", Arguments: map[string]any{
+		"name": "inner", "mcp": "'" + filepath.Join(binDir, "ordo") + "' serve",
+	}}})
+	body, _ = json.Marshal(res)
+	if err != nil || res.IsError || !strings.Contains(string(body), `"inner.list_runs"`) {
+		t.Fatalf("add_upstream inner: %v %s", err, body)
+	}
+	res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{
+		"tool": "inner.list_runs", "arguments": map[string]any{},
+	}}})
+	body, _ = json.Marshal(res)
+	if err != nil || res.IsError {
+		t.Errorf("call_tool inner.list_runs: %v %s", err, body)
+	}
+	res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "remove_plugin", Arguments: map[string]any{"name": "inner"}}})
+	body, _ = json.Marshal(res)
+	if err != nil || res.IsError || strings.Contains(string(body), `"inner.list_runs"`) {
+		t.Errorf("remove_plugin inner: %v %s", err, body)
+	}
 	// expose_tools: a read tool called directly goes through; the chat
 	// post, which policy confirms, is not sent without an approval.
 	res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{

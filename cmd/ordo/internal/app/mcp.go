@@ -39,9 +39,11 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 		Catalog:  a.Host,
 		Searcher: a.Recommender,
 		Admin:    a.Host,
-		Tokens:   tokens,
-		Logger:   a.Log.With("component", "mcp"),
-		Version:  version,
+		// add_upstream's bearer_token_env, read where the tokens are.
+		LookupEnv: env,
+		Tokens:    tokens,
+		Logger:    a.Log.With("component", "mcp"),
+		Version:   version,
 	}
 	if a.Config.ExposeTools {
 		opts.Gateway = &mcpserver.Gateway{Tools: a.Host, Policy: EngineConfig(a.Config).Policy, Audit: a.Store,

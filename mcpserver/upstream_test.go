@@ -1,0 +1,199 @@
+package mcpserver_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// calcToken is the bearer token calcUpstream demands.
+const calcToken = "calc-upstream-token-0123456789"
+
+// calcUpstream is a real remote MCP server: mcp-go over streamable HTTP
+// on loopback, behind a bearer-token check, with one read-only tool
+// calc.add. stop closes it; start serves it again on the same address (a
+// fresh handler, as a restarted server would have).
+type calcUpstream struct {
+	t    *testing.T
+	addr string
+	mcp  *server.MCPServer
+	hs   *http.Server
+}
+
+func newCalcUpstream(t *testing.T) *calcUpstream {
+	t.Helper()
+	s := server.NewMCPServer("calc", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
+		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()),
+		mcp.WithOutputSchema[struct {
+			Sum float64 `json:"sum"`
+		}](),
+		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultStructured(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}, "sum"), nil
+		})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &calcUpstream{t: t, addr: ln.Addr().String(), mcp: s}
+	u.serve(ln)
+	t.Cleanup(u.stop)
+	return u
+}
+
+func (u *calcUpstream) url() string { return "http://" + u.addr + "/mcp" }
+
+func (u *calcUpstream) serve(ln net.Listener) {
+	h := server.NewStreamableHTTPServer(u.mcp, server.WithStateful(true))
+	u.hs = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+calcToken {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})}
+	go u.hs.Serve(ln)
+}
+
+func (u *calcUpstream) stop() { u.hs.Close() }
+
+func (u *calcUpstream) start() {
+	u.t.Helper()
+	ln, err := net.Listen("tcp", u.addr)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	u.serve(ln)
+}
+
+// addPlan is a one-step plan calling calc.add.
+func addPlan(a, b int) map[string]any {
+	return map[string]any{
+		"version": "1.0", "goal": "add two numbers", "timezone": "UTC",
+		"actions": []any{map[string]any{
+			"id": "sum_them", "tool": "calc.add", "intent": "read",
+			"requires": []any{}, "produces": []any{"sum"}, "inputs": map[string]any{"a": a, "b": b},
+		}},
+	}
+}
+
+// Issue 9: an admin mounts upstream MCP servers through the add_upstream
+// tool — a streamable-HTTP server with its token in the server's
+// environment, and a stdio server (npm's server-memory) from a command
+// line — then runs a plan on one and removes both with remove_plugin. A
+// user is refused (HTTP 403); bad arguments are 1000 naming the argument
+// and leave nothing behind.
+func TestAddUpstreamAdminTool(t *testing.T) {
+	t.Setenv("ORDO_TEST_CALC_TOKEN", calcToken)
+	t.Setenv("ORDO_TEST_WRONG_TOKEN", "not-the-calc-token")
+	calc := newCalcUpstream(t)
+	e := newEnv(t)
+	ts := e.httpServer(t)
+	admin := httpClient(t, ts.URL, adminToken, clientOpts{})
+	user := httpClient(t, ts.URL, userToken, clientOpts{})
+
+	res, err := admin.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(res.Tools, func(tl mcp.Tool) bool { return tl.Name == "add_upstream" })
+	if i < 0 {
+		t.Fatal("admins are not offered add_upstream")
+	}
+	ann := res.Tools[i].Annotations
+	if ann.ReadOnlyHint == nil || *ann.ReadOnlyHint || ann.DestructiveHint == nil || *ann.DestructiveHint ||
+		ann.IdempotentHint == nil || *ann.IdempotentHint || ann.OpenWorldHint == nil || !*ann.OpenWorldHint {
+		t.Errorf("add_upstream hints: %+v", ann)
+	}
+	if slices.Contains(toolNames(t, user), "add_upstream") {
+		t.Error("a user is offered add_upstream")
+	}
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_upstream","arguments":{"name":"calc","mcp_url":"` + calc.url() + `"}}}`
+	if status, e := post(t, ts.URL, "Bearer "+userToken, body); status != http.StatusForbidden || e.Code != contracts.CodeForbidden {
+		t.Fatalf("a user's add_upstream: status %d code %d, want 403 %d", status, e.Code, contracts.CodeForbidden)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		args  map[string]any
+		code  contracts.Code
+		field string
+	}{
+		{"no server", map[string]any{"name": "calc"}, contracts.CodeInvalidInput, "mcp"},
+		{"two servers", map[string]any{"name": "calc", "mcp": "mcp-server-memory", "mcp_url": calc.url()}, contracts.CodeInvalidInput, "mcp"},
+		{"bad command line", map[string]any{"name": "calc", "mcp": "'unterminated"}, contracts.CodeInvalidInput, "mcp"},
+		{"token for stdio", map[string]any{"name": "calc", "mcp": "x", "bearer_token_env": "ORDO_TEST_CALC_TOKEN"}, contracts.CodeInvalidInput, "bearer_token_env"},
+		{"unset token variable", map[string]any{"name": "calc", "mcp_url": calc.url(), "bearer_token_env": "ORDO_TEST_NO_SUCH_VAR"}, contracts.CodeInvalidInput, "bearer_token_env"},
+		{"env for http", map[string]any{"name": "calc", "mcp_url": calc.url(), "env": map[string]any{"A": "b"}}, contracts.CodeInvalidInput, "env"},
+		{"bad url", map[string]any{"name": "calc", "mcp_url": "ftp://example/mcp"}, contracts.CodeInvalidInput, "mcp_url"},
+		{"bad poll interval", map[string]any{"name": "calc", "mcp_url": calc.url(), "poll_interval": "soon"}, contracts.CodeInvalidInput, "poll_interval"},
+		{"bad override", map[string]any{"name": "calc", "mcp_url": calc.url(), "overrides": map[string]any{"add": map[string]any{"risk": "huge"}}}, contracts.CodeInvalidInput, "overrides.add.risk"},
+		{"bad name", map[string]any{"name": "Calc", "mcp_url": calc.url()}, contracts.CodeInvalidInput, "name"},
+		{"wrong token", map[string]any{"name": "calc", "mcp_url": calc.url(), "bearer_token_env": "ORDO_TEST_WRONG_TOKEN"}, contracts.CodePluginRefused, ""},
+	} {
+		code, body := toolError(t, admin, "add_upstream", tc.args)
+		details, _ := body["details"].(map[string]any)
+		if code != tc.code || tc.field != "" && details["field"] != tc.field {
+			t.Errorf("%s: code %d field %v, want %d %q: %v", tc.name, code, details["field"], tc.code, tc.field, body)
+		}
+	}
+	if n := len(call(t, admin, "list_plugins", map[string]any{})["plugins"].([]any)); n != 1 {
+		t.Fatalf("refused adds left %d sources, want only the test tools", n)
+	}
+
+	out := call(t, admin, "add_upstream", map[string]any{"name": "calc", "mcp_url": calc.url(), "bearer_token_env": "ORDO_TEST_CALC_TOKEN"})
+	if out["added"] != "calc" || !slices.Contains(out["tools"].([]any), any("calc.add")) {
+		t.Fatalf("add_upstream calc: %v", out)
+	}
+	if tool, ok := e.host.Lookup("calc.add"); !ok || tool.Contract.RiskLevel != contracts.RiskRead {
+		t.Fatalf("calc.add in the catalog: %v %v", tool, ok)
+	}
+	ran := call(t, admin, "execute", map[string]any{"plan": addPlan(2, 3), "options": map[string]any{"auto_approve": true}})
+	if ran["status"] != "completed" {
+		t.Fatalf("a plan on the upstream: %v", ran)
+	}
+	code, _ := toolError(t, admin, "add_upstream", map[string]any{"name": "calc", "mcp_url": calc.url(), "bearer_token_env": "ORDO_TEST_CALC_TOKEN"})
+	if code != contracts.CodePluginRefused {
+		t.Errorf("a second calc: code %d, want %d", code, contracts.CodePluginRefused)
+	}
+
+	t.Run("stdio command line", func(t *testing.T) {
+		mem := npmServer(t, "mcp-server-memory")
+		memFile := t.TempDir() + "/memory.jsonl"
+		out := call(t, admin, "add_upstream", map[string]any{"name": "mem", "mcp": "'" + mem + "'",
+			"env": map[string]any{"MEMORY_FILE_PATH": memFile}})
+		if !slices.Contains(out["tools"].([]any), any("mem.read_graph")) {
+			t.Fatalf("add_upstream mem: %v", out)
+		}
+		var kind, state any
+		for _, p := range call(t, admin, "list_plugins", map[string]any{})["plugins"].([]any) {
+			if p := p.(map[string]any); p["name"] == "mem" {
+				kind, state = p["kind"], p["state"]
+			}
+		}
+		if kind != "upstream" || state != "running" {
+			t.Fatalf("list_plugins mem: kind %v state %v", kind, state)
+		}
+		call(t, admin, "remove_plugin", map[string]any{"name": "mem"})
+		if _, ok := e.host.Lookup("mem.read_graph"); ok {
+			t.Fatal("mem's tools stayed after remove_plugin")
+		}
+	})
+
+	out = call(t, admin, "remove_plugin", map[string]any{"name": "calc"})
+	if out["removed"] != "calc" || len(out["plugins"].([]any)) != 1 {
+		t.Fatalf("remove_plugin calc: %v", out)
+	}
+	if _, ok := e.host.Lookup("calc.add"); ok {
+		t.Fatal("calc.add stayed after remove_plugin")
+	}
+}

@@ -15,6 +15,7 @@ type bm25 struct {
 	k1, b        float64
 	nameW, paraW float64
 	postings     map[string][]posting // term -> tools having it
+	cf           map[string]float64   // term -> weighted count over all tools
 	slots        map[string]int       // tool -> slot
 	names        []string             // slot -> tool ("" = free)
 	lengths      []float64            // slot -> weighted length
@@ -31,7 +32,7 @@ type posting struct {
 
 func newBM25(r Ranking) *bm25 {
 	return &bm25{k1: r.K1, b: r.B, nameW: r.NameWeight, paraW: r.ParamWeight,
-		postings: map[string][]posting{}, slots: map[string]int{}}
+		postings: map[string][]posting{}, cf: map[string]float64{}, slots: map[string]int{}}
 }
 
 func (x *bm25) termFreqs(f fields) map[string]float64 {
@@ -62,6 +63,7 @@ func (x *bm25) add(tool string, f fields) {
 	for t, c := range tf {
 		terms = append(terms, t)
 		x.postings[t] = append(x.postings[t], posting{slot: slot, tf: c})
+		x.cf[t] += c
 		n += c
 	}
 	x.slots[tool], x.names[slot], x.lengths[slot], x.terms[slot] = slot, tool, n, terms
@@ -78,6 +80,7 @@ func (x *bm25) remove(tool string) {
 		p := x.postings[t]
 		for i := range p {
 			if p[i].slot == slot {
+				x.cf[t] -= p[i].tf
 				p[i] = p[len(p)-1]
 				p = p[:len(p)-1]
 				break
@@ -85,6 +88,7 @@ func (x *bm25) remove(tool string) {
 		}
 		if len(p) == 0 {
 			delete(x.postings, t)
+			delete(x.cf, t)
 		} else {
 			x.postings[t] = p
 		}
@@ -134,4 +138,34 @@ func (x *bm25) score(query string, keep func(string) bool) (acc []float64, touch
 		}
 	}
 	return acc, kept
+}
+
+// likelihood scores the given slots by query likelihood with Dirichlet
+// smoothing (Zhai and Lafferty 2001), in its rank-equivalent form
+//
+//	Σ_{w in q} log(1 + tf(w,d) / (μ·P(w|C))) + |q|·log(μ / (|d| + μ))
+//
+// over the query words the index knows (repeats count). It penalises long
+// tools by a different law than BM25's length normalisation, which is
+// what makes it worth fusing. Scores are log-likelihood ratios of either
+// sign, in the order of slots.
+func (x *bm25) likelihood(query string, mu float64, slots []int) []float64 {
+	acc := make([]float64, len(x.names))
+	known := 0
+	for _, t := range tokenize.Words(query) {
+		p := x.postings[t]
+		if len(p) == 0 {
+			continue
+		}
+		known++
+		pc := x.cf[t] / x.total
+		for _, e := range p {
+			acc[e.slot] += math.Log(1 + e.tf/(mu*pc))
+		}
+	}
+	out := make([]float64, len(slots))
+	for i, s := range slots {
+		out[i] = acc[s] + float64(known)*math.Log(mu/(x.lengths[s]+mu))
+	}
+	return out
 }

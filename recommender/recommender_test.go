@@ -222,6 +222,8 @@ func TestBadInputIsCodedAndChangesNothing(t *testing.T) {
 		{"unknown change", r.Apply(ctx, Change{Kind: 99}), contracts.CodeInvalidInput, "kind"},
 		{"bad ranking", second(New(Options{Ranking: Ranking{K1: 1, B: 2, Candidates: 1}})), contracts.CodeInvalidConfig, "b"},
 		{"bad diversity", second(New(Options{Ranking: Ranking{K1: 1, Candidates: 1, Diversity: 1.5}})), contracts.CodeInvalidConfig, "diversity"},
+		{"shares above 1", second(New(Options{Ranking: Ranking{K1: 1, Candidates: 1, VectorWeight: 0.5, LikelihoodWeight: 0.6, Mu: 1}})), contracts.CodeInvalidConfig, "likelihood_weight"},
+		{"likelihood without mu", second(New(Options{Ranking: Ranking{K1: 1, Candidates: 1, LikelihoodWeight: 0.2}})), contracts.CodeInvalidConfig, "mu"},
 	}
 	for _, c := range checks {
 		var e *contracts.Error

@@ -41,12 +41,17 @@ type Ranking struct {
 	// bare "and", gets a tool near the top (xQuAD); 0 keeps the plain
 	// fused order.
 	Diversity float64
+	// LikelihoodWeight is the share (0..1, with VectorWeight at most 1) of
+	// Dirichlet-smoothed query likelihood with prior Mu in the whole
+	// request's list; BM25 keeps the rest. Clause lists stay BM25 only.
+	LikelihoodWeight, Mu float64
 }
 
 // DefaultRanking is the tuned default.
 func DefaultRanking() Ranking {
 	return Ranking{K1: 2, B: 0.5, NameWeight: 3, ParamWeight: 0.5, VectorWeight: 0.2,
-		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7}
+		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7,
+		LikelihoodWeight: 0.15, Mu: 1000}
 }
 
 func (r Ranking) validate() error {
@@ -72,6 +77,10 @@ func (r Ranking) validate() error {
 		return bad("rrf_k", r.RRFK)
 	case r.Diversity < 0 || r.Diversity > 1:
 		return bad("diversity", r.Diversity)
+	case r.LikelihoodWeight < 0 || r.VectorWeight+r.LikelihoodWeight > 1:
+		return bad("likelihood_weight", r.LikelihoodWeight)
+	case r.LikelihoodWeight > 0 && r.Mu <= 0:
+		return bad("mu", r.Mu)
 	}
 	return nil
 }
@@ -109,16 +118,16 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	defer r.mu.RUnlock()
 	keep := r.filter(o)
 	type key struct {
-		text   string
-		vector bool
+		text  string
+		whole bool
 	}
 	memo := map[key]ranked{} // a piece is often a whole clause too
-	list := func(text string, vector bool) (ranked, error) {
-		if l, ok := memo[key{text, vector}]; ok {
+	list := func(text string, whole bool) (ranked, error) {
+		if l, ok := memo[key{text, whole}]; ok {
 			return l, nil
 		}
-		l, err := r.rankList(ctx, text, keep, o, vector)
-		memo[key{text, vector}] = l
+		l, err := r.rankList(ctx, text, keep, o, whole)
+		memo[key{text, whole}] = l
 		return l, err
 	}
 	whole, err := list(query, true)
@@ -128,7 +137,7 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	lists := []ranked{whole}
 	if clauses := tokenize.Clauses(query, r.rank.ClauseMinWords, false); len(clauses) > 1 {
 		for _, c := range clauses {
-			l, err := list(c, r.rank.ClauseVectors)
+			l, err := list(c, false)
 			if err != nil {
 				return nil, err
 			}
@@ -165,7 +174,7 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	}
 	aspects := make([]ranked, 0, len(pieces))
 	for _, p := range pieces {
-		l, err := list(p, r.rank.ClauseVectors)
+		l, err := list(p, false)
 		if err != nil {
 			return nil, err
 		}
@@ -315,12 +324,13 @@ func (r *Recommender) filter(o SearchOptions) func(string) bool {
 	}
 }
 
-// rankList fuses BM25 and, when vector is set, vector similarity for one
-// text, and returns the best Candidates tools in order.
-func (r *Recommender) rankList(ctx context.Context, text string, keep func(string) bool, o SearchOptions, vector bool) (ranked, error) {
+// rankList ranks one text and returns the best Candidates tools in order.
+// A clause or piece gets BM25 (and vector similarity with ClauseVectors);
+// the whole request fuses BM25, query likelihood and vector similarity.
+func (r *Recommender) rankList(ctx context.Context, text string, keep func(string) bool, o SearchOptions, whole bool) (ranked, error) {
 	lex, touched := r.lex.score(text, keep)
 	vec := map[string]float64{}
-	if vector {
+	if whole || r.rank.ClauseVectors {
 		var err error
 		if vec, err = r.vectorScores(ctx, text, keep, o); err != nil {
 			return ranked{}, err
@@ -337,8 +347,30 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(strin
 	}
 	// Fuse in slot space; vector hits have slots too (every indexed tool
 	// is in the lexical index).
+	wq := r.rank.LikelihoodWeight
+	if !whole {
+		// Clause lists feed rank fusion and xQuAD; likelihood there cost
+		// Seal-Tools multi-tool Full@5 about 0.01.
+		wq = 0
+	}
 	for _, s := range touched {
-		lex[s] *= (1 - wv) / maxL
+		lex[s] *= (1 - wv - wq) / maxL
+	}
+	if wq > 0 {
+		// Likelihoods are logs of either sign: scale them min-max over
+		// the tools that share a word with the text, so the best is 1.
+		ql := r.lex.likelihood(text, r.rank.Mu, touched)
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, q := range ql {
+			lo, hi = math.Min(lo, q), math.Max(hi, q)
+		}
+		for i, s := range touched {
+			q := 1.0
+			if hi > lo {
+				q = (ql[i] - lo) / (hi - lo)
+			}
+			lex[s] += wq * q
+		}
 	}
 	for t, v := range vec {
 		s := r.lex.slots[t]

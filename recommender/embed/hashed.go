@@ -11,7 +11,7 @@ import (
 
 // HashedVersion changes whenever Hashed's features change, so persisted
 // indexes built by an older version are rebuilt.
-const HashedVersion = 2
+const HashedVersion = 3
 
 // Hashed is the offline embedder: stemmed words, adjacent word pairs and
 // character n-grams of each word, hashed with a sign bit into Dim buckets

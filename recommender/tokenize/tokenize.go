@@ -91,14 +91,21 @@ func isAlpha(w string) bool {
 }
 
 // stopwords are English function words and request boilerplate that carry
-// no tool meaning.
-var stopwords = set(`a an the and or but if then else of to in on at by for with from into onto
-about as is are was were be been being am do does did doing have has had having it its it's
-this that these those there here i me my mine we us our you your yours he him his she her they
-them their what which who whom whose when where why how all any both each few more most other
-some such no nor not only own same so than too very can could will would shall should may might
-must just also please want need like get let make use using give show tell help find some
-s t d ll m re ve e g eg etc via per`)
+// no tool meaning: NLTK's English stop list (contractions as the pieces Split
+// yields: "don't" -> "don", "t") joined with a few request verbs and
+// abbreviations. The NLTK list was added whole, not picked word by word:
+// MetaTool R@1 +0.004 on the dev set, Seal-Tools unchanged or better.
+var stopwords = set(`
+i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her
+hers herself it its itself they them their theirs themselves what which who whom this that these
+those am is are was were be been being have has had having do does did doing a an the and but if
+or because as until while of at by for with about against between into through during before
+after above below to from up down in out on off over under again further then once here there
+when where why how all any both each few more most other some such no nor not only own same so
+than too very s t can will just don should now d ll m o re ve y ain aren couldn didn doesn hadn
+hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn
+mine us whose else onto it's could would shall may might must also please want need like get let make
+use using give show tell help find e g eg etc via per`)
 
 func set(words string) map[string]bool {
 	m := map[string]bool{}

@@ -1,0 +1,49 @@
+package recommender
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ordo-run/ordo/recommender/tokenize"
+)
+
+// TestLikelihood checks the Dirichlet query likelihood against the formula
+// worked by hand, and that removing a tool takes its words out of the
+// collection statistics.
+func TestLikelihood(t *testing.T) {
+	x := newBM25(Ranking{NameWeight: 1, ParamWeight: 1})
+	x.add("a", fields{Description: "weather forecast"})
+	x.add("b", fields{Description: "weather alerts alerts city"})
+	x.add("c", fields{Description: "email"})
+	slots := []int{x.slots["a"], x.slots["b"]}
+	const mu = 2.0
+	got := x.likelihood("weather forecast", mu, slots)
+	// Collection: 7 words; weather 2, forecast 1. Both words are known.
+	pw, pf := 2.0/7, 1.0/7
+	want := []float64{
+		math.Log(1+1/(mu*pw)) + math.Log(1+1/(mu*pf)) + 2*math.Log(mu/(2+mu)),
+		math.Log(1+1/(mu*pw)) + 2*math.Log(mu/(4+mu)),
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Fatalf("likelihood[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if got[0] <= got[1] {
+		t.Fatalf("the tool holding both words should lead: %v", got)
+	}
+
+	// Removing b leaves the statistics of an index that never had it.
+	x.remove("b")
+	fresh := newBM25(Ranking{NameWeight: 1, ParamWeight: 1})
+	fresh.add("a", fields{Description: "weather forecast"})
+	fresh.add("c", fields{Description: "email"})
+	after := x.likelihood("weather forecast alerts", mu, []int{x.slots["a"]})
+	ref := fresh.likelihood("weather forecast alerts", mu, []int{fresh.slots["a"]})
+	if math.Abs(after[0]-ref[0]) > 1e-12 {
+		t.Fatalf("after removal %v, fresh index %v", after[0], ref[0])
+	}
+	if _, ok := x.cf[tokenize.Stem("alerts")]; ok {
+		t.Fatal("a removed tool's only word is still counted")
+	}
+}

@@ -27,6 +27,15 @@ type Tools interface {
 	Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string) (json.RawMessage, error)
 }
 
+// Availability is implemented by Tools that know when a tool's source is
+// down (*host.Host: a restarting plugin, an unreachable upstream MCP
+// server). The engine then refuses plans that use such a tool with
+// CodeToolUnavailable and leaves them out of the planner's candidates.
+type Availability interface {
+	Available(tool string) bool
+	Unavailable() []string
+}
+
 // Recommender ranks tool names for a query, best first.
 type Recommender interface {
 	Recommend(ctx context.Context, query string, k int) ([]string, error)

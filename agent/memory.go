@@ -74,9 +74,10 @@ func (e *Engine) examples(ctx context.Context, run *contracts.Run) []pastPlan {
 		e.log.Warn("memory examples failed", "run", run.ID, "err", err)
 		return nil
 	}
+	down := e.unavailable()
 	var out []pastPlan
 	for _, x := range ex {
-		if slices.ContainsFunc(x.Plan.Actions, func(a contracts.Action) bool { _, ok := e.deps.Tools.Lookup(a.Tool); return !ok }) {
+		if slices.ContainsFunc(x.Plan.Actions, func(a contracts.Action) bool { _, ok := e.deps.Tools.Lookup(a.Tool); return !ok || down[a.Tool] }) {
 			continue
 		}
 		out = append(out, pastPlan{Goal: x.Goal, Actions: x.Plan.Actions})

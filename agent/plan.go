@@ -130,9 +130,11 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string
 	}
 	rev, decisions, err := e.checkPlan(run, p, source, "", nil)
 	if err != nil {
-		code := contracts.CodeOf(err)
-		if code == contracts.CodePolicyDenied {
+		switch contracts.CodeOf(err) {
+		case contracts.CodePolicyDenied:
 			e.commitPlan(ctx, run, rev, decisions)
+			return e.fail(ctx, run, err)
+		case contracts.CodeToolUnavailable: // not the plan's fault: its code, retryable, stands
 			return e.fail(ctx, run, err)
 		}
 		return e.fail(ctx, run, planFailed("the plan does not check", err))
@@ -212,6 +214,9 @@ func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := e.checkAvailable(p); err != nil {
+		return nil, nil, err
+	}
 	for _, a := range p.Actions {
 		for _, c := range a.SuccessCriteria {
 			if _, err := contracts.ParseCriterion(c); err != nil {
@@ -245,6 +250,39 @@ func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason
 	return rev, decisions, nil
 }
 
+// checkAvailable refuses a plan with an action whose tool's source is down
+// (Availability): it would fail when it runs. Retryable: the same plan is
+// accepted once the source returns.
+func (e *Engine) checkAvailable(p *contracts.Plan) error {
+	av, ok := e.deps.Tools.(Availability)
+	if !ok {
+		return nil
+	}
+	for _, a := range p.Actions {
+		if !av.Available(a.Tool) {
+			err := contracts.Errorf(contracts.CodeToolUnavailable, "action %s: tool %s is unavailable (its source is down); try again when it returns", a.ID, a.Tool).
+				With("action", a.ID).With("tool", a.Tool)
+			err.Retryable = true
+			return err
+		}
+	}
+	return nil
+}
+
+// unavailable is the set of tools whose source is down (empty without
+// Availability).
+func (e *Engine) unavailable() map[string]bool {
+	av, ok := e.deps.Tools.(Availability)
+	if !ok {
+		return nil
+	}
+	down := map[string]bool{}
+	for _, n := range av.Unavailable() {
+		down[n] = true
+	}
+	return down
+}
+
 // commitPlan makes rev the run's current plan.
 func (e *Engine) commitPlan(ctx context.Context, run *contracts.Run, rev *contracts.PlanRevision, decisions map[string]contracts.PolicyDecision) {
 	run.Plans = append(run.Plans, *rev)
@@ -262,17 +300,23 @@ func (e *Engine) commitPlan(ctx context.Context, run *contracts.Run, rev *contra
 func (e *Engine) candidates(ctx context.Context, run *contracts.Run) []*contracts.Tool {
 	goal := run.Goal
 	adv := e.advice(ctx, run)
-	all := withoutAvoided(e.deps.Tools.List(), adv.Avoid)
+	down := e.unavailable() // a plan using them would be refused
+	all := e.deps.Tools.List()
+	if len(down) > 0 {
+		all = slices.DeleteFunc(slices.Clone(all), func(t *contracts.Tool) bool { return down[t.Name()] })
+	}
+	all = withoutAvoided(all, adv.Avoid)
 	k := e.cfg.CandidatesK
 	if len(all) <= k {
 		return all
 	}
 	if e.deps.Recommender != nil {
-		names, err := e.recommend(ctx, goal, k, adv)
+		// Ask for as many more as are down, so k usable ones remain.
+		names, err := e.recommend(ctx, goal, k+len(down), adv)
 		if err == nil {
 			var out []*contracts.Tool
 			for _, n := range names {
-				if t, ok := e.deps.Tools.Lookup(n); ok {
+				if t, ok := e.deps.Tools.Lookup(n); ok && !down[n] && len(out) < k {
 					out = append(out, t)
 				}
 			}

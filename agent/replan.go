@@ -72,6 +72,9 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 			e.commitPlan(ctx, run, rev, decisions)
 			return false, e.fail(ctx, run, err)
 		}
+		if contracts.CodeOf(err) == contracts.CodeToolUnavailable {
+			return false, e.fail(ctx, run, err)
+		}
 		return false, e.fail(ctx, run, planFailed("the re-planned plan does not check", err))
 	}
 	e.commitPlan(ctx, run, rev, decisions)

@@ -74,6 +74,35 @@ func (h *Host) Lookup(name string) (*contracts.Tool, bool) {
 	return e.tool, ok
 }
 
+// Available reports whether tool is in the catalog and its source can take
+// a call now: false while its plugin restarts or has failed, and while its
+// upstream MCP server is down (a call would fail with CodeToolUnavailable).
+// The engine refuses plans that use such a tool until it returns.
+func (h *Host) Available(tool string) bool {
+	e, ok := h.cat.lookup(tool)
+	return ok && e.src.available()
+}
+
+// Unavailable lists the catalog's tools whose source is down, sorted (see
+// Available). It walks the sources, not the tools, so it stays cheap for
+// large catalogs.
+func (h *Host) Unavailable() []string {
+	h.mu.Lock()
+	srcs := make([]*source, 0, len(h.sources))
+	for _, s := range h.sources {
+		srcs = append(srcs, s)
+	}
+	h.mu.Unlock()
+	var out []string
+	for _, s := range srcs {
+		if !s.available() {
+			out = append(out, h.cat.names(s)...)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // List returns every tool, sorted by name.
 func (h *Host) List() []*contracts.Tool { return h.cat.list() }
 

@@ -171,6 +171,22 @@ func (s *source) setDown(state string, err error) *instance {
 	return old
 }
 
+// connectivity is a provider that can be installed yet unable to take
+// calls: an upstream MCP server whose connection is down.
+type connectivity interface{ Connected() bool }
+
+// available reports whether a call to the source would reach a provider.
+func (s *source) available() bool {
+	s.mu.Lock()
+	cur := s.cur
+	s.mu.Unlock()
+	if cur == nil {
+		return false
+	}
+	c, ok := cur.prov.(connectivity)
+	return !ok || c.Connected()
+}
+
 func (s *source) currentVersion() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -32,6 +32,12 @@ type Catalog interface {
 	List() []*contracts.Tool
 }
 
+// Availability is optionally implemented by the Catalog (*host.Host
+// does): the tools whose source is down, which search_tools leaves out.
+type Availability interface {
+	Unavailable() []string
+}
+
 // RunLister lists stored runs; memory.Checkpointer satisfies it.
 type RunLister interface {
 	List(ctx context.Context, f memory.Filter) ([]memory.RunSummary, error)

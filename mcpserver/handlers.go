@@ -233,13 +233,23 @@ func (s *Server) handleSearchTools(ctx context.Context, _ mcp.CallToolRequest, r
 	if a.K == 0 {
 		a.K = 5
 	}
-	hits, err := s.opts.Searcher.Search(ctx, a.Query, recommender.SearchOptions{K: a.K, Services: a.Services, Risk: a.Risk})
+	// Tools whose source is down are left out (a plan using them would be
+	// refused); ask for as many more so k usable ones remain.
+	down := map[string]bool{}
+	if av, ok := s.opts.Catalog.(Availability); ok {
+		for _, n := range av.Unavailable() {
+			down[n] = true
+		}
+	}
+	hits, err := s.opts.Searcher.Search(ctx, a.Query, recommender.SearchOptions{K: a.K + len(down), Services: a.Services, Risk: a.Risk})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]hitView, 0, len(hits))
 	for _, h := range hits {
-		out = append(out, hitView{Tool: h.Tool, Score: h.Score, Contract: h.Contract})
+		if !down[h.Tool] && len(out) < a.K {
+			out = append(out, hitView{Tool: h.Tool, Score: h.Score, Contract: h.Contract})
+		}
 	}
 	return okResult(map[string]any{"hits": out})
 }

@@ -50,11 +50,15 @@ type envOpt func(*envConfig)
 
 type envConfig struct {
 	cfg      agent.Config
-	sampling bool // plan through the client's model
+	sampling bool          // plan through the client's model
+	host     []host.Option // e.g. upstreams, mounted before the tools are indexed
 }
 
 func withConfig(c agent.Config) envOpt { return func(e *envConfig) { e.cfg = c } }
 func withSampling() envOpt             { return func(e *envConfig) { e.sampling = true } }
+func withHost(opts ...host.Option) envOpt {
+	return func(e *envConfig) { e.host = append(e.host, opts...) }
+}
 
 func newEnv(t *testing.T, opts ...envOpt) *env {
 	t.Helper()
@@ -62,7 +66,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	for _, o := range opts {
 		o(&ec)
 	}
-	h, err := host.New()
+	h, err := host.New(ec.host...)
 	if err != nil {
 		t.Fatal(err)
 	}

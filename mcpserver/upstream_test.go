@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 )
 
 // calcToken is the bearer token calcUpstream demands.
@@ -195,5 +197,75 @@ func TestAddUpstreamAdminTool(t *testing.T) {
 	}
 	if _, ok := e.host.Lookup("calc.add"); ok {
 		t.Fatal("calc.add stayed after remove_plugin")
+	}
+}
+
+// Issue 9: while an HTTP upstream is down its tools are unavailable: plan
+// (and execute) refuse a plan using one with 6004 naming the action and
+// tool, an edit to such a plan is refused and the run left as it was, and
+// search_tools leaves the tool out. Once the server returns the same plan
+// is accepted, the edit too, and the run completes.
+func TestDownUpstreamToolRefusedUntilItReturns(t *testing.T) {
+	calc := newCalcUpstream(t)
+	e := newEnv(t, withHost(
+		host.WithRetry(host.RetryPolicy{MaxAttempts: 1}),
+		// A short poll notices the server going away without a call.
+		host.WithUpstreams(host.UpstreamSpec{Name: "calc", URL: calc.url(), BearerToken: calcToken, PollInterval: 50 * time.Millisecond})))
+	c := e.stdioClient(t, clientOpts{})
+	search := func() []string {
+		var tools []string
+		for _, h := range call(t, c, "search_tools", map[string]any{"query": "add two numbers", "k": 2})["hits"].([]any) {
+			tools = append(tools, h.(map[string]any)["tool"].(string))
+		}
+		return tools
+	}
+	if hits := search(); len(hits) == 0 || hits[0] != "calc.add" {
+		t.Fatalf("search_tools while calc is up: %v", hits)
+	}
+	waiting := call(t, c, "plan", map[string]any{"plan": addPlan(2, 3)})
+	if waiting["status"] != "awaiting_approval" {
+		t.Fatalf("plan while calc is up: %v", waiting)
+	}
+
+	calc.stop()
+	waitFor(t, "calc.add unavailable", func() bool { return !e.host.Available("calc.add") })
+	for _, tool := range []string{"plan", "execute"} {
+		code, body := toolError(t, c, tool, map[string]any{"plan": addPlan(2, 3)})
+		details, _ := body["details"].(map[string]any)
+		if code != contracts.CodeToolUnavailable || details["action"] != "sum_them" || details["tool"] != "calc.add" || details["run_id"] == nil {
+			t.Fatalf("%s while calc is down: code %d, %v", tool, code, body)
+		}
+	}
+	code, _ := toolError(t, c, "approve", map[string]any{"run_id": waiting["run_id"], "decision": "edit", "plan": addPlan(4, 5)})
+	if code != contracts.CodeToolUnavailable {
+		t.Fatalf("an edit using calc.add while it is down: code %d", code)
+	}
+	if rec := runRecord(t, c, waiting["run_id"]); rec["status"] != "interrupted" || len(rec["plans"].([]any)) != 1 {
+		t.Fatalf("the refused edit changed the run: status %v, %d plan versions", rec["status"], len(rec["plans"].([]any)))
+	}
+	if hits := search(); len(hits) == 0 || slices.Contains(hits, "calc.add") {
+		t.Fatalf("search_tools while calc is down: %v", hits)
+	}
+
+	calc.start()
+	waitFor(t, "calc.add available", func() bool { return e.host.Available("calc.add") })
+	if hits := search(); hits[0] != "calc.add" {
+		t.Fatalf("search_tools after calc returned: %v", hits)
+	}
+	if out := call(t, c, "plan", map[string]any{"plan": addPlan(2, 3)}); out["status"] != "awaiting_approval" {
+		t.Fatalf("plan after calc returned: %v", out)
+	}
+	out := call(t, c, "approve", map[string]any{"run_id": waiting["run_id"], "decision": "edit", "plan": addPlan(4, 5)})
+	for i := 0; out["status"] == "interrupted"; i++ {
+		if i == 3 {
+			t.Fatalf("still interrupted: %v", out)
+		}
+		out = call(t, c, "approve", map[string]any{"run_id": waiting["run_id"], "decision": "approve"})
+	}
+	if out["status"] != "completed" {
+		t.Fatalf("the edited run: %v", out)
+	}
+	if sum := runRecord(t, c, waiting["run_id"])["state"].(map[string]any)["sum"]; sum != 9.0 {
+		t.Fatalf("sum = %v", sum)
 	}
 }

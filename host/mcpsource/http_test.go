@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,9 @@ func TestHTTPUpstreamDownAndBack(t *testing.T) {
 	s := calcServer(true)
 	hs := serve(t, addr, s)
 	eventually(t, "calc tools", func() bool { _, ok := h.Lookup("calc.add"); return ok })
+	if !h.Available("calc.add") || len(h.Unavailable()) != 0 || h.Available("calc.nope") {
+		t.Fatalf("up: available %v, unavailable %v", h.Available("calc.add"), h.Unavailable())
+	}
 	add, _ := h.Lookup("calc.add")
 	if add.Contract.RiskLevel != contracts.RiskRead || !add.Contract.Idempotent {
 		t.Fatalf("add contract %+v", add.Contract)
@@ -126,6 +130,10 @@ func TestHTTPUpstreamDownAndBack(t *testing.T) {
 	if _, ok := h.Lookup("calc.add"); !ok {
 		t.Fatal("a down upstream's tools left the catalog")
 	}
+	// Its tools are known but unavailable: plans using them are refused.
+	if h.Available("calc.add") || strings.Join(h.Unavailable(), " ") != "calc.add calc.fail calc.later" {
+		t.Fatalf("down: available %v, unavailable %v", h.Available("calc.add"), h.Unavailable())
+	}
 	_, err = h.Call(context.Background(), "calc.add", json.RawMessage(`{"a":1,"b":1}`), "k")
 	if contracts.CodeOf(err) != contracts.CodeToolUnavailable {
 		t.Fatalf("while down: %v", err)
@@ -134,6 +142,9 @@ func TestHTTPUpstreamDownAndBack(t *testing.T) {
 	serve(t, addr, s)
 	eventually(t, "calc back", func() bool { return upstream(t, h, "calc").Connected })
 	call(t, h, "calc.add", map[string]any{"a": 1, "b": 1})
+	if !h.Available("calc.add") || len(h.Unavailable()) != 0 {
+		t.Fatalf("back: available %v, unavailable %v", h.Available("calc.add"), h.Unavailable())
+	}
 	if u := upstream(t, h, "calc"); u.Restarts != 1 || u.State != host.StateRunning {
 		t.Fatalf("after return: %+v", u)
 	}

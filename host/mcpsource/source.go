@@ -376,6 +376,14 @@ type Info struct {
 	Error     string    `json:"error,omitempty"` // why it is (or last was) down
 }
 
+// Connected reports whether the upstream is connected now; while it is
+// not, calls fail with CodeToolUnavailable.
+func (s *Source) Connected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn != nil
+}
+
 // Info reports the current state.
 func (s *Source) Info() Info {
 	s.mu.Lock()

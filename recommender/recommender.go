@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -80,14 +79,6 @@ type entry struct {
 	service  string
 }
 
-// manifest is stored next to the chromem-go collection: which embedder made
-// the vectors, and their dimension (chromem-go keeps neither readable).
-type manifest struct {
-	Format   int    `json:"format"`
-	Identity string `json:"identity"`
-	Dim      int    `json:"dim"`
-}
-
 // New opens (or creates) a tool index. With a persisted Dir, previously
 // indexed tools are loaded without re-embedding; if the stored embedder
 // identity differs from opts.Embedder's, every stored tool is re-embedded.
@@ -138,18 +129,11 @@ func noEmbedding(context.Context, string) ([]float32, error) {
 
 func (r *Recommender) manifestPath() string { return filepath.Join(r.opts.Dir, manifestName) }
 
-func (r *Recommender) readManifest() (manifest, error) {
-	var m manifest
+func (r *Recommender) readManifest() (embed.Manifest, error) {
 	if r.opts.Dir == "" {
-		return m, nil
+		return embed.Manifest{}, nil
 	}
-	b, err := os.ReadFile(r.manifestPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return m, nil
-	}
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
+	m, err := embed.ReadManifest(r.manifestPath())
 	if err != nil {
 		return m, contracts.Errorf(contracts.CodeInvalidConfig, "read tool index manifest: %w", err).With("path", r.manifestPath())
 	}
@@ -160,12 +144,8 @@ func (r *Recommender) writeManifest() error {
 	if r.opts.Dir == "" {
 		return nil
 	}
-	b, _ := json.Marshal(manifest{Format: indexFormat, Identity: r.emb.Identity(), Dim: r.dim})
-	tmp := r.manifestPath() + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return contracts.Errorf(contracts.CodeInternal, "write tool index manifest: %w", err)
-	}
-	if err := os.Rename(tmp, r.manifestPath()); err != nil {
+	m := embed.Manifest{Format: indexFormat, Identity: r.emb.Identity(), Dim: r.dim}
+	if err := embed.WriteManifest(r.manifestPath(), m); err != nil {
 		return contracts.Errorf(contracts.CodeInternal, "write tool index manifest: %w", err)
 	}
 	return nil
@@ -174,7 +154,7 @@ func (r *Recommender) writeManifest() error {
 // load reads the persisted documents back. chromem-go has no listing call,
 // so one query for Count() results with any vector of the stored dimension
 // enumerates the collection.
-func (r *Recommender) load(ctx context.Context, m manifest) error {
+func (r *Recommender) load(ctx context.Context, m embed.Manifest) error {
 	n := r.col.Count()
 	if n == 0 {
 		return nil

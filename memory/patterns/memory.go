@@ -8,7 +8,6 @@ import (
 	"errors"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -120,14 +119,6 @@ type Memory struct {
 	manifestOK atomic.Bool
 }
 
-// manifest records, beside the collections, which embedder made the
-// vectors and their dimension (chromem-go keeps neither readable).
-type manifest struct {
-	Format   int    `json:"format"`
-	Identity string `json:"identity"`
-	Dim      int    `json:"dim"`
-}
-
 // Open opens (or creates) the pattern store persisted in dir; "" keeps it
 // in memory. emb nil means the offline hashed embedder. If the store was
 // written by another embedder, every record is re-embedded with emb.
@@ -173,18 +164,11 @@ func noEmbedding(context.Context, string) ([]float32, error) {
 
 func (m *Memory) manifestPath() string { return filepath.Join(m.dir, manifestName) }
 
-func (m *Memory) readManifest() (manifest, error) {
-	var mf manifest
+func (m *Memory) readManifest() (embed.Manifest, error) {
 	if m.dir == "" {
-		return mf, nil
+		return embed.Manifest{}, nil
 	}
-	b, err := os.ReadFile(m.manifestPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return mf, nil
-	}
-	if err == nil {
-		err = json.Unmarshal(b, &mf)
-	}
+	mf, err := embed.ReadManifest(m.manifestPath())
 	if err != nil {
 		return mf, contracts.Errorf(contracts.CodeInvalidConfig, "read pattern memory manifest: %w", err).With("path", m.manifestPath())
 	}
@@ -195,12 +179,8 @@ func (m *Memory) writeManifest() error {
 	if m.dir == "" {
 		return nil
 	}
-	b, _ := json.Marshal(manifest{Format: storeFormat, Identity: m.emb.Identity(), Dim: int(m.dim.Load())})
-	tmp := m.manifestPath() + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return contracts.Errorf(contracts.CodeStore, "write pattern memory manifest: %w", err)
-	}
-	if err := os.Rename(tmp, m.manifestPath()); err != nil {
+	mf := embed.Manifest{Format: storeFormat, Identity: m.emb.Identity(), Dim: int(m.dim.Load())}
+	if err := embed.WriteManifest(m.manifestPath(), mf); err != nil {
 		return contracts.Errorf(contracts.CodeStore, "write pattern memory manifest: %w", err)
 	}
 	return nil
@@ -209,7 +189,7 @@ func (m *Memory) writeManifest() error {
 // reconcile adopts the stored dimension, or re-embeds every record when the
 // store was written by another embedder (vectors of two models are never
 // compared).
-func (m *Memory) reconcile(ctx context.Context, old manifest) error {
+func (m *Memory) reconcile(ctx context.Context, old embed.Manifest) error {
 	total := 0
 	for _, col := range m.cols {
 		total += col.Count()

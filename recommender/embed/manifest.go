@@ -1,0 +1,41 @@
+package embed
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+)
+
+// Manifest is stored beside a chromem-go store: which embedder made the
+// vectors, and their dimension (chromem-go keeps neither readable), so a
+// store is re-embedded rather than compared across two models.
+type Manifest struct {
+	Format   int    `json:"format"`
+	Identity string `json:"identity"`
+	Dim      int    `json:"dim"`
+}
+
+// ReadManifest reads the manifest at path; a missing file is the zero
+// Manifest (a new store). Callers wrap the error with their own code.
+func ReadManifest(path string) (Manifest, error) {
+	var m Manifest
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return m, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	return m, err
+}
+
+// WriteManifest replaces the manifest at path through a rename, so a crash
+// never leaves a half-written file.
+func WriteManifest(path string, m Manifest) error {
+	b, _ := json.Marshal(m)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -16,28 +16,21 @@ import (
 // died (a call that was in flight is re-issued with its idempotency key),
 // and one left pending with its checked plan (asking for plan approval
 // first where configured).
-func (e *Engine) Execute(ctx context.Context, runID string) (_ *contracts.Run, err error) {
-	ctx, end, err := e.hold(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { end(err, false) }()
-	run, err := e.deps.Store.Load(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case run.Status.Final():
-		return run, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
-	case run.Status == contracts.RunInterrupted:
-		return run, contracts.Errorf(contracts.CodeInvalidInput, "run %s waits for a %s decision: resume it", run.ID, run.Interrupt.Kind).
-			With("run", run.ID).With("interrupt", run.Interrupt.Kind)
-	case planned(run):
-		return run, e.continuePlanned(ctx, run)
-	case run.Status == contracts.RunPending:
-		return run, contracts.Errorf(contracts.CodeInvalidInput, "run %s has no plan yet", run.ID).With("run", run.ID)
-	}
-	return run, e.execute(ctx, run)
+func (e *Engine) Execute(ctx context.Context, runID string) (*contracts.Run, error) {
+	return e.withRun(ctx, runID, false, func(ctx context.Context, run *contracts.Run) error {
+		switch {
+		case run.Status.Final():
+			return contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
+		case run.Status == contracts.RunInterrupted:
+			return contracts.Errorf(contracts.CodeInvalidInput, "run %s waits for a %s decision: resume it", run.ID, run.Interrupt.Kind).
+				With("run", run.ID).With("interrupt", run.Interrupt.Kind)
+		case planned(run):
+			return e.continuePlanned(ctx, run)
+		case run.Status == contracts.RunPending:
+			return contracts.Errorf(contracts.CodeInvalidInput, "run %s has no plan yet", run.ID).With("run", run.ID)
+		}
+		return e.execute(ctx, run)
+	})
 }
 
 // stop is why the DAG loop returned.

@@ -110,26 +110,34 @@ func (e *Engine) recoverRun(ctx context.Context, id string) bool {
 // checkpointed; a run whose planning was cut short before that fails
 // closed, since the planner's inputs were never checkpointed; an
 // interrupted run waits for its person, so its lease is just released.
-func (e *Engine) continueRun(ctx context.Context, id string) (_ *contracts.Run, err error) {
-	ctx, end, err := e.hold(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { end(err, true) }()
-	run, err := e.deps.Store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	switch run.Status {
-	case contracts.RunRunning, contracts.RunReady:
-		e.emit(ctx, run, EventResumed, "", "", "recovered by "+e.cfg.Owner)
-		return run, e.execute(ctx, run)
-	case contracts.RunPending:
-		if planned(run) {
-			return run, e.continuePlanned(ctx, run)
+func (e *Engine) continueRun(ctx context.Context, id string) (*contracts.Run, error) {
+	return e.withRun(ctx, id, true, func(ctx context.Context, run *contracts.Run) error {
+		switch run.Status {
+		case contracts.RunRunning, contracts.RunReady:
+			e.emit(ctx, run, EventResumed, "", "", "recovered by "+e.cfg.Owner)
+			return e.execute(ctx, run)
+		case contracts.RunPending:
+			if planned(run) {
+				return e.continuePlanned(ctx, run)
+			}
+			return e.fail(ctx, run, contracts.Errorf(contracts.CodePlanFailed,
+				"the server planning this run stopped before the plan was checkpointed; plan the goal again").With("run", run.ID))
 		}
-		return run, e.fail(ctx, run, contracts.Errorf(contracts.CodePlanFailed,
-			"the server planning this run stopped before the plan was checkpointed; plan the goal again").With("run", run.ID))
+		return nil
+	})
+}
+
+// withRun holds runID's lease, loads the run and hands it to step; the
+// lease is let go with step's result (keepOnCancel: see hold).
+func (e *Engine) withRun(ctx context.Context, runID string, keepOnCancel bool, step func(context.Context, *contracts.Run) error) (_ *contracts.Run, err error) {
+	ctx, end, err := e.hold(ctx, runID)
+	if err != nil {
+		return nil, err
 	}
-	return run, nil
+	defer func() { end(err, keepOnCancel) }()
+	run, err := e.deps.Store.Load(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	return run, step(ctx, run)
 }

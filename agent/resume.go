@@ -26,34 +26,32 @@ var fits = map[contracts.InterruptKind][]contracts.DecisionKind{
 // empty decision. While it drives the
 // run the engine holds the run's lease (stores with leases); another
 // server's live lease is refused with CodeLeaseHeld.
-func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision) (_ *contracts.Run, err error) {
-	ctx, end, err := e.hold(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { end(err, false) }()
-	run, err := e.deps.Store.Load(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
+func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision) (*contracts.Run, error) {
+	return e.withRun(ctx, runID, false, func(ctx context.Context, run *contracts.Run) error {
+		return e.resume(ctx, run, d)
+	})
+}
+
+// resume applies d to the loaded, held run and drives it on.
+func (e *Engine) resume(ctx context.Context, run *contracts.Run, d contracts.Decision) error {
 	switch {
 	case run.Status.Final():
-		return run, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
+		return contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
 	case run.Status == contracts.RunRunning || run.Status == contracts.RunReady || planned(run):
 		if d.Kind != "" {
-			return run, contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s waits for no decision", run.ID).With("run", run.ID)
+			return contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s waits for no decision", run.ID).With("run", run.ID)
 		}
 		if planned(run) {
-			return run, e.continuePlanned(ctx, run)
+			return e.continuePlanned(ctx, run)
 		}
 		e.emit(ctx, run, EventResumed, "", "", "continue")
-		return run, e.execute(ctx, run)
+		return e.execute(ctx, run)
 	case run.Status != contracts.RunInterrupted || run.Interrupt == nil:
-		return run, contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s is %s", run.ID, run.Status).With("run", run.ID)
+		return contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s is %s", run.ID, run.Status).With("run", run.ID)
 	}
 	in := *run.Interrupt
 	if !slices.Contains(fits[in.Kind], d.Kind) {
-		return run, contracts.Errorf(contracts.CodeInvalidDecision, "decision %q does not fit a %s interrupt (want one of %v)", d.Kind, in.Kind, fits[in.Kind]).
+		return contracts.Errorf(contracts.CodeInvalidDecision, "decision %q does not fit a %s interrupt (want one of %v)", d.Kind, in.Kind, fits[in.Kind]).
 			With("field", "decision").With("interrupt", in.Kind)
 	}
 	if d.By == "" {
@@ -66,30 +64,30 @@ func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision)
 	}
 	if d.Kind == contracts.DecisionReject {
 		record()
-		return run, e.finish(ctx, run, contracts.RunRejected)
+		return e.finish(ctx, run, contracts.RunRejected)
 	}
 	switch in.Kind {
 	case contracts.InterruptClarify:
 		if len(d.Answers) == 0 {
-			return run, contracts.Errorf(contracts.CodeInvalidDecision, "answers are required").With("field", "answers")
+			return contracts.Errorf(contracts.CodeInvalidDecision, "answers are required").With("field", "answers")
 		}
 		record()
 		run.Goal = withAnswers(run.Goal, d.Answers)
 		run.Status = contracts.RunPending
 		if err := e.planStage(ctx, run, "", nil); err != nil || run.Status != contracts.RunReady {
-			return run, err
+			return err
 		}
 	case contracts.InterruptPlanApproval:
 		if d.Kind == contracts.DecisionEdit {
 			if err := e.applyEdit(ctx, run, in, d); err != nil {
-				return run, err
+				return err
 			}
 			break
 		}
 		record()
 	case contracts.InterruptStepApproval:
 		if err := e.checkStepDecision(run, in, d); err != nil {
-			return run, err
+			return err
 		}
 		record()
 		if d.Kind == contracts.DecisionSkip {
@@ -110,12 +108,12 @@ func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision)
 			}
 		}
 		if len(missing) > 0 {
-			return run, contracts.Errorf(contracts.CodeInvalidDecision, "answers lack %s", strings.Join(missing, ", ")).
+			return contracts.Errorf(contracts.CodeInvalidDecision, "answers lack %s", strings.Join(missing, ", ")).
 				With("field", "answers").With("missing", missing)
 		}
 		record()
 	}
-	return run, e.execute(ctx, run)
+	return e.execute(ctx, run)
 }
 
 // applyEdit validates an edited plan as a new version; an invalid edit is

@@ -111,14 +111,7 @@ func (e *Engine) recommend(ctx context.Context, goal string, k int, adv patterns
 		return e.deps.Recommender.Recommend(ctx, goal, k)
 	}
 	hits, err := s.Search(ctx, goal, recommender.SearchOptions{K: k, Boost: adv.Boost, Avoid: adv.Avoid})
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(hits))
-	for i, h := range hits {
-		names[i] = h.Tool
-	}
-	return names, nil
+	return recommender.Names(hits), err
 }
 
 // withoutAvoided drops the tools memory says to avoid, unless that would

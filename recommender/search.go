@@ -278,14 +278,20 @@ func (r *Recommender) Recommend(ctx context.Context, query string, k int) ([]str
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "k must not be negative, got %d", k).With("field", "k")
 	}
 	hits, err := r.Search(ctx, query, SearchOptions{K: k})
-	if err != nil {
-		return nil, err
+	return Names(hits), err
+}
+
+// Names lists the hits' tool names in order: what Recommend answers, for
+// callers that ran Search with options.
+func Names(hits []Hit) []string {
+	if hits == nil {
+		return nil
 	}
 	names := make([]string, len(hits))
 	for i, h := range hits {
 		names[i] = h.Tool
 	}
-	return names, nil
+	return names
 }
 
 func validateSearch(query string, o SearchOptions) error {

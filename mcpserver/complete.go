@@ -55,32 +55,38 @@ func (c completer) myRuns(ctx context.Context) ([]memory.RunSummary, error) {
 // runIDs are the caller's run ids, newest first, that start with value or
 // whose goal mentions it, so "delete" finds the run that deleted a note.
 func (c completer) runIDs(ctx context.Context, value string) (*mcp.Completion, error) {
-	runs, err := c.myRuns(ctx)
-	if err != nil {
-		return nil, err
-	}
 	v := strings.ToLower(value)
-	var out []string
-	for _, r := range runs {
+	return c.fromRuns(ctx, func(r memory.RunSummary) string {
 		if strings.HasPrefix(r.ID, value) || strings.Contains(strings.ToLower(r.Goal), v) {
-			out = append(out, r.ID)
+			return r.ID
 		}
-	}
-	return completion(out), nil
+		return ""
+	})
 }
 
 // goals are the caller's earlier goals that mention value, newest first,
 // each once: planning again what worked before is the common case.
 func (c completer) goals(ctx context.Context, value string) (*mcp.Completion, error) {
+	v := strings.ToLower(value)
+	return c.fromRuns(ctx, func(r memory.RunSummary) string {
+		if strings.Contains(strings.ToLower(r.Goal), v) {
+			return r.Goal
+		}
+		return ""
+	})
+}
+
+// fromRuns completes with pick's non-empty values over the caller's runs,
+// newest first, each once.
+func (c completer) fromRuns(ctx context.Context, pick func(memory.RunSummary) string) (*mcp.Completion, error) {
 	runs, err := c.myRuns(ctx)
 	if err != nil {
 		return nil, err
 	}
-	v := strings.ToLower(value)
 	var out []string
 	for _, r := range runs {
-		if r.Goal != "" && strings.Contains(strings.ToLower(r.Goal), v) && !slices.Contains(out, r.Goal) {
-			out = append(out, r.Goal)
+		if s := pick(r); s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
 		}
 	}
 	return completion(out), nil

@@ -201,7 +201,7 @@ func (h *Host) admit(ctx context.Context, src *source, in *instance) error {
 	}
 	if old, dup := h.sources[src.name]; dup && old != src {
 		in.stop()
-		return contracts.Errorf(contracts.CodePluginRefused, "a source named %q already exists", src.name).With("name", src.name)
+		return errDuplicate(src.name)
 	}
 	if err := h.cat.set(src, tools); err != nil {
 		in.stop()
@@ -209,6 +209,22 @@ func (h *Host) admit(ctx context.Context, src *source, in *instance) error {
 	}
 	h.sources[src.name] = src
 	return nil
+}
+
+// nameFree refuses a name a source already has, before anything is started
+// for it; admit checks again under the lock it adds the source with.
+func (h *Host) nameFree(name string) error {
+	h.mu.Lock()
+	_, dup := h.sources[name]
+	h.mu.Unlock()
+	if dup {
+		return errDuplicate(name)
+	}
+	return nil
+}
+
+func errDuplicate(name string) error {
+	return contracts.Errorf(contracts.CodePluginRefused, "a source named %q already exists", name).With("name", name)
 }
 
 // describe asks p for its contracts and checks each one.

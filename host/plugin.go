@@ -61,11 +61,8 @@ func (h *Host) admitPlugin(ctx context.Context, src *source, spec PluginSpec) er
 	if err := checkName(spec.Name); err != nil {
 		return err
 	}
-	h.mu.Lock()
-	_, dup := h.sources[spec.Name]
-	h.mu.Unlock()
-	if dup {
-		return contracts.Errorf(contracts.CodePluginRefused, "a source named %q already exists", spec.Name).With("name", spec.Name)
+	if err := h.nameFree(spec.Name); err != nil {
+		return err
 	}
 	spec, err := h.pin(spec)
 	if err != nil {

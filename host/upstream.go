@@ -71,11 +71,8 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 	if err := spec.Check(); err != nil {
 		return err
 	}
-	h.mu.Lock()
-	_, dup := h.sources[spec.Name]
-	h.mu.Unlock()
-	if dup {
-		return contracts.Errorf(contracts.CodePluginRefused, "a source named %q already exists", spec.Name).With("name", spec.Name)
+	if err := h.nameFree(spec.Name); err != nil {
+		return err
 	}
 	p, err := mcpsource.Open(ctx, spec, mcpsource.Options{
 		Logger:       h.log.With("upstream", spec.Name),

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/memory/embedded"
+	"github.com/ordo-run/ordo/memory/postgres"
+)
+
+// BenchmarkConcurrentRuns: 100 runs of 10 no-op steps each, all at once
+// through one engine against one store (every step checkpointed before and
+// after its call, leases on); reports whole runs and steps per second. The
+// Postgres case needs ORDO_TEST_POSTGRES_DSN.
+func BenchmarkConcurrentRuns(b *testing.B) {
+	const runs, steps = 100, 10
+	out := `{"type":"object","required":["v"],"properties":{"v":{"type":"integer"}}}`
+	produces := map[string]string{}
+	for i := range steps {
+		produces[fmt.Sprintf("k%d", i)] = "$.v"
+	}
+	tt := newTools(b, tool("noop.run", contracts.RiskRead, `{"type":"object"}`, out, produces, returns(map[string]any{"v": 1})))
+	plan := mustPlan(b, noopPlan(steps))
+	stores := []struct {
+		name string
+		open func(b *testing.B) memory.Checkpointer
+	}{
+		{"memory", func(*testing.B) memory.Checkpointer { return newStore() }},
+		{"embedded", func(b *testing.B) memory.Checkpointer {
+			st, err := embedded.Open(filepath.Join(b.TempDir(), "ordo.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		}},
+		{"postgres", benchPostgres},
+	}
+	for _, s := range stores {
+		b.Run(s.name, func(b *testing.B) {
+			store := s.open(b)
+			defer store.Close()
+			e := New(Config{Parallelism: 1}, Deps{Tools: tt, Store: store})
+			for b.Loop() {
+				var g errgroup.Group
+				for range runs {
+					g.Go(func() error {
+						run, err := e.Run(context.Background(), Request{Plan: plan})
+						if err == nil && run.Status != contracts.RunCompleted {
+							err = fmt.Errorf("run %s is %s: %+v", run.ID, run.Status, run.Error)
+						}
+						return err
+					})
+				}
+				if err := g.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			secs := b.Elapsed().Seconds()
+			b.ReportMetric(float64(b.N*runs)/secs, "runs/s")
+			b.ReportMetric(float64(b.N*runs*steps)/secs, "steps/s")
+		})
+	}
+}
+
+// benchPostgres opens a Postgres store in a fresh schema, dropped at the end.
+func benchPostgres(b *testing.B) memory.Checkpointer {
+	dsn := os.Getenv(pgDSNEnv)
+	if dsn == "" {
+		b.Skipf("%s is not set: no PostgreSQL to benchmark against", pgDSNEnv)
+	}
+	id := make([]byte, 6)
+	_, _ = rand.Read(id)
+	schema := "ordo_bench_" + hex.EncodeToString(id)
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			b.Errorf("drop schema: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			b.Errorf("drop schema: %v", err)
+		}
+	})
+	return st
+}

@@ -77,26 +77,19 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 			if strings.TrimSpace(goal) == "" && plan == nil && template == "" {
 				return usageError(errors.New(`run needs a goal ("GOAL"), --plan FILE or --template NAME`))
 			}
-			cfg, log, err := g.load()
-			if err != nil {
-				return err
-			}
-			a2, err := app.Open(cmd.Context(), cfg, log, app.Options{Env: g.io.Env})
-			if err != nil {
-				return err
-			}
-			defer a2.Close()
-			req := agent.Request{Goal: goal, Plan: plan, UserID: LocalUser, Options: contracts.RunOptions{
-				AutoApprove: yes, Scopes: a2.ScopesFor(LocalUser),
-			}}
-			if yes {
-				fmt.Fprintln(g.io.Err, "--yes: approving what policy allows without asking (policy denials still stop the run)")
-			}
-			return g.drive(cmd.Context(), a2, asJSON, func(ctx context.Context) (*contracts.Run, error) {
-				if template != "" {
-					return a2.Engine.PlanTemplate(ctx, agent.TemplateRequest{Name: template, UserID: LocalUser, Goal: goal, Inputs: in, Options: req.Options})
+			return g.withApp(cmd, func(a2 *app.App) error {
+				req := agent.Request{Goal: goal, Plan: plan, UserID: LocalUser, Options: contracts.RunOptions{
+					AutoApprove: yes, Scopes: a2.ScopesFor(LocalUser),
+				}}
+				if yes {
+					fmt.Fprintln(g.io.Err, "--yes: approving what policy allows without asking (policy denials still stop the run)")
 				}
-				return a2.Engine.Plan(ctx, req)
+				return g.drive(cmd.Context(), a2, asJSON, func(ctx context.Context) (*contracts.Run, error) {
+					if template != "" {
+						return a2.Engine.PlanTemplate(ctx, agent.TemplateRequest{Name: template, UserID: LocalUser, Goal: goal, Inputs: in, Options: req.Options})
+					}
+					return a2.Engine.Plan(ctx, req)
+				})
 			})
 		},
 	}

@@ -163,27 +163,20 @@ idempotency key). Exit codes as for 'ordo run'.`,
   echo approve | ordo runs resume run_0123abcd --json`,
 		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			cfg, log, err := g.load()
-			if err != nil {
-				return err
-			}
-			ap, err := app.Open(cmd.Context(), cfg, log, app.Options{Env: g.io.Env})
-			if err != nil {
-				return err
-			}
-			defer ap.Close()
-			return g.drive(cmd.Context(), ap, asJSON, func(ctx context.Context) (*contracts.Run, error) {
-				run, err := ap.Engine.Get(ctx, a[0])
-				switch {
-				case err != nil:
-					return nil, err
-				case run.Status.Final():
-					return nil, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s; there is nothing to resume", run.ID, run.Status).With("run", run.ID)
-				case run.Status == contracts.RunRunning, run.Status == contracts.RunPending && len(run.Plans) > 0:
-					// its process died mid-run, or after checkpointing the plan
-					return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
-				}
-				return run, nil // interrupted (asked again) or ready (executed)
+			return g.withApp(cmd, func(ap *app.App) error {
+				return g.drive(cmd.Context(), ap, asJSON, func(ctx context.Context) (*contracts.Run, error) {
+					run, err := ap.Engine.Get(ctx, a[0])
+					switch {
+					case err != nil:
+						return nil, err
+					case run.Status.Final():
+						return nil, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s; there is nothing to resume", run.ID, run.Status).With("run", run.ID)
+					case run.Status == contracts.RunRunning, run.Status == contracts.RunPending && len(run.Plans) > 0:
+						// its process died mid-run, or after checkpointing the plan
+						return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
+					}
+					return run, nil // interrupted (asked again) or ready (executed)
+				})
 			})
 		},
 	}
@@ -234,24 +227,17 @@ again without a model; 'ordo memory list --namespace workflow' lists templates a
   ordo run --template q1-report --input read_sales.file=examples/data/sales.csv --yes`,
 		Args: args(2, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			cfg, log, err := g.load()
-			if err != nil {
+			return g.withApp(cmd, func(ap *app.App) error {
+				if err := ap.Engine.SaveTemplate(cmd.Context(), a[0], a[1]); err != nil {
+					return err
+				}
+				run, err := ap.Engine.Get(cmd.Context(), a[0])
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(g.io.Out, "saved the plan of %s as template %q of user %q (%d actions)\n", run.ID, a[1], run.UserID, len(run.Plans[len(run.Plans)-1].Plan.Actions))
 				return err
-			}
-			ap, err := app.Open(cmd.Context(), cfg, log, app.Options{Env: g.io.Env})
-			if err != nil {
-				return err
-			}
-			defer ap.Close()
-			if err := ap.Engine.SaveTemplate(cmd.Context(), a[0], a[1]); err != nil {
-				return err
-			}
-			run, err := ap.Engine.Get(cmd.Context(), a[0])
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(g.io.Out, "saved the plan of %s as template %q of user %q (%d actions)\n", run.ID, a[1], run.UserID, len(run.Plans[len(run.Plans)-1].Plan.Actions))
-			return err
+			})
 		},
 	}
 	return cmd

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ordo-run/ordo/internal/testbuild"
 )
 
 // The tests build ordo with the bundled plugins beside it (where ordo looks
@@ -28,7 +30,7 @@ var (
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
 		var err error
-		if repoRoot, err = filepath.Abs(".."); err != nil {
+		if repoRoot, err = testbuild.Root(); err != nil {
 			panic(err)
 		}
 		tmp, err := os.MkdirTemp("", "ordo-interop-")
@@ -37,14 +39,8 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(tmp)
 		binDir = filepath.Join(tmp, "bin")
-		pkgs := []string{"./cmd/ordo"}
-		for _, p := range []string{"chat", "files", "notes", "sheets", "text"} {
-			pkgs = append(pkgs, "./cmd/ordo-plugin-"+p)
-		}
-		build := exec.Command("go", append([]string{"build", "-o", binDir + "/"}, pkgs...)...)
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		if err := testbuild.Ordo(binDir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		return m.Run()

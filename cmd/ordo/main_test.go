@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testbuild"
 )
 
 // The tests build the real ordo binary with the bundled plugins beside it
@@ -27,7 +28,7 @@ var (
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
 		var err error
-		if repoRoot, err = filepath.Abs(filepath.Join("..", "..")); err != nil {
+		if repoRoot, err = testbuild.Root(); err != nil {
 			panic(err)
 		}
 		tmp, err := os.MkdirTemp("", "ordo-cli-test-")
@@ -36,21 +37,12 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(tmp)
 		binDir = filepath.Join(tmp, "bin")
-		pkgs := []string{"./cmd/ordo"}
-		for _, p := range []string{"chat", "files", "notes", "sheets", "text"} {
-			pkgs = append(pkgs, "./cmd/ordo-plugin-"+p)
-		}
-		build := exec.Command("go", append([]string{"build", "-o", binDir + "/"}, pkgs...)...)
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-			return 1
-		}
 		hello = filepath.Join(tmp, "plugin-hello")
-		build = exec.Command("go", "build", "-o", hello, "./examples/plugin-hello")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build hello: %v\n%s", err, out)
+		if err = testbuild.Ordo(binDir); err == nil {
+			err = testbuild.Build(hello, "./examples/plugin-hello")
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		return m.Run()

@@ -1,0 +1,49 @@
+package testbuild
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Bundled are the plugins ordo starts from its own directory.
+var Bundled = []string{"chat", "files", "notes", "sheets", "text"}
+
+// Root is the module's root directory (go env GOMOD from the test's
+// package directory), where Build resolves "./..." packages.
+func Root() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == "/dev/null" {
+		return "", fmt.Errorf("not inside the ordo module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// Build runs go build -o out pkgs in the module root; an out ending in "/"
+// is a directory that gets one binary per package.
+func Build(out string, pkgs ...string) error {
+	root, err := Root()
+	if err != nil {
+		return err
+	}
+	build := exec.Command("go", append([]string{"build", "-o", out}, pkgs...)...)
+	build.Dir = root
+	if b, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", strings.Join(pkgs, " "), err, b)
+	}
+	return nil
+}
+
+// Ordo builds ordo and the bundled plugins into dir.
+func Ordo(dir string) error {
+	pkgs := []string{"./cmd/ordo"}
+	for _, p := range Bundled {
+		pkgs = append(pkgs, "./cmd/ordo-plugin-"+p)
+	}
+	return Build(dir+string(filepath.Separator), pkgs...)
+}

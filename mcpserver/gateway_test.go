@@ -19,9 +19,7 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/mcpserver"
-	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/plugins/sdk"
-	"github.com/ordo-run/ordo/recommender"
 )
 
 // newGatewayEnv is a real stack with the gateway on: the host (with the
@@ -35,30 +33,9 @@ func newGatewayEnv(t *testing.T, cfg agent.Config, hostOpts ...host.Option) *env
 // newGatewayEnvWith is newGatewayEnv with the caller-scope function set.
 func newGatewayEnvWith(t *testing.T, cfg agent.Config, scopes func(string) []string, hostOpts ...host.Option) *env {
 	t.Helper()
-	h, err := host.New(append([]host.Option{host.WithLogger(slog.New(slog.DiscardHandler))}, hostOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
-	e := &env{host: h, store: memory.NewMemStore(), gate: make(chan struct{}), cfg: cfg}
-	p, err := host.InProcess(append(e.tools(), vaultTools()...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := h.AddProvider(ctx, "testtools", "v1", p); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := recommender.New(recommender.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range h.List() {
-		if err := rec.Upsert(ctx, tool.Contract); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e, h, rec := newStack(t, cfg, append([]host.Option{host.WithLogger(slog.New(slog.DiscardHandler))}, hostOpts...), vaultTools()...)
 	e.engine = agent.New(cfg, agent.Deps{Tools: h, Store: e.store})
+	var err error
 	e.srv, err = mcpserver.New(mcpserver.Options{
 		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Admin: h, Version: "test",
 		Tokens:  []mcpserver.Token{{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}}},

@@ -66,13 +66,38 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	for _, o := range opts {
 		o(&ec)
 	}
-	h, err := host.New(ec.host...)
+	e, h, rec := newStack(t, ec.cfg, ec.host)
+	e.engine = agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store})
+	o := mcpserver.Options{
+		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Admin: h, Version: "test",
+		Tokens: []mcpserver.Token{
+			{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
+			{Token: userToken, Identity: mcpserver.Identity{User: "bob"}},
+		},
+	}
+	if ec.sampling {
+		o.Sampling = func(m llm.LLM) mcpserver.Engine {
+			return agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store, LLM: m})
+		}
+	}
+	var err error
+	if e.srv, err = mcpserver.New(o); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// newStack starts a host with hostOpts and the harness's in-process tools
+// (plus extra), and a recommender indexing the host's whole catalog.
+func newStack(t *testing.T, cfg agent.Config, hostOpts []host.Option, extra ...sdk.Tool) (*env, *host.Host, *recommender.Recommender) {
+	t.Helper()
+	h, err := host.New(hostOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
-	e := &env{host: h, store: memory.NewMemStore(), gate: make(chan struct{}), cfg: ec.cfg}
-	p, err := host.InProcess(e.tools()...)
+	e := &env{host: h, store: memory.NewMemStore(), gate: make(chan struct{}), cfg: cfg}
+	p, err := host.InProcess(append(e.tools(), extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,23 +114,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 			t.Fatal(err)
 		}
 	}
-	e.engine = agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store})
-	o := mcpserver.Options{
-		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Admin: h, Version: "test",
-		Tokens: []mcpserver.Token{
-			{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
-			{Token: userToken, Identity: mcpserver.Identity{User: "bob"}},
-		},
-	}
-	if ec.sampling {
-		o.Sampling = func(m llm.LLM) mcpserver.Engine {
-			return agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store, LLM: m})
-		}
-	}
-	if e.srv, err = mcpserver.New(o); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return e, h, rec
 }
 
 // closeGate makes test.wait block until the returned func opens it.

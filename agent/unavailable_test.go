@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
@@ -24,17 +24,7 @@ const addPlanJSON = `{"version":"1.0","goal":"add two and three","timezone":"UTC
 // serveCalc serves a real MCP server (mcp-go, streamable HTTP) with one
 // read-only tool, add, on ln.
 func serveCalc(ln net.Listener) *http.Server {
-	s := server.NewMCPServer("calc", "1.0.0", server.WithToolCapabilities(true))
-	s.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
-		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()),
-		mcp.WithOutputSchema[struct {
-			Sum float64 `json:"sum"`
-		}](),
-		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultStructured(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}, "sum"), nil
-		})
+	s := testmcp.NewCalc(true)
 	hs := &http.Server{Handler: server.NewStreamableHTTPServer(s, server.WithStateful(true))}
 	go hs.Serve(ln)
 	return hs

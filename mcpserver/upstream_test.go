@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // calcToken is the bearer token calcUpstream demands.
@@ -31,17 +32,7 @@ type calcUpstream struct {
 
 func newCalcUpstream(t *testing.T) *calcUpstream {
 	t.Helper()
-	s := server.NewMCPServer("calc", "1.0.0", server.WithToolCapabilities(true))
-	s.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
-		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()),
-		mcp.WithOutputSchema[struct {
-			Sum float64 `json:"sum"`
-		}](),
-		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultStructured(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}, "sum"), nil
-		})
+	s := testmcp.NewCalc(true)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

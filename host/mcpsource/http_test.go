@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 const token = "s3cret-token"
@@ -21,18 +22,7 @@ const token = "s3cret-token"
 // calcServer is an mcp-go server with an add tool (structured output) and a
 // tool that always reports isError.
 func calcServer(notify bool) *server.MCPServer {
-	s := server.NewMCPServer("calc", "1.0.0", server.WithToolCapabilities(notify))
-	s.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
-		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()),
-		mcp.WithOutputSchema[struct {
-			Sum float64 `json:"sum"`
-		}](),
-		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			sum := req.GetFloat("a", 0) + req.GetFloat("b", 0)
-			return mcp.NewToolResultStructured(map[string]any{"sum": sum}, "sum"), nil
-		})
+	s := testmcp.NewCalc(notify)
 	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fails."),
 		mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
 		mcp.WithIdempotentHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false)),

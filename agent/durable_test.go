@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/pgtest"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/embedded"
 	"github.com/ordo-run/ordo/memory/postgres"
@@ -30,8 +29,6 @@ import (
 // The durability tests run agent/internal/crashtest, a real engine over a
 // real store with the real notes and chat plugin binaries, kill it with
 // SIGKILL, start it again and check that every side effect happened once.
-
-const pgDSNEnv = "ORDO_TEST_POSTGRES_DSN"
 
 var (
 	binsOnce sync.Once
@@ -147,24 +144,8 @@ func (c crashEnv) openStore() memory.Checkpointer {
 
 // pgEnv makes a fresh schema (dropped at the end) on the test database.
 func pgEnv(t *testing.T) crashEnv {
-	dsn := os.Getenv(pgDSNEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set: no PostgreSQL to test against (see docs/stores.md)", pgDSNEnv)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "ordo_durable_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err != nil {
-			t.Errorf("drop schema: %v", err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-	})
+	dsn := pgtest.DSN(t)
+	schema := pgtest.Schema(t, dsn, "ordo_durable_")
 	return crashEnv{t: t, store: dsn, schema: schema, data: t.TempDir()}
 }
 

@@ -2,17 +2,14 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/pgtest"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/embedded"
 	"github.com/ordo-run/ordo/memory/postgres"
@@ -74,28 +71,12 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 
 // benchPostgres opens a Postgres store in a fresh schema, dropped at the end.
 func benchPostgres(b *testing.B) memory.Checkpointer {
-	dsn := os.Getenv(pgDSNEnv)
-	if dsn == "" {
-		b.Skipf("%s is not set: no PostgreSQL to benchmark against", pgDSNEnv)
-	}
-	id := make([]byte, 6)
-	_, _ = rand.Read(id)
-	schema := "ordo_bench_" + hex.EncodeToString(id)
+	dsn := pgtest.DSN(b)
+	schema := pgtest.Schema(b, dsn, "ordo_bench_")
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema))
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			b.Errorf("drop schema: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			b.Errorf("drop schema: %v", err)
-		}
-	})
 	return st
 }

@@ -1,17 +1,11 @@
 package main_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/pgtest"
 )
 
 // TestPostgresStore runs the CLI on a Postgres store given with --store
@@ -21,29 +15,7 @@ import (
 // fresh database).
 func TestPostgresStore(t *testing.T) {
 	t.Parallel()
-	admin := os.Getenv("ORDO_TEST_POSTGRES_DSN")
-	if admin == "" {
-		t.Skip("ORDO_TEST_POSTGRES_DSN is unset (e.g. postgres:///ordo_test?host=/var/run/postgresql)")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var b [6]byte
-	rand.Read(b[:])
-	db := "ordo_cli_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Exec(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)") })
-	u, err := url.Parse(admin)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		t.Fatalf("ORDO_TEST_POSTGRES_DSN must be a postgres:// URL: %v", err)
-	}
-	u.Path = "/" + db
-	dsn := u.String()
+	dsn, db := pgtest.Database(t, "ordo_cli_")
 	e := newEnv(t)
 	e.vars = append(e.vars, "ORDO_STORE=embedded", "ORDO_LOG_LEVEL=debug")
 

@@ -3,11 +3,8 @@ package main_test
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,10 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/internal/pgtest"
 )
 
 // Issue 8: two `ordo serve --http` processes on one Postgres database, A
@@ -27,30 +25,9 @@ import (
 // run is executed through A and stops for approval; every approval goes
 // through B's MCP endpoint, and the run completes on B.
 func TestTwoServersShareRuns(t *testing.T) {
-	admin := os.Getenv("ORDO_TEST_POSTGRES_DSN")
-	if admin == "" {
-		t.Skip("ORDO_TEST_POSTGRES_DSN is unset (e.g. postgres:///ordo_test?host=/var/run/postgresql)")
-	}
+	store, _ := pgtest.Database(t, "ordo_two_") // both servers migrate it at start, under the advisory lock
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var b [6]byte
-	rand.Read(b[:])
-	db := "ordo_two_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Exec(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)") })
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	store := u.String() // both servers migrate it at start, under the advisory lock
 
 	const token = "two-servers-token-0123456789"
 	a := startServer(t, ctx, store, true, token)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/pgtest"
 	"github.com/ordo-run/ordo/memory/postgres"
 	"github.com/ordo-run/ordo/memory/storetest"
 )
@@ -17,7 +18,7 @@ import (
 // Several processes migrating one database at once: each migration is
 // applied exactly once and every caller succeeds.
 func TestConcurrentMigrate(t *testing.T) {
-	dsn, schema := testDSN(t), newSchema(t)
+	dsn, schema := pgtest.DSN(t), newSchema(t)
 	const racers = 4
 	results := make([][]string, racers)
 	errs := make([]error, racers)
@@ -48,7 +49,7 @@ func TestConcurrentMigrate(t *testing.T) {
 }
 
 func TestOpenWithoutMigrateRefusesOldSchema(t *testing.T) {
-	dsn, schema := testDSN(t), newSchema(t)
+	dsn, schema := pgtest.DSN(t), newSchema(t)
 	ctx := context.Background()
 	_, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema), postgres.WithAutoMigrate(false))
 	if contracts.CodeOf(err) != contracts.CodeStore || !strings.Contains(err.Error(), "ordo migrate") {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testbuild"
 	"github.com/ordo-run/ordo/plugins/sdk"
 	"github.com/ordo-run/ordo/recommender"
 )
@@ -27,10 +27,8 @@ import (
 // the added tool is embedded.
 func TestHotAddedPluginTopsRecommendations(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "plugin-hello")
-	build := exec.Command("go", "build", "-o", bin, "./examples/plugin-hello")
-	build.Dir = filepath.Join("..", "..", "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build examples/plugin-hello: %v\n%s", err, out)
+	if err := testbuild.Build(bin, "./examples/plugin-hello"); err != nil {
+		t.Fatal(err)
 	}
 	cfg := load(t, "")
 	cfg.Bundled.Enabled = false

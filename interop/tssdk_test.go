@@ -91,11 +91,16 @@ func TestTypeScriptSDKStdio(t *testing.T) {
 		want = append(want, "step_started", "step_succeeded")
 	}
 	want = append(want, "completed")
+	// Ordo writes them all before the result; the SDK, though, runs
+	// notification handlers in a microtask, so when the last notification
+	// and the result arrive in one read, the result removes the progress
+	// handler first and that last notification ("completed") is dropped.
 	var got []string
 	for _, p := range r.Progress {
 		got = append(got, p.Event)
 	}
-	if strings.Join(got, " ") != strings.Join(want, " ") || r.Progress[len(r.Progress)-1].Progress != float64(n) {
+	all, lastDropped := strings.Join(want, " "), strings.Join(want[:len(want)-1], " ")
+	if g := strings.Join(got, " "); (g != all && g != lastDropped) || r.Progress[len(r.Progress)-1].Progress != float64(n) {
 		t.Errorf("progress %+v, want events %v ending at %d", r.Progress, want, n)
 	}
 }

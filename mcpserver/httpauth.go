@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -56,7 +55,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if f, ok := w.(http.Flusher); ok {
-				c := &sseCounter{ResponseWriter: w, flusher: f, changed: make(chan struct{})}
+				c := &sseCounter{ResponseWriter: w, flusher: f, written: newCounter()}
 				ctx = context.WithValue(ctx, sseCounterKey{}, c)
 				w = c
 			}
@@ -74,10 +73,7 @@ type sseCounterKey struct{}
 type sseCounter struct {
 	http.ResponseWriter
 	flusher http.Flusher
-
-	mu      sync.Mutex
-	events  int
-	changed chan struct{} // closed and replaced on every event
+	written *counter // SSE events written
 }
 
 var sseEventPrefix = []byte("event: ")
@@ -85,11 +81,7 @@ var sseEventPrefix = []byte("event: ")
 func (c *sseCounter) Write(p []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(p)
 	if bytes.HasPrefix(p, sseEventPrefix) {
-		c.mu.Lock()
-		c.events++
-		close(c.changed)
-		c.changed = make(chan struct{})
-		c.mu.Unlock()
+		c.written.add()
 	}
 	return n, err
 }
@@ -99,23 +91,6 @@ func (c *sseCounter) Flush() { c.flusher.Flush() }
 // Unwrap lets http.ResponseController reach the connection (mcp-go sets
 // write deadlines through it).
 func (c *sseCounter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
-
-// waitFor reports whether n events were written before ctx ended.
-func (c *sseCounter) waitFor(ctx context.Context, n int) bool {
-	for {
-		c.mu.Lock()
-		events, changed := c.events, c.changed
-		c.mu.Unlock()
-		if events >= n {
-			return true
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
 
 func bearer(header string) (string, bool) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")

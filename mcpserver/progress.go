@@ -30,9 +30,12 @@ type notifier struct {
 	scoped bool
 	info   *server.RequestProtocolInfo
 
-	mu     sync.Mutex
-	done   int // finished step attempts
-	queued int // notifications queued on a scoped session
+	stdio *stdioProgress // on stdio: orders progress before the response
+
+	mu       sync.Mutex
+	done     int // finished step attempts
+	queued   int // notifications queued on a scoped session
+	lastSent int // on stdio: the number of this call's last progress notification
 }
 
 func (s *Server) newNotifier(ctx context.Context, req mcp.CallToolRequest) *notifier {
@@ -41,6 +44,7 @@ func (s *Server) newNotifier(ctx context.Context, req mcp.CallToolRequest) *noti
 		n.token = req.Params.Meta.ProgressToken
 	}
 	n.scoped = n.info != nil && n.info.Modern && req.Params.Task == nil
+	n.stdio, _ = ctx.Value(stdioProgressKey{}).(*stdioProgress)
 	return n
 }
 
@@ -55,7 +59,19 @@ func (n *notifier) event(ev Event) {
 	}
 	if n.token != nil {
 		params := map[string]any{"progressToken": n.token, "progress": n.done, "message": describeEvent(ev)}
-		if err := n.s.mcp.SendNotificationToClient(n.ctx, string(mcp.MethodNotificationProgress), params); err != nil {
+		send := func() error {
+			return n.s.mcp.SendNotificationToClient(n.ctx, string(mcp.MethodNotificationProgress), params)
+		}
+		var err error
+		if n.stdio != nil {
+			var num int
+			if num, err = n.stdio.queue(send); err == nil {
+				n.lastSent = num
+			}
+		} else {
+			err = send()
+		}
+		if err != nil {
 			n.s.log.Debug("progress notification not sent", "run", ev.RunID, "err", err)
 		} else {
 			n.queued++
@@ -79,18 +95,25 @@ func (n *notifier) event(ev Event) {
 // notification that forwarder has already taken from the queue but not yet
 // written is dropped (server/streamable_http.go, the forwarder's "done"
 // check), so returning first would lose it. Only a scoped session has this
-// response as its sole reader; stdio and older HTTP sessions need no wait.
+// response as its sole reader; older HTTP sessions need no wait. On stdio
+// the wait keeps progress ahead of the response (see stdioProgress).
 func (n *notifier) delivered() {
 	n.mu.Lock()
-	want := n.queued
+	queued, lastSent := n.queued, n.lastSent
 	n.mu.Unlock()
-	counter, ok := n.ctx.Value(sseCounterKey{}).(*sseCounter)
-	if !n.scoped || !ok || want == 0 {
+	var written *counter
+	want := queued
+	if sse, ok := n.ctx.Value(sseCounterKey{}).(*sseCounter); ok && n.scoped {
+		written = sse.written
+	} else if n.stdio != nil {
+		written, want = n.stdio.written, lastSent
+	}
+	if written == nil || want == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, deliveryWait)
 	defer cancel()
-	if !counter.waitFor(ctx, want) {
+	if !written.waitFor(ctx, want) {
 		n.s.log.Warn("notifications not written before the response", "queued", want, "err", ctx.Err())
 	}
 }

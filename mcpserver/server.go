@@ -130,8 +130,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	id := *s.opts.StdioIdentity
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
-	stdio.SetContextFunc(func(ctx context.Context) context.Context { return withIdentity(ctx, id) })
-	return stdio.Listen(ctx, in, out)
+	progress := newStdioProgress(out)
+	stdio.SetContextFunc(func(ctx context.Context) context.Context {
+		return context.WithValue(withIdentity(ctx, id), stdioProgressKey{}, progress)
+	})
+	return stdio.Listen(ctx, in, progress)
 }
 
 // Handler serves streamable HTTP at /mcp behind bearer-token auth and an

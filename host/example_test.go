@@ -14,6 +14,10 @@ import (
 
 // TestSDKExample builds the plugin program shown in docs/plugins.md in a
 // fresh module outside the repository and calls it through the host.
+// The module requires what ordo requires, as `go mod tidy` would record
+// it, so the build needs no module beyond those ordo's own build fetched;
+// it runs with the caller's GOPROXY and fetches what is missing, like `go
+// test` itself (an empty module cache is the first run on a new machine).
 func TestSDKExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
@@ -32,7 +36,16 @@ func TestSDKExample(t *testing.T) {
 		t.Fatal("docs/plugins.md has no go block")
 	}
 	mod := t.TempDir()
-	gomod := "module example.com/shout\n\ngo 1.26\n\nrequire github.com/ordo-run/ordo v0.0.0\n\nreplace github.com/ordo-run/ordo => " + root + "\n"
+	ordoMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ordoModule = "module github.com/ordo-run/ordo\n"
+	if !strings.HasPrefix(string(ordoMod), ordoModule) {
+		t.Fatalf("go.mod does not start with %q", ordoModule)
+	}
+	gomod := "module example.com/shout\n" + strings.TrimPrefix(string(ordoMod), ordoModule) +
+		"\nrequire github.com/ordo-run/ordo v0.0.0\n\nreplace github.com/ordo-run/ordo => " + root + "\n"
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +58,7 @@ func TestSDKExample(t *testing.T) {
 	bin := filepath.Join(mod, "ordo-plugin-shout")
 	cmd := exec.Command("go", "build", "-mod=mod", "-o", bin, ".")
 	cmd.Dir = mod
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the docs example: %v\n%s\n%s", err, out, src)
 	}

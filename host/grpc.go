@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -62,9 +63,10 @@ func (p *grpcProvider) Call(ctx context.Context, tool string, payload json.RawMe
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineUnixMs = dl.UnixMilli()
 	}
-	resp, err := p.rpc.Call(ctx, req, grpc.WaitForReady(false))
+	var to peer.Peer // stays empty unless the call got a connection to the plugin
+	resp, err := p.rpc.Call(ctx, req, grpc.WaitForReady(false), grpc.Peer(&to))
 	if err != nil {
-		return nil, p.transportError(ctx, tool, err)
+		return nil, p.transportError(ctx, tool, err, to.Addr != nil)
 	}
 	switch o := resp.GetOutcome().(type) {
 	case *pb.CallResponse_ResultJson:
@@ -76,17 +78,25 @@ func (p *grpcProvider) Call(ctx context.Context, tool string, payload json.RawMe
 		With("tool", tool).With("plugin", p.name)
 }
 
-func (p *grpcProvider) transportError(ctx context.Context, tool string, err error) error {
+// transportError codes a failed call. One that never got a connection
+// (sent is false: the process was gone, or not yet reachable) cannot have
+// acted, so it is unavailable and retryable; one that was sent and lost
+// its connection may have acted, so it is a crash.
+func (p *grpcProvider) transportError(ctx context.Context, tool string, err error, sent bool) error {
 	code := contracts.CodeToolFailed
 	switch st, _ := status.FromError(err); {
 	case st.Code() == codes.DeadlineExceeded || ctx.Err() == context.DeadlineExceeded:
 		code = contracts.CodeToolTimeout
 	case ctx.Err() != nil:
 		code = contracts.CodeCancelled
+	case !sent:
+		code = contracts.CodeToolUnavailable
 	case st.Code() == codes.Unavailable || st.Code() == codes.Canceled || p.client.Exited():
 		code = contracts.CodeToolCrashed
 	}
-	return contracts.Errorf(code, "plugin %q, tool %s: %w", p.name, tool, err).With("tool", tool).With("plugin", p.name)
+	ce := contracts.Errorf(code, "plugin %q, tool %s: %w", p.name, tool, err).With("tool", tool).With("plugin", p.name)
+	ce.Retryable = code == contracts.CodeToolUnavailable
+	return ce
 }
 
 // health asks the plugin whether it can serve.

@@ -141,30 +141,39 @@ func (h *Host) Call(ctx context.Context, tool string, payload json.RawMessage, i
 
 // dispatch is the innermost invoker: it hands the call to the tool's
 // current provider instance and keeps that instance from being stopped
-// until the call returns.
+// until the call returns. A call to a restarting plugin waits for it (see
+// source.ready); so does a call that found the plugin's process already
+// gone (6004: it never reached the plugin), which is issued again once the
+// supervisor has restarted it.
 func (h *Host) dispatch(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
 	name := inv.Tool.Name()
 	e, ok := h.cat.lookup(name)
 	if !ok {
 		return nil, contracts.Errorf(contracts.CodeUnknownTool, "tool %q left the catalog", name).With("tool", name)
 	}
-	in := e.src.acquire()
-	if in == nil {
-		err := contracts.Errorf(contracts.CodeToolUnavailable, "%s: provider %q is not running", name, e.src.name).
-			With("tool", name).With("provider", e.src.name)
-		err.Retryable = true
-		return nil, err
-	}
-	defer in.release()
-	out, err := in.prov.Call(ctx, name, inv.Payload, inv.IdempotencyKey)
-	if err != nil {
+	var dead *instance
+	for {
+		in := e.src.ready(ctx, dead)
+		if in == nil {
+			err := contracts.Errorf(contracts.CodeToolUnavailable, "%s: provider %q is not running", name, e.src.name).
+				With("tool", name).With("provider", e.src.name)
+			err.Retryable = true
+			return nil, err
+		}
+		out, err := in.prov.Call(ctx, name, inv.Payload, inv.IdempotencyKey)
+		in.release()
+		if err == nil {
+			return out, nil
+		}
 		var ce *contracts.Error
 		if !errors.As(err, &ce) {
 			return nil, contracts.Errorf(contracts.CodeToolFailed, "%s: %w", name, err).With("tool", name)
 		}
-		return nil, err
+		if ce.Code != contracts.CodeToolUnavailable || e.src.kind != kindPlugin || ctx.Err() != nil {
+			return nil, err
+		}
+		dead = in
 	}
-	return out, nil
 }
 
 // AddProvider adds a source of tools under a unique name: the built-in

@@ -86,7 +86,8 @@ func ValidateOutput() Middleware {
 
 // Timeout bounds each attempt by the contract's timeout_ms (def when
 // unset); a shorter ctx deadline wins. An attempt that runs out of time
-// fails with CodeToolTimeout.
+// fails with CodeToolTimeout, unless it never reached the tool (it waited
+// for a restarting plugin): that stays CodeToolUnavailable.
 func Timeout(def time.Duration) Middleware {
 	return func(next Invoker) Invoker {
 		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
@@ -98,7 +99,7 @@ func Timeout(def time.Duration) Middleware {
 			defer cancel()
 			out, err := next.Invoke(actx, inv)
 			if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-				if contracts.CodeOf(err) == contracts.CodeToolTimeout {
+				if code := contracts.CodeOf(err); code == contracts.CodeToolTimeout || code == contracts.CodeToolUnavailable {
 					return nil, err
 				}
 				return nil, contracts.Errorf(contracts.CodeToolTimeout, "%s did not answer within %s: %w", inv.Tool.Name(), d, err).

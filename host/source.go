@@ -129,10 +129,19 @@ type source struct {
 	retired  bool
 	stopSup  context.CancelFunc
 	supDone  chan struct{}
+	// changed is closed (and replaced) whenever cur or state changes, so a
+	// call can wait for a restarting plugin.
+	changed chan struct{}
 }
 
 func newSource(name, kind, origin string) *source {
-	return &source{name: name, kind: kind, origin: origin}
+	return &source{name: name, kind: kind, origin: origin, changed: make(chan struct{})}
+}
+
+// changedLocked wakes the calls waiting in ready; s.mu is held.
+func (s *source) changedLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 // acquire returns the running instance, held for one call, or nil.
@@ -146,6 +155,33 @@ func (s *source) acquire() *instance {
 	return s.cur
 }
 
+// ready returns the instance to call, held, or nil. A plugin's supervisor
+// replaces a dead process, so for a plugin it waits while the plugin
+// restarts, and while dead (which a call did not reach) is still current,
+// until ctx ends; it gives up at once on a plugin that failed for good or
+// was removed. Other sources are not waited for.
+func (s *source) ready(ctx context.Context, dead *instance) *instance {
+	for {
+		s.mu.Lock()
+		cur, ch := s.cur, s.changed
+		if cur != nil && cur != dead {
+			cur.hold()
+			s.mu.Unlock()
+			return cur
+		}
+		gone := s.kind != kindPlugin || s.retired || s.state == StateFailed
+		s.mu.Unlock()
+		if gone {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
 // setRunning installs in as the current instance. It reports false (and
 // the caller must stop in) once the source is retired.
 func (s *source) setRunning(in *instance) bool {
@@ -155,6 +191,7 @@ func (s *source) setRunning(in *instance) bool {
 		return false
 	}
 	s.cur, s.version, s.state, s.lastErr = in, in.version, StateRunning, ""
+	s.changedLocked()
 	return true
 }
 
@@ -168,6 +205,7 @@ func (s *source) setDown(state string, err error) *instance {
 	if err != nil {
 		s.lastErr = err.Error()
 	}
+	s.changedLocked()
 	return old
 }
 
@@ -212,6 +250,7 @@ func (s *source) shutdown(ctx context.Context, drainTimeout time.Duration) {
 	cur := s.cur
 	s.cur = nil
 	s.state = "stopped"
+	s.changedLocked()
 	stop, done := s.stopSup, s.supDone
 	s.mu.Unlock()
 	if stop != nil {

@@ -60,6 +60,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				w = c
 			}
 		}
+		if f, ok := w.(http.Flusher); ok {
+			w = &statusFilter{ResponseWriter: w, flusher: f, ctx: ctx, tasks: s.tasks}
+		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -92,6 +92,8 @@ func New(opts Options) (*Server, error) {
 		tokens: newTokenTable(opts.Tokens),
 	}
 	s.subs = newSubscriptions(s)
+	hooks := s.subs.hooks()
+	s.tasks.guard(hooks)
 	s.mcp = server.NewMCPServer("ordo", opts.Version,
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
@@ -99,7 +101,7 @@ func New(opts Options) (*Server, error) {
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
-		server.WithHooks(s.subs.hooks()),
+		server.WithHooks(hooks),
 		server.WithTaskCapabilities(true, true, true),
 		server.WithTaskHooks(s.tasks.hooks()),
 		server.WithLogging(),

@@ -1,9 +1,15 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
 	"sync"
+	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -16,12 +22,27 @@ import (
 // learns its task id from the task-created hook: exactly, through a slot
 // the HTTP layer puts in each request's context, or, over stdio (one
 // context for all requests), in creation order per session and tool.
+//
+// A task belongs to the user who created it. mcp-go isolates tasks by
+// session only, and a 2026-07-28 task has no session, so every task
+// operation is checked against the owner here (see guard).
 type tasks struct {
 	mu      sync.Mutex
 	pending map[string][]string // session + "\x00" + tool -> task ids not yet claimed
 	cancels map[string]context.CancelFunc
 	early   map[string]bool // cancelled before their handler claimed them
+	owners  map[string]owner
 }
+
+// owner is who created a task, and when the task ended (zero while it runs).
+type owner struct {
+	user  string
+	ended time.Time
+}
+
+// ownerMemory is how long an ended task's owner is remembered. A task that
+// mcp-go keeps longer (a longer TTL) is then shown to nobody: fail closed.
+const ownerMemory = 24 * time.Hour
 
 type taskSlotKey struct{}
 
@@ -33,12 +54,13 @@ type taskSlot struct {
 }
 
 func newTasks() *tasks {
-	return &tasks{pending: map[string][]string{}, cancels: map[string]context.CancelFunc{}, early: map[string]bool{}}
+	return &tasks{pending: map[string][]string{}, cancels: map[string]context.CancelFunc{}, early: map[string]bool{}, owners: map[string]owner{}}
 }
 
 func (t *tasks) hooks() *server.TaskHooks {
 	h := &server.TaskHooks{}
 	h.AddOnTaskCreated(func(ctx context.Context, m server.TaskMetrics) {
+		t.own(m.TaskID, identityFrom(ctx).User)
 		if slot, ok := ctx.Value(taskSlotKey{}).(*taskSlot); ok {
 			slot.mu.Lock()
 			slot.id = m.TaskID
@@ -50,8 +72,65 @@ func (t *tasks) hooks() *server.TaskHooks {
 		t.pending[k] = append(t.pending[k], m.TaskID)
 		t.mu.Unlock()
 	})
-	h.AddOnTaskCancelled(func(_ context.Context, m server.TaskMetrics) { t.cancel(m.TaskID) })
+	h.AddOnTaskCancelled(func(_ context.Context, m server.TaskMetrics) {
+		t.cancel(m.TaskID)
+		t.ended(m.TaskID)
+	})
+	h.AddOnTaskCompleted(func(_ context.Context, m server.TaskMetrics) { t.ended(m.TaskID) })
+	h.AddOnTaskFailed(func(_ context.Context, m server.TaskMetrics) { t.ended(m.TaskID) })
 	return h
+}
+
+// guard adds the ownership check to every task operation: a task that is
+// not the caller's is made indistinguishable from one that does not exist
+// (its id is replaced by one mcp-go never issues, so mcp-go answers "task
+// not found"), and tasks/list shows only the caller's tasks. Admins are no
+// exception: a task carries its creator's run and results.
+func (t *tasks) guard(h *server.Hooks) {
+	h.AddBeforeGetTask(func(ctx context.Context, _ any, r *mcp.GetTaskRequest) { t.hide(ctx, &r.Params.TaskId) })
+	h.AddBeforeTaskResult(func(ctx context.Context, _ any, r *mcp.TaskResultRequest) { t.hide(ctx, &r.Params.TaskId) })
+	h.AddBeforeCancelTask(func(ctx context.Context, _ any, r *mcp.CancelTaskRequest) { t.hide(ctx, &r.Params.TaskId) })
+	h.AddAfterListTasks(func(ctx context.Context, _ any, _ *mcp.ListTasksRequest, r *mcp.ListTasksResult) {
+		if r != nil {
+			r.Tasks = slices.DeleteFunc(r.Tasks, func(task mcp.Task) bool { return !t.isOwner(ctx, task.TaskId) })
+		}
+	})
+}
+
+func (t *tasks) own(id, user string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	for k, o := range t.owners {
+		if !o.ended.IsZero() && now.Sub(o.ended) > ownerMemory {
+			delete(t.owners, k)
+		}
+	}
+	t.owners[id] = owner{user: user}
+}
+
+func (t *tasks) ended(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o, ok := t.owners[id]; ok && o.ended.IsZero() {
+		o.ended = time.Now()
+		t.owners[id] = o
+	}
+}
+
+func (t *tasks) isOwner(ctx context.Context, id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o, ok := t.owners[id]
+	return ok && o.user == identityFrom(ctx).User
+}
+
+// hide replaces a task id the caller does not own with the empty id, which
+// names no task.
+func (t *tasks) hide(ctx context.Context, id *string) {
+	if !t.isOwner(ctx, *id) {
+		*id = ""
+	}
 }
 
 // detach returns the context a task's work runs under: it survives the
@@ -103,3 +182,39 @@ func (t *tasks) cancel(id string) {
 	}
 	t.early[id] = true
 }
+
+// statusFilter wraps an HTTP response stream so that the task status
+// notifications mcp-go broadcasts to every session reach only the task's
+// owner. mcp-go writes each SSE event with one Write.
+type statusFilter struct {
+	http.ResponseWriter
+	flusher http.Flusher
+	ctx     context.Context
+	tasks   *tasks
+}
+
+var (
+	sseMessagePrefix = []byte("event: message\ndata: ")
+	taskStatusMethod = []byte(`"` + mcp.MethodNotificationTasksStatus + `"`)
+)
+
+func (f *statusFilter) Write(p []byte) (int, error) {
+	if bytes.HasPrefix(p, sseMessagePrefix) && bytes.Contains(p, taskStatusMethod) {
+		var note struct {
+			Method string `json:"method"`
+			Params struct {
+				TaskID string `json:"taskId"`
+			} `json:"params"`
+		}
+		data := bytes.TrimSpace(p[len(sseMessagePrefix):])
+		if json.Unmarshal(data, &note) == nil && note.Method == mcp.MethodNotificationTasksStatus && !f.tasks.isOwner(f.ctx, note.Params.TaskID) {
+			return len(p), nil
+		}
+	}
+	return f.ResponseWriter.Write(p)
+}
+
+func (f *statusFilter) Flush() { f.flusher.Flush() }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (f *statusFilter) Unwrap() http.ResponseWriter { return f.ResponseWriter }

@@ -29,7 +29,7 @@ func startTask(t *testing.T, c *client.Client, name string, args map[string]any)
 		Params: map[string]any{"name": name, "arguments": args, "task": map[string]any{"ttl": 600000}},
 	})
 	if err != nil || resp.Error != nil {
-		t.Fatalf("task call: %v %+v", err, resp)
+		t.Fatalf("task call: %v %+v", err, resp.Error)
 	}
 	var created mcp.CreateTaskResult
 	if err := json.Unmarshal(resp.Result, &created); err != nil || created.Task.TaskId == "" {

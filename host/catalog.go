@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -86,13 +87,17 @@ func (c *catalog) names(src *source) []string {
 }
 
 // set makes tools the complete set src supplies, emitting Added, Changed
-// and Removed events for the difference. A tool name owned by another
-// source refuses the whole set with CodePluginRefused and changes nothing.
+// and Removed events for the difference. A tool outside a plugin's
+// namespace, or a tool name owned by another source, refuses the whole set
+// with CodePluginRefused and changes nothing.
 func (c *catalog) set(src *source, tools []*contracts.Tool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	want := make(map[string]*contracts.Tool, len(tools))
 	for _, t := range tools {
+		if err := inNamespace(src, t); err != nil {
+			return err
+		}
 		if e, ok := c.tools[t.Name()]; ok && e.src != src {
 			return contracts.Errorf(contracts.CodePluginRefused, "tool %q is already provided by %q", t.Name(), e.src.name).
 				With("tool", t.Name()).With("provider", e.src.name)
@@ -119,6 +124,18 @@ func (c *catalog) set(src *source, tools []*contracts.Tool) error {
 	sort.Slice(events, func(i, j int) bool { return events[i].Tool < events[j].Tool })
 	c.publish(events)
 	return nil
+}
+
+// inNamespace keeps a plugin to its own service namespace: plugin "shout"
+// may add shout.* (services shout and shout.x), so no plugin can stand in
+// for another's tools, whichever of them starts first.
+func inNamespace(src *source, t *contracts.Tool) error {
+	svc := t.Contract.Service
+	if src.kind != kindPlugin || svc == src.name || strings.HasPrefix(svc, src.name+".") {
+		return nil
+	}
+	return contracts.Errorf(contracts.CodePluginRefused, "plugin %q may add only tools named %s.*, not %s (service %q)",
+		src.name, src.name, t.Name(), svc).With("plugin", src.name).With("tool", t.Name())
 }
 
 // drop removes every tool of src.

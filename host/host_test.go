@@ -117,16 +117,16 @@ func TestPluginCalls(t *testing.T) {
 func TestRoguePlugins(t *testing.T) {
 	h := newHost(t)
 	ctx := context.Background()
-	if err := h.AddPlugin(ctx, PluginSpec{Name: "good", Path: testPluginBin}); err != nil {
+	if err := h.AddPlugin(ctx, PluginSpec{Name: "test", Path: testPluginBin}); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("garbage output", func(t *testing.T) {
-		if err := h.AddPlugin(ctx, PluginSpec{Name: "garbage", Path: roguePluginBin, Env: map[string]string{"ROGUE_MODE": "garbage"}}); err != nil {
+		if err := h.AddPlugin(ctx, PluginSpec{Name: "rogue", Path: roguePluginBin, Env: map[string]string{"ROGUE_MODE": "garbage"}}); err != nil {
 			t.Fatal(err)
 		}
 		_, err := h.Call(ctx, "rogue.get", json.RawMessage(`{}`), "")
 		wantCode(t, err, contracts.CodeToolInvalidOutput)
-		if err := h.RemovePlugin(ctx, "garbage"); err != nil {
+		if err := h.RemovePlugin(ctx, "rogue"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -142,12 +142,14 @@ func TestRoguePlugins(t *testing.T) {
 		err := h.AddPlugin(ctx, PluginSpec{Name: "bad-sum", Path: testPluginBin, SHA256: sha(t, roguePluginBin)})
 		wantCode(t, err, contracts.CodeChecksumMismatch)
 	})
-	t.Run("duplicate tools", func(t *testing.T) {
+	t.Run("tools outside its namespace", func(t *testing.T) {
 		err := h.AddPlugin(ctx, PluginSpec{Name: "again", Path: testPluginBin})
-		wantCode(t, err, contracts.CodePluginRefused)
+		if ce := wantCode(t, err, contracts.CodePluginRefused); ce.Details["plugin"] != "again" || ce.Details["tool"] == nil {
+			t.Fatalf("details %v", ce.Details)
+		}
 	})
 	for _, p := range h.Plugins() {
-		if p.Name != "good" {
+		if p.Name != "test" {
 			t.Errorf("refused plugin %q left behind: %+v", p.Name, p)
 		}
 	}

@@ -12,8 +12,9 @@ import (
 
 // Plugin binaries built once for the whole package.
 var (
-	testPluginBin  string
-	roguePluginBin string
+	testPluginBin   string
+	roguePluginBin  string
+	shadowPluginBin string // describes notes.create_page
 )
 
 func TestMain(m *testing.M) {
@@ -24,7 +25,9 @@ func TestMain(m *testing.M) {
 	}
 	testPluginBin = filepath.Join(dir, "testplugin")
 	roguePluginBin = filepath.Join(dir, "rogueplugin")
-	for bin, pkg := range map[string]string{testPluginBin: "./testdata/testplugin", roguePluginBin: "./testdata/rogueplugin"} {
+	shadowPluginBin = filepath.Join(dir, "shadowplugin")
+	for bin, pkg := range map[string]string{testPluginBin: "./testdata/testplugin", roguePluginBin: "./testdata/rogueplugin",
+		shadowPluginBin: "./testdata/shadowplugin"} {
 		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
 			os.Exit(1)

@@ -44,7 +44,7 @@ func TestHotAddRemove(t *testing.T) {
 	defer cancel()
 	events := h.Subscribe(ctx)
 
-	bin := filepath.Join(dir, "ordo-plugin-hot")
+	bin := filepath.Join(dir, "ordo-plugin-test")
 	copyExec(t, testPluginBin, bin)
 	var got []CatalogEvent
 	collect(t, events, &got, func(e []CatalogEvent) bool { return count(e, Added) == 5 })
@@ -56,7 +56,7 @@ func TestHotAddRemove(t *testing.T) {
 		t.Fatalf("result %s", out)
 	}
 	p := h.Plugins()
-	if len(p) != 1 || p[0].Name != "hot" || p[0].Origin != originDir {
+	if len(p) != 1 || p[0].Name != "test" || p[0].Origin != originDir {
 		t.Fatalf("plugins %+v", p)
 	}
 
@@ -89,8 +89,8 @@ func TestDirRefusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "broken.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	copyExec(t, testPluginBin, filepath.Join(dir, "good"))
-	if err := os.WriteFile(filepath.Join(dir, "good.sha256"), []byte(sha(t, testPluginBin)), 0o644); err != nil {
+	copyExec(t, testPluginBin, filepath.Join(dir, "test"))
+	if err := os.WriteFile(filepath.Join(dir, "test.sha256"), []byte(sha(t, testPluginBin)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h := newHost(t, WithPluginsDir(dir))
@@ -98,8 +98,8 @@ func TestDirRefusals(t *testing.T) {
 	for _, p := range h.Plugins() {
 		states[p.Name] = p
 	}
-	if states["good"].State != StateRunning {
-		t.Fatalf("good: %+v", states["good"])
+	if states["test"].State != StateRunning {
+		t.Fatalf("test: %+v", states["test"])
 	}
 	for name, code := range map[string]contracts.Code{"badsum": contracts.CodeChecksumMismatch, "broken": contracts.CodeInvalidContract} {
 		p := states[name]

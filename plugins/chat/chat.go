@@ -11,12 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/internal/filelock"
 	"github.com/ordo-run/ordo/plugins/internal/idem"
 	"github.com/ordo-run/ordo/plugins/internal/jsonl"
+	"github.com/ordo-run/ordo/plugins/internal/killpoint"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -39,20 +40,28 @@ type channelStats struct {
 	lastTS   string
 }
 
+// lockName is the lock every process using the data directory takes to
+// read or append the channel logs.
+const lockName = "chat.lock"
+
 type plugin struct {
 	dir      string // channels/
 	webhook  *webhook
 	allowed  []string // empty: any channel
-	guard    *idem.Guard
-	mu       sync.Mutex // guards stats and lastTS
-	stats    map[string]channelStats
-	lastTS   int64 // microseconds of the newest ts handed out
 	delivery string
+	lock     *filelock.Mutex
+	// The index of the logs, brought up to date under the lock with what
+	// every process appended (refresh).
+	logs   map[string]*jsonl.Follower // by file
+	guard  *idem.Guard
+	stats  map[string]channelStats
+	lastTS int64 // microseconds of the newest ts handed out
 }
 
 // Tools indexes the channel logs and returns the chat tools.
 func Tools(cfg Config) ([]sdk.Tool, error) {
-	p := &plugin{dir: filepath.Join(cfg.DataDir, "channels"), stats: map[string]channelStats{}, delivery: "outbox"}
+	p := &plugin{dir: filepath.Join(cfg.DataDir, "channels"), stats: map[string]channelStats{}, delivery: "outbox",
+		logs: map[string]*jsonl.Follower{}, guard: idem.NewGuard(nil)}
 	for _, c := range cfg.Channels {
 		name, ok := normalise(c)
 		if !ok {
@@ -71,45 +80,64 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return nil, err
 	}
-	recs, err := p.index()
+	lock, err := filelock.Open(filepath.Join(cfg.DataDir, lockName))
 	if err != nil {
 		return nil, err
 	}
-	p.guard = idem.NewGuard(recs)
+	p.lock = lock
+	if err := p.locked(func() error { return nil }); err != nil {
+		return nil, err
+	}
 	return []sdk.Tool{
 		{Contract: postMessageContract, Handler: p.post},
 		{Contract: listChannelsContract, Handler: p.list},
 	}, nil
 }
 
-// index reads every channel log: counts, the newest ts, and the
-// idempotency records the lines carry.
-func (p *plugin) index() ([]idem.Record, error) {
+// locked runs f holding the lock, the index brought up to date first.
+func (p *plugin) locked(f func() error) error {
+	if err := p.lock.Lock(); err != nil {
+		return err
+	}
+	defer p.lock.Unlock()
+	if err := p.refresh(); err != nil {
+		return err
+	}
+	return f()
+}
+
+// refresh reads the lines appended to every channel log since the last
+// refresh: counts, the newest ts, and the idempotency records they carry.
+func (p *plugin) refresh() error {
 	files, err := filepath.Glob(filepath.Join(p.dir, "*.jsonl"))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var recs []idem.Record
 	for _, f := range files {
-		raw, err := jsonl.Load(f)
-		if err != nil {
-			return nil, err
+		log, ok := p.logs[f]
+		if !ok {
+			log = jsonl.Follow(f)
+			p.logs[f] = log
 		}
-		for i, r := range raw {
+		raw, err := log.Next()
+		if err != nil {
+			return err
+		}
+		for _, r := range raw {
 			var l line
 			if err := json.Unmarshal(r, &l); err != nil {
-				return nil, contracts.Errorf(contracts.CodeInternal, "%s line %d: %w", f, i+1, err).With("path", f)
+				return contracts.Errorf(contracts.CodeInternal, "%s: %s is not a message: %w", f, r, err).With("path", f)
 			}
 			p.count(l.Channel, l.TS)
 			if l.Idempotency != nil {
-				recs = append(recs, *l.Idempotency)
+				p.guard.Remember(*l.Idempotency)
 			}
 		}
 	}
-	return recs, nil
+	return nil
 }
 
-// count records a message in the stats; callers hold p.mu or run alone.
+// count records a message in the stats; callers hold the lock.
 func (p *plugin) count(channel, ts string) {
 	s := p.stats[channel]
 	s.messages++
@@ -138,56 +166,60 @@ func (p *plugin) post(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, toolerr.Refuse("channel", "channel %q is not one of the configured channels (%s)", in.Channel, ChannelsEnv).
 			With("allowed", p.allowed)
 	}
-	return p.guard.Do(call.Tool, call.IdempotencyKey, call.Payload, func(s idem.Stamp) (idem.Record, error) {
-		if p.webhook != nil {
-			if err := p.webhook.send(ctx, in.Text); err != nil {
-				return idem.Record{}, err
-			}
-		}
-		now := time.Now().UTC()
-		l := line{TS: p.nextTS(now), Channel: channel, Text: in.Text, Delivery: p.delivery, PostedAt: now}
-		rec, err := s.Record(map[string]any{"ts": l.TS, "channel": channel, "delivery": p.delivery})
-		if err != nil {
-			return rec, err
-		}
-		if s.Keyed() {
-			l.Idempotency = &rec
-		}
-		if err := jsonl.Append(filepath.Join(p.dir, channel+".jsonl"), l); err != nil {
-			if p.webhook != nil { // sent but not logged: say so, a retry would post again
-				return rec, toolerr.Failed("message sent to the webhook but not logged: %w", err)
-			}
-			return rec, err
-		}
-		p.mu.Lock()
-		p.count(channel, l.TS)
-		p.mu.Unlock()
-		return rec, nil
+	var out any
+	err := p.locked(func() (err error) {
+		out, err = p.guard.Do(call.Tool, call.IdempotencyKey, call.Payload, func(s idem.Stamp) (idem.Record, error) {
+			return p.send(ctx, s, channel, in.Text)
+		})
+		return err
 	})
+	return out, err
 }
 
-// nextTS hands out a Slack-style "seconds.micros" timestamp, strictly
-// increasing even across restarts (the newest logged ts is indexed).
-func (p *plugin) nextTS(now time.Time) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// send delivers one message and logs it, with its record when keyed, in
+// one appended line; callers hold the lock.
+func (p *plugin) send(ctx context.Context, s idem.Stamp, channel, text string) (idem.Record, error) {
+	if p.webhook != nil {
+		if err := p.webhook.send(ctx, text); err != nil {
+			return idem.Record{}, err
+		}
+	}
+	// A Slack-style "seconds.micros" ts, strictly increasing across
+	// restarts and processes: the newest logged ts is indexed.
+	now := time.Now().UTC()
 	p.lastTS = max(now.UnixMicro(), p.lastTS+1)
-	return fmt.Sprintf("%d.%06d", p.lastTS/1e6, p.lastTS%1e6)
+	l := line{TS: fmt.Sprintf("%d.%06d", p.lastTS/1e6, p.lastTS%1e6), Channel: channel, Text: text, Delivery: p.delivery, PostedAt: now}
+	rec, err := s.Record(map[string]any{"ts": l.TS, "channel": channel, "delivery": p.delivery})
+	if err != nil {
+		return rec, err
+	}
+	if s.Keyed() {
+		l.Idempotency = &rec
+	}
+	if err := jsonl.Append(filepath.Join(p.dir, channel+".jsonl"), l); err != nil {
+		if p.webhook != nil { // sent but not logged: say so, a retry would post again
+			return rec, toolerr.Failed("message sent to the webhook but not logged: %w", err)
+		}
+		return rec, err
+	}
+	killpoint.Here("chat.post_message/effect")
+	return rec, p.refresh() // reads the line back: counted like other processes' lines
 }
 
 func (p *plugin) list(context.Context, sdk.Call) (any, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	channels := []map[string]any{}
-	for _, name := range slices.Sorted(maps.Keys(p.stats)) {
-		s := p.stats[name]
-		c := map[string]any{"name": name, "messages": s.messages}
-		if s.lastTS != "" {
-			c["last_ts"] = s.lastTS
+	err := p.locked(func() error {
+		for _, name := range slices.Sorted(maps.Keys(p.stats)) {
+			s := p.stats[name]
+			c := map[string]any{"name": name, "messages": s.messages}
+			if s.lastTS != "" {
+				c["last_ts"] = s.lastTS
+			}
+			channels = append(channels, c)
 		}
-		channels = append(channels, c)
-	}
-	return map[string]any{"channels": channels, "delivery": p.delivery}, nil
+		return nil
+	})
+	return map[string]any{"channels": channels, "delivery": p.delivery}, err
 }
 
 // normalise lower-cases a channel name and drops a leading '#'.

@@ -25,7 +25,7 @@ func open(t *testing.T, cfg Config) *plugintest.Tools {
 
 func logLines(t *testing.T, dir, channel string) []line {
 	t.Helper()
-	raw, err := jsonl.Load(filepath.Join(dir, "channels", channel+".jsonl"))
+	raw, err := jsonl.Follow(filepath.Join(dir, "channels", channel+".jsonl")).Next()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,34 +1,35 @@
 package files
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"time"
 	"unicode/utf8"
 
-	"github.com/ordo-run/ordo/plugins/internal/atomicfile"
-	"github.com/ordo-run/ordo/plugins/internal/idem"
-	"github.com/ordo-run/ordo/plugins/internal/jsonl"
+	"github.com/ordo-run/ordo/plugins/internal/filelock"
 	"github.com/ordo-run/ordo/plugins/internal/safepath"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
-// journalName is the idempotency journal inside the data directory.
-const journalName = "files-journal.jsonl"
+// journalName is the idempotency journal inside the data directory, and
+// lockName the lock every process using that directory takes to change the
+// root or the journal.
+const (
+	journalName = "files-journal.jsonl"
+	lockName    = "files.lock"
+)
 
 type plugin struct {
 	root    *safepath.Root
-	journal string
-	guard   *idem.Guard
+	lock    *filelock.Mutex
+	journal *journal
 }
 
 // Tools opens the root and the idempotency journal and returns the five
@@ -38,45 +39,30 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plugin{root: root, journal: filepath.Join(cfg.DataDir, journalName)}
-	lines, err := jsonl.Load(p.journal)
+	lock, err := filelock.Open(filepath.Join(cfg.DataDir, lockName))
 	if err != nil {
 		return nil, err
 	}
-	recs := make([]idem.Record, len(lines))
-	for i, line := range lines {
-		if err := json.Unmarshal(line, &recs[i]); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", p.journal, i+1, err)
-		}
+	p := &plugin{root: root, lock: lock, journal: newJournal(filepath.Join(cfg.DataDir, journalName))}
+	if err := p.locked(p.journal.refresh); err != nil {
+		return nil, err
 	}
-	p.guard = idem.NewGuard(recs)
 	return []sdk.Tool{
 		{Contract: readContract, Handler: p.read},
-		{Contract: writeContract, Handler: p.keyed(p.write)},
+		{Contract: writeContract, Handler: p.write},
 		{Contract: listContract, Handler: p.list},
 		{Contract: searchContract, Handler: p.search},
-		{Contract: deleteContract, Handler: p.keyed(p.remove)},
+		{Contract: deleteContract, Handler: p.remove},
 	}, nil
 }
 
-// keyed runs a side effect under the idempotency guard and journals its
-// record right after the effect. (The effect and the journal line are two
-// writes: a crash between them lets a retry repeat the effect once, which
-// for an overwrite or a delete leaves the same end state.)
-func (p *plugin) keyed(effect func(ctx context.Context, call sdk.Call) (any, error)) sdk.Handler {
-	return func(ctx context.Context, call sdk.Call) (any, error) {
-		return p.guard.Do(call.Tool, call.IdempotencyKey, call.Payload, func(s idem.Stamp) (idem.Record, error) {
-			result, err := effect(ctx, call)
-			if err != nil {
-				return idem.Record{}, err
-			}
-			rec, err := s.Record(result)
-			if err == nil && s.Keyed() {
-				err = jsonl.Append(p.journal, rec)
-			}
-			return rec, err
-		})
+// locked runs f holding the lock.
+func (p *plugin) locked(f func() error) error {
+	if err := p.lock.Lock(); err != nil {
+		return err
 	}
+	defer p.lock.Unlock()
+	return f()
 }
 
 type readIn struct {
@@ -151,49 +137,23 @@ func (p *plugin) write(_ context.Context, call sdk.Call) (any, error) {
 	if name == "." {
 		return nil, toolerr.Refuse("path", "path %q is the root directory", in.Path)
 	}
-	fsys := p.root.FS()
-	info, statErr := fsys.Stat(name)
-	created := errors.Is(statErr, fs.ErrNotExist)
-	switch {
-	case statErr != nil && !created:
-		return nil, toolerr.FromOS("path", in.Path, statErr)
-	case !created && !info.Mode().IsRegular():
-		return nil, toolerr.Refuse("path", "path %q exists and is not a regular file", in.Path)
-	case !created && in.Mode == "create_new":
-		return nil, toolerr.Refuse("path", "path %q already exists (mode create_new)", in.Path)
-	}
-	if dir := filepath.Dir(name); dir != "." {
-		if err := fsys.MkdirAll(dir, 0o755); err != nil {
+	return p.perform(call, data, func() (*change, error) {
+		info, err := p.root.FS().Stat(name)
+		created := errors.Is(err, fs.ErrNotExist)
+		switch {
+		case err != nil && !created:
 			return nil, toolerr.FromOS("path", in.Path, err)
+		case !created && !info.Mode().IsRegular():
+			return nil, toolerr.Refuse("path", "path %q exists and is not a regular file", in.Path)
+		case !created && in.Mode == "create_new":
+			return nil, errExists(in.Path)
 		}
-	}
-	perm := os.FileMode(0o644)
-	if !created {
-		perm = info.Mode().Perm()
-	}
-	if in.Mode == "append" {
-		err = appendTo(fsys, name, data, perm)
-	} else {
-		err = atomicfile.WriteIn(fsys, name, data, perm)
-	}
-	if err != nil {
-		return nil, toolerr.FromOS("path", in.Path, err)
-	}
-	return map[string]any{"path": in.Path, "bytes_written": len(data), "created": created}, nil
-}
-
-func appendTo(fsys *os.Root, name string, data []byte, perm os.FileMode) error {
-	f, err := fsys.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
-	if err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+		c := &change{Op: cmp.Or(in.Mode, "overwrite"), Path: in.Path, Name: name, Created: created, Perm: 0o644}
+		if !created {
+			c.Perm, c.Offset = info.Mode().Perm(), info.Size()
+		}
+		return c, nil
+	})
 }
 
 type listIn struct {
@@ -269,23 +229,13 @@ func (p *plugin) remove(_ context.Context, call sdk.Call) (any, error) {
 	if name == "." {
 		return nil, toolerr.Refuse("path", "path %q is the root directory, which cannot be deleted", in.Path)
 	}
-	fsys := p.root.FS()
-	info, err := fsys.Lstat(name)
-	if err != nil {
-		return nil, toolerr.FromOS("path", in.Path, err)
-	}
-	if info.IsDir() && in.Recursive {
-		err = fsys.RemoveAll(name)
-	} else {
-		err = fsys.Remove(name)
-	}
-	if err != nil {
-		if info.IsDir() && !in.Recursive {
-			return nil, toolerr.Refuse("recursive", "directory %q could not be removed (set recursive to delete a non-empty directory): %w", in.Path, err)
+	return p.perform(call, nil, func() (*change, error) {
+		info, err := p.root.FS().Lstat(name)
+		if err != nil {
+			return nil, toolerr.FromOS("path", in.Path, err)
 		}
-		return nil, toolerr.FromOS("path", in.Path, err)
-	}
-	return map[string]any{"path": in.Path, "deleted": true, "kind": kind(info.Mode().Type())}, nil
+		return &change{Op: "delete", Path: in.Path, Name: name, Kind: kind(info.Mode().Type()), Recursive: in.Recursive}, nil
+	})
 }
 
 // dir resolves a directory argument and checks that it is one.

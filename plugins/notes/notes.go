@@ -7,17 +7,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ordo-run/ordo/plugins/internal/idem"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
-// storeName is the store file inside the data directory.
-const storeName = "notes.json"
+// storeName is the store file inside the data directory, and lockName the
+// lock every process using that directory takes to change it.
+const (
+	storeName = "notes.json"
+	lockName  = "notes.lock"
+)
 
 type plugin struct {
 	store *store
-	guard *idem.Guard
 	now   func() time.Time
 }
 
@@ -27,30 +29,13 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plugin{store: s, guard: idem.NewGuard(s.snap().Idempotency), now: func() time.Time { return time.Now().UTC() }}
+	p := &plugin{store: s, now: func() time.Time { return time.Now().UTC() }}
 	return []sdk.Tool{
 		{Contract: createPageContract, Handler: p.createPage},
 		{Contract: getPageContract, Handler: p.getPage},
 		{Contract: queryPagesContract, Handler: p.queryPages},
 		{Contract: appendBlockContract, Handler: p.appendBlock},
 	}, nil
-}
-
-// change runs a store mutation under the idempotency guard: mutate builds
-// the changed page and the call's result from the current snapshot, and
-// the page and the key's record are committed in one atomic write.
-func (p *plugin) change(call sdk.Call, mutate func(cur *snapshot) (Page, any, error)) (any, error) {
-	return p.guard.Do(call.Tool, call.IdempotencyKey, call.Payload, func(s idem.Stamp) (idem.Record, error) {
-		page, result, err := mutate(p.store.snap())
-		if err != nil {
-			return idem.Record{}, err
-		}
-		rec, err := s.Record(result)
-		if err == nil {
-			err = p.store.commit(page, s, rec)
-		}
-		return rec, err
-	})
 }
 
 // page finds a page by id or URL, refusing an unknown one by field.
@@ -73,7 +58,7 @@ func (p *plugin) createPage(_ context.Context, call sdk.Call) (any, error) {
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	return p.change(call, func(cur *snapshot) (Page, any, error) {
+	return p.store.change(call, func(cur *snapshot) (Page, any, error) {
 		now := p.now()
 		pg := Page{ID: newID("page_"), Title: in.Title, Blocks: []Block{}, CreatedAt: now, UpdatedAt: now}
 		if in.Parent != "" {
@@ -101,7 +86,7 @@ func (p *plugin) appendBlock(_ context.Context, call sdk.Call) (any, error) {
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	return p.change(call, func(cur *snapshot) (Page, any, error) {
+	return p.store.change(call, func(cur *snapshot) (Page, any, error) {
 		pg, err := cur.page("page_id", in.PageID)
 		if err != nil {
 			return Page{}, nil, err
@@ -123,7 +108,11 @@ func (p *plugin) getPage(_ context.Context, call sdk.Call) (any, error) {
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	pg, err := p.store.snap().page("page_id", in.PageID)
+	cur, err := p.store.snap()
+	if err != nil {
+		return nil, err
+	}
+	pg, err := cur.page("page_id", in.PageID)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +132,10 @@ func (p *plugin) queryPages(_ context.Context, call sdk.Call) (any, error) {
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	cur := p.store.snap()
+	cur, err := p.store.snap()
+	if err != nil {
+		return nil, err
+	}
 	if in.Parent != "" {
 		if _, err := cur.page("parent", in.Parent); err != nil {
 			return nil, err

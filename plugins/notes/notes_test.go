@@ -23,7 +23,11 @@ func pageCount(t *testing.T, dir string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(s.snap().Pages)
+	cur, err := s.snap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(cur.Pages)
 }
 
 // Seed 004 scenario 1: create a meeting-notes page, hand its URL on.

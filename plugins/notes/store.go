@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +17,10 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/atomicfile"
+	"github.com/ordo-run/ordo/plugins/internal/filelock"
 	"github.com/ordo-run/ordo/plugins/internal/idem"
+	"github.com/ordo-run/ordo/plugins/internal/killpoint"
+	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
 // URLPrefix starts every page URL; get_page and friends accept either form.
@@ -49,50 +54,129 @@ type snapshot struct {
 	Idempotency []idem.Record   `json:"idempotency"`
 }
 
-// store is the page store over one file.
+// store is the page store over one file, which several processes (Ordo
+// servers sharing the data directory) may change: every change takes the
+// lock file's lock, reads the file if another process replaced it, and
+// replaces it whole; every read first checks whether it was replaced.
 type store struct {
 	path string
-	mu   sync.RWMutex
+	lock *filelock.Mutex
+	mu   sync.Mutex // guards cur and held
 	cur  *snapshot
+	// held is the file cur was read from, kept open: its inode cannot be
+	// reused while it is, so "the file at path is still held" (SameFile)
+	// means nothing was committed since.
+	held *os.File
 }
 
 // openStore loads path; a missing file is an empty store. A file that does
 // not parse is refused rather than overwritten.
 func openStore(path string) (*store, error) {
-	s := &store{path: path, cur: &snapshot{Version: storeVersion, Pages: map[string]Page{}}}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
+	lock, err := filelock.Open(filepath.Join(filepath.Dir(path), lockName))
 	if err != nil {
 		return nil, err
 	}
+	s := &store{path: path, lock: lock}
+	if _, err := s.snap(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// snap returns the latest committed snapshot, for reading.
+func (s *store) snap() (*snapshot, error) {
+	f, err := os.Open(s.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.load(f); err != nil {
+		return nil, err
+	}
+	return s.cur, nil
+}
+
+// load makes f (the file now at path; nil when there is none) the current
+// snapshot unless it is the one held. Callers hold s.mu.
+func (s *store) load(f *os.File) error {
+	if f == nil {
+		if s.cur == nil || s.held != nil {
+			s.hold(nil, &snapshot{Version: storeVersion, Pages: map[string]Page{}})
+		}
+		return nil
+	}
+	if s.held != nil && sameFile(s.held, f) {
+		f.Close()
+		return nil
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		f.Close()
+		return err
+	}
 	var snap snapshot
 	if err := json.Unmarshal(data, &snap); err != nil {
-		return nil, contracts.Errorf(contracts.CodeInternal, "notes store %s is corrupt: %w", path, err).With("path", path)
+		f.Close()
+		return contracts.Errorf(contracts.CodeInternal, "notes store %s is corrupt: %w", s.path, err).With("path", s.path)
 	}
 	if snap.Version != storeVersion {
-		return nil, contracts.Errorf(contracts.CodeInternal, "notes store %s has version %d, this build reads %d", path, snap.Version, storeVersion).With("path", path)
+		f.Close()
+		return contracts.Errorf(contracts.CodeInternal, "notes store %s has version %d, this build reads %d", s.path, snap.Version, storeVersion).With("path", s.path)
 	}
 	if snap.Pages == nil {
 		snap.Pages = map[string]Page{}
 	}
-	s.cur = &snap
-	return s, nil
+	s.hold(f, &snap)
+	return nil
 }
 
-// snap returns the current snapshot for reading.
-func (s *store) snap() *snapshot {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.cur
+// hold publishes snap, read from f.
+func (s *store) hold(f *os.File, snap *snapshot) {
+	if s.held != nil {
+		s.held.Close()
+	}
+	s.held, s.cur = f, snap
 }
 
-// commit publishes a snapshot with page changed and rec remembered (when
-// the call was keyed), after writing it durably. Callers are serialised by
-// the idempotency guard, so no change is lost between snap and commit.
-func (s *store) commit(page Page, stamp idem.Stamp, rec idem.Record) error {
-	cur := s.snap()
+func sameFile(a, b *os.File) bool {
+	ai, err := a.Stat()
+	if err != nil {
+		return false
+	}
+	bi, err := b.Stat()
+	return err == nil && os.SameFile(ai, bi)
+}
+
+// change runs one store mutation of call exactly once per idempotency key,
+// under the lock: mutate builds the changed page and the call's result
+// from the latest snapshot, and the page and the key's record are
+// committed in one atomic replace of the file.
+func (s *store) change(call sdk.Call, mutate func(cur *snapshot) (Page, any, error)) (any, error) {
+	if err := s.lock.Lock(); err != nil {
+		return nil, err
+	}
+	defer s.lock.Unlock()
+	cur, err := s.snap()
+	if err != nil {
+		return nil, err
+	}
+	return idem.NewGuard(cur.Idempotency).Do(call.Tool, call.IdempotencyKey, call.Payload, func(st idem.Stamp) (idem.Record, error) {
+		page, result, err := mutate(cur)
+		if err != nil {
+			return idem.Record{}, err
+		}
+		rec, err := st.Record(result)
+		if err == nil {
+			err = s.commit(call.Tool, cur, page, st, rec)
+		}
+		return rec, err
+	})
+}
+
+// commit writes cur with page changed and rec remembered (when the call
+// was keyed) and publishes it. Callers hold the lock.
+func (s *store) commit(tool string, cur *snapshot, page Page, stamp idem.Stamp, rec idem.Record) error {
 	next := &snapshot{Version: storeVersion, Pages: maps.Clone(cur.Pages), Idempotency: cur.Idempotency}
 	next.Pages[page.ID] = page
 	if stamp.Keyed() {
@@ -102,11 +186,16 @@ func (s *store) commit(page Page, stamp idem.Stamp, rec idem.Record) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(s.path, data, 0o600); err != nil {
+	if err := atomicfile.WriteFile(s.path, data, 0o600, tool+"/tmp"); err != nil {
+		return err
+	}
+	killpoint.Here(tool + "/effect")
+	f, err := os.Open(s.path) // what was just written: no other process writes under the lock
+	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.cur = next
+	s.hold(f, next)
 	s.mu.Unlock()
 	return nil
 }

@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +12,7 @@ func TestWriteFileReplacesAndLeavesNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "store.json")
 	for _, content := range []string{"first", "second, longer"} {
-		if err := WriteFile(path, []byte(content), 0o600); err != nil {
+		if err := WriteFile(path, []byte(content), 0o600, ""); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(path)
@@ -38,13 +40,13 @@ func TestWriteInSubdirAndRefusesEscape(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	if err := WriteIn(root, "sub/x.txt", []byte("x"), 0o644); err != nil {
+	if err := WriteIn(root, "sub/x.txt", "", []byte("x"), 0o644, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "sub", "x.txt")); string(got) != "x" {
 		t.Fatalf("got %q", got)
 	}
-	if err := WriteIn(root, "../escape.txt", []byte("x"), 0o644); err == nil {
+	if err := WriteIn(root, "../escape.txt", "", []byte("x"), 0o644, ""); err == nil {
 		t.Fatal("WriteIn wrote outside its root")
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escape.txt")); err == nil {
@@ -53,7 +55,33 @@ func TestWriteInSubdirAndRefusesEscape(t *testing.T) {
 }
 
 func TestWriteFileMissingDirFails(t *testing.T) {
-	if err := WriteFile(filepath.Join(t.TempDir(), "no", "such", "f"), nil, 0o600); err == nil {
+	if err := WriteFile(filepath.Join(t.TempDir(), "no", "such", "f"), nil, 0o600, ""); err == nil {
 		t.Fatal("want an error for a missing directory")
+	}
+}
+
+// CreateIn makes a file whole, refuses an existing one with fs.ErrExist
+// (leaving it as it was) and leaves no temporary file either way; a temp
+// file a crash left under the same name is reused, not a failure.
+func TestCreateInRefusesExistingAndLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	tmp := TempName("a.txt", "k1")
+	os.WriteFile(filepath.Join(dir, tmp), []byte("left by a crash"), 0o600)
+	if err := CreateIn(root, "a.txt", tmp, []byte("first"), 0o644, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := CreateIn(root, "a.txt", "", []byte("second"), 0o644, ""); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("CreateIn over an existing file = %v, want fs.ErrExist", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != "first" {
+		t.Fatalf("a.txt = %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("dir holds %v, want only a.txt", entries)
 	}
 }

@@ -3,6 +3,8 @@ package hosttest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/plugins/internal/killpoint"
 )
 
 // Build compiles cmd/ordo-plugin-<name> into a temporary directory.
@@ -78,4 +81,20 @@ func (p *Plugin) call(tool string, payload any, key string) (json.RawMessage, er
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return p.Host.Call(ctx, tool, data, key)
+}
+
+// Crash starts bin armed to die at the hit-th arrival at kill point point
+// (see plugins/internal/killpoint), calls tool, checks that the call was
+// cut off by the plugin's death (CodeToolCrashed) and stops the host. What
+// the plugin persisted before the kill stays in ordoDir for a restart.
+func Crash(t testing.TB, bin, name, ordoDir string, env map[string]string, point string, hit int, tool string, payload any, key string) {
+	t.Helper()
+	armed := map[string]string{killpoint.PointEnv: point, killpoint.HitEnv: fmt.Sprint(hit)}
+	maps.Copy(armed, env)
+	p := Start(t, bin, name, ordoDir, armed)
+	defer p.Host.Close()
+	out, err := p.call(tool, payload, key)
+	if code := contracts.CodeOf(err); code != contracts.CodeToolCrashed {
+		t.Fatalf("%s armed to die at %s#%d: got %s, %v (code %d); want the plugin killed mid-call", tool, point, hit, out, err, code)
+	}
 }

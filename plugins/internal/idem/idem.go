@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"sync"
 
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 )
@@ -17,14 +16,18 @@ type Record struct {
 	Result      json.RawMessage `json:"result"`
 }
 
-// Stamp identifies one call; the effect turns its result into a Record.
+// Stamp identifies one call: its scoped key (empty when the call carried
+// none) and its payload's hash. The effect turns its result into a Record.
 type Stamp struct {
-	key, hash string
+	Key  string
+	Hash string
+	tool string
+	own  string // the caller's key, for messages
 }
 
 // Keyed reports whether the call carried an idempotency key, i.e. whether
 // the effect must persist the record it returns.
-func (s Stamp) Keyed() bool { return s.key != "" }
+func (s Stamp) Keyed() bool { return s.Key != "" }
 
 // Record makes the call's record holding result.
 func (s Stamp) Record(result any) (Record, error) {
@@ -32,13 +35,24 @@ func (s Stamp) Record(result any) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	return Record{Key: s.key, PayloadHash: s.hash, Result: data}, nil
+	return Record{Key: s.Key, PayloadHash: s.Hash, Result: data}, nil
 }
 
-// Guard runs side effects at most once per (tool, key). Calls through one
-// Guard are serialised, which also keeps a plugin's own store consistent.
+// Same refuses (field idempotency_key) a key reused with a payload whose
+// hash is not this call's: returning the other call's result, or finishing
+// its effect, would be a lie.
+func (s Stamp) Same(hash string) error {
+	if hash == s.Hash {
+		return nil
+	}
+	return toolerr.Refuse("idempotency_key", "idempotency key %q was already used for a different %s call", s.own, s.tool)
+}
+
+// Guard runs side effects at most once per (tool, key). It holds no lock:
+// the plugin serialises calls with its own lock (filelock, shared with the
+// other processes using its data directory) and, under it, brings the
+// Guard up to date with Remember before calling Do.
 type Guard struct {
-	mu   sync.Mutex
 	seen map[string]Record
 }
 
@@ -47,32 +61,32 @@ type Guard struct {
 func NewGuard(recs []Record) *Guard {
 	g := &Guard{seen: make(map[string]Record, len(recs))}
 	for _, r := range recs {
-		g.seen[r.Key] = r
+		g.Remember(r)
 	}
 	return g
 }
+
+// Remember adds a record persisted since (by this process or another).
+func (g *Guard) Remember(r Record) { g.seen[r.Key] = r }
 
 // Do returns the result remembered for (tool, key), or runs effect and
 // remembers the Record it returns. When the stamp is keyed, effect must
 // persist that record with its side effect before returning. An empty key
 // runs effect every time. A key reused with a different payload is refused
-// (field idempotency_key), since returning the other call's result would
-// be a lie. The result is returned as decoded JSON (json.Number numbers),
-// the same shape on the first call as on a replay.
+// (see Stamp.Same). The result is returned as decoded JSON (json.Number
+// numbers), the same shape on the first call as on a replay.
 func (g *Guard) Do(tool, key string, payload map[string]any, effect func(Stamp) (Record, error)) (any, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var s Stamp
+	s := Stamp{tool: tool, own: key}
 	if key != "" {
 		canon, err := json.Marshal(payload) // map keys sorted: a canonical form
 		if err != nil {
 			return nil, err
 		}
 		sum := sha256.Sum256(canon)
-		s = Stamp{key: tool + "/" + key, hash: hex.EncodeToString(sum[:])}
-		if r, ok := g.seen[s.key]; ok {
-			if r.PayloadHash != s.hash {
-				return nil, toolerr.Refuse("idempotency_key", "idempotency key %q was already used for a different %s call", key, tool)
+		s.Key, s.Hash = tool+"/"+key, hex.EncodeToString(sum[:])
+		if r, ok := g.seen[s.Key]; ok {
+			if err := s.Same(r.PayloadHash); err != nil {
+				return nil, err
 			}
 			return decode(r.Result)
 		}
@@ -82,7 +96,7 @@ func (g *Guard) Do(tool, key string, payload map[string]any, effect func(Stamp) 
 		return nil, err
 	}
 	if s.Keyed() {
-		g.seen[s.key] = r
+		g.Remember(r)
 	}
 	return decode(r.Result)
 }

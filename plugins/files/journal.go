@@ -1,0 +1,273 @@
+package files
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ordo-run/ordo/plugins/internal/atomicfile"
+	"github.com/ordo-run/ordo/plugins/internal/idem"
+	"github.com/ordo-run/ordo/plugins/internal/jsonl"
+	"github.com/ordo-run/ordo/plugins/internal/killpoint"
+	"github.com/ordo-run/ordo/plugins/internal/toolerr"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+// The effect of files.write and files.delete is in the user's tree and its
+// record in the journal: two files, so no single write can commit both.
+// A keyed call therefore journals its intent first (the change about to be
+// made, with what was there before), then makes the change, then journals
+// the result. A call re-issued with the key of an intent that has no
+// result finishes the change where it was cut off, checking the tree for
+// what already happened, and answers what the first call would have.
+
+// entry is one journal line: an intent, or a done record (a line without
+// an intent, which is all older journals hold).
+type entry struct {
+	Key         string          `json:"key"`
+	PayloadHash string          `json:"payload_sha256"`
+	Result      json.RawMessage `json:"result,omitempty"`
+	Intent      *change         `json:"intent,omitempty"`
+}
+
+// journal is the files plugin's view of its journal, kept up to date with
+// what every process sharing the data directory appended.
+type journal struct {
+	path    string
+	log     *jsonl.Follower
+	guard   *idem.Guard
+	pending map[string]entry // intents without a result
+}
+
+func newJournal(path string) *journal {
+	return &journal{path: path, log: jsonl.Follow(path), guard: idem.NewGuard(nil), pending: map[string]entry{}}
+}
+
+// refresh reads the lines appended since the last refresh; callers hold the lock.
+func (j *journal) refresh() error {
+	lines, err := j.log.Next()
+	if err != nil {
+		return err
+	}
+	for _, line := range lines {
+		var e entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return fmt.Errorf("%s: %s is not a journal entry: %w", j.path, line, err)
+		}
+		if e.Intent != nil {
+			j.pending[e.Key] = e
+			continue
+		}
+		delete(j.pending, e.Key)
+		j.guard.Remember(idem.Record{Key: e.Key, PayloadHash: e.PayloadHash, Result: e.Result})
+	}
+	return nil
+}
+
+// perform runs one side effect of call exactly once per idempotency key,
+// under the lock: plan looks at the tree and says what will change (or
+// refuses); data is the content a write puts.
+func (p *plugin) perform(call sdk.Call, data []byte, plan func() (*change, error)) (any, error) {
+	if err := p.lock.Lock(); err != nil {
+		return nil, err
+	}
+	defer p.lock.Unlock()
+	if err := p.journal.refresh(); err != nil {
+		return nil, err
+	}
+	return p.journal.guard.Do(call.Tool, call.IdempotencyKey, call.Payload, func(s idem.Stamp) (idem.Record, error) {
+		c, resumed := p.journal.pending[s.Key].Intent, true
+		if c != nil {
+			if err := s.Same(p.journal.pending[s.Key].PayloadHash); err != nil {
+				return idem.Record{}, err
+			}
+		} else {
+			resumed = false
+			var err error
+			if c, err = plan(); err != nil {
+				return idem.Record{}, err
+			}
+			if s.Keyed() {
+				c.Tmp = atomicfile.TempName(c.Name, keyTag(s.Key))
+				if err := p.journal.append(entry{Key: s.Key, PayloadHash: s.Hash, Intent: c}); err != nil {
+					return idem.Record{}, err
+				}
+				killpoint.Here(c.point("intent"))
+			}
+		}
+		c.data = data
+		result, err := c.apply(p.root.FS(), resumed)
+		if err != nil {
+			return idem.Record{}, err
+		}
+		killpoint.Here(c.point("effect"))
+		rec, err := s.Record(result)
+		if err != nil || !s.Keyed() {
+			return rec, err
+		}
+		if err := p.journal.append(entry{Key: rec.Key, PayloadHash: rec.PayloadHash, Result: rec.Result}); err != nil {
+			return rec, err
+		}
+		delete(p.journal.pending, s.Key)
+		killpoint.Here(c.point("done"))
+		return rec, nil
+	})
+}
+
+// append journals e durably; the Follower reads it back on the next
+// refresh, so the journal is kept in step by the same path as other
+// processes' lines.
+func (j *journal) append(e entry) error {
+	if err := jsonl.Append(j.path, e); err != nil {
+		return err
+	}
+	return j.refresh()
+}
+
+// keyTag names a key's temporary file: a crash leaves it where the
+// re-issued call, with the same key, finds and reuses it.
+func keyTag(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:6])
+}
+
+// change is one side effect on the tree, described before it is made.
+type change struct {
+	Op        string      `json:"op"`   // overwrite | append | create_new | delete
+	Path      string      `json:"path"` // as the caller gave it
+	Name      string      `json:"name"` // resolved, relative to the root
+	Created   bool        `json:"created,omitempty"`
+	Offset    int64       `json:"offset,omitempty"` // the file's size before (append)
+	Perm      fs.FileMode `json:"perm,omitempty"`
+	Kind      string      `json:"kind,omitempty"` // what delete removes
+	Recursive bool        `json:"recursive,omitempty"`
+	Tmp       string      `json:"tmp,omitempty"` // the key's temporary file
+	data      []byte      // not journaled: the payload, hashed in the entry, holds it
+}
+
+// point names c's kill point at stage.
+func (c *change) point(stage string) string {
+	if c.Op == "delete" {
+		return "files.delete/" + stage
+	}
+	return "files.write/" + stage
+}
+
+// apply makes the change; resumed means an earlier call with the same key
+// may have made part or all of it, so apply looks before it acts.
+func (c *change) apply(fsys *os.Root, resumed bool) (any, error) {
+	if c.Op == "delete" {
+		return c.remove(fsys, resumed)
+	}
+	if dir := filepath.Dir(c.Name); dir != "." {
+		if err := fsys.MkdirAll(dir, 0o755); err != nil {
+			return nil, toolerr.FromOS("path", c.Path, err)
+		}
+	}
+	var err error
+	switch c.Op {
+	case "append":
+		rest := c.data
+		if resumed {
+			rest, err = c.unappended(fsys)
+		}
+		if err == nil && len(rest) > 0 {
+			err = appendTo(fsys, c.Name, rest, c.Perm)
+		}
+	case "create_new":
+		if resumed && c.created(fsys) {
+			err = fsys.Remove(c.Tmp) // a crash between link and removal leaves it
+			if errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+			break
+		}
+		err = atomicfile.CreateIn(fsys, c.Name, c.Tmp, c.data, c.Perm, c.point("tmp"))
+		if errors.Is(err, fs.ErrExist) {
+			return nil, errExists(c.Path)
+		}
+	default: // overwrite: doing it again leaves the same file
+		err = atomicfile.WriteIn(fsys, c.Name, c.Tmp, c.data, c.Perm, c.point("tmp"))
+	}
+	if err != nil {
+		return nil, toolerr.FromOS("path", c.Path, err)
+	}
+	return map[string]any{"path": c.Path, "bytes_written": len(c.data), "created": c.Created}, nil
+}
+
+func (c *change) remove(fsys *os.Root, resumed bool) (any, error) {
+	var err error
+	if _, lerr := fsys.Lstat(c.Name); !resumed || !errors.Is(lerr, fs.ErrNotExist) {
+		if c.Kind == "dir" && c.Recursive {
+			err = fsys.RemoveAll(c.Name)
+		} else {
+			err = fsys.Remove(c.Name)
+		}
+	}
+	if err != nil {
+		if c.Kind == "dir" && !c.Recursive {
+			return nil, toolerr.Refuse("recursive", "directory %q could not be removed (set recursive to delete a non-empty directory): %w", c.Path, err)
+		}
+		return nil, toolerr.FromOS("path", c.Path, err)
+	}
+	return map[string]any{"path": c.Path, "deleted": true, "kind": c.Kind}, nil
+}
+
+// created reports whether a cut-off create_new made its file: it exists
+// with the content. Another file there is someone else's.
+func (c *change) created(fsys *os.Root) bool {
+	got, err := fsys.ReadFile(c.Name)
+	return err == nil && bytes.Equal(got, c.data)
+}
+
+// unappended is what a cut-off append still has to write: all of it if
+// the file is as it was, none if the data is in place at the old end, the
+// rest if the kill tore the write. A file changed otherwise is refused: no one can
+// tell whether the append happened.
+func (c *change) unappended(fsys *os.Root) ([]byte, error) {
+	f, err := fsys.Open(c.Name)
+	if errors.Is(err, fs.ErrNotExist) && c.Created {
+		return c.data, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	got, err := io.ReadAll(io.NewSectionReader(f, c.Offset, int64(len(c.data))))
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(got, c.data) {
+		return nil, nil
+	}
+	if info, err := f.Stat(); err == nil && info.Size() == c.Offset+int64(len(got)) && bytes.HasPrefix(c.data, got) {
+		return c.data[len(got):], nil
+	}
+	return nil, toolerr.Refuse("path", "path %q changed since the interrupted append with this idempotency key: cannot tell whether it happened", c.Path).
+		With("path", c.Path)
+}
+
+func appendTo(fsys *os.Root, name string, data []byte, perm os.FileMode) error {
+	f, err := fsys.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func errExists(path string) error {
+	return toolerr.Refuse("path", "path %q already exists (mode create_new)", path)
+}

@@ -1,0 +1,91 @@
+package files
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ordo-run/ordo/plugins/internal/jsonl"
+	"github.com/ordo-run/ordo/plugins/internal/plugintest"
+)
+
+// An append the kill tore (part of the data written) is finished by the
+// re-issued call; a file changed otherwise since is refused, since no one
+// can tell whether the append happened.
+func TestResumedAppend(t *testing.T) {
+	payload := map[string]any{"path": "log.txt", "content": "line\n", "mode": "append"}
+	for _, c := range []struct {
+		name, before, after string
+		refused              bool
+	}{
+		{"untouched", "old\n", "old\nline\n", false},
+		{"torn", "old\nli", "old\nline\n", false},
+		{"whole", "old\nline\n", "old\nline\n", false},
+		{"whole, more after", "old\nline\nmore\n", "old\nline\nmore\n", false},
+		{"changed", "old\nLI", "old\nLI", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t)
+			os.WriteFile(filepath.Join(e.cfg.Root, "log.txt"), []byte(c.before), 0o644)
+			journalIntent(t, e.cfg, "files.write", "k", payload, &change{Op: "append", Path: "log.txt", Name: "log.txt", Offset: 4, Perm: 0o644})
+			e = restart(t, e.cfg)
+			if c.refused {
+				e.Refused("files.write", payload, "k", "path")
+			} else if out := e.Call("files.write", payload, "k"); out["created"] != false || out["bytes_written"] != json.Number("5") {
+				t.Fatalf("result %v", out)
+			}
+			if got := e.file(t, "log.txt"); got != c.after {
+				t.Fatalf("log.txt = %q, want %q", got, c.after)
+			}
+		})
+	}
+}
+
+// journalIntent appends the intent a call cut off after its first journal
+// line leaves.
+func journalIntent(t *testing.T, cfg Config, tool, key string, payload map[string]any, c *change) {
+	t.Helper()
+	canon, _ := json.Marshal(payload)
+	sum := sha256.Sum256(canon)
+	e := entry{Key: tool + "/" + key, PayloadHash: hex.EncodeToString(sum[:]), Intent: c}
+	if err := jsonl.Append(filepath.Join(cfg.DataDir, journalName), e); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 13 item 3: two plugin processes share the data directory and the
+// root (each Tools has its own lock file descriptor, as two processes
+// would): a key used through one is honoured by the other, and appends
+// through both at once are each made once.
+func TestTwoProcessesShareJournalAndRoot(t *testing.T) {
+	a := setup(t)
+	b := restart(t, a.cfg)
+	args := map[string]any{"path": "log.txt", "content": "first\n", "mode": "append"}
+	first := a.Call("files.write", args, "run-1/a1")
+	if again := b.Call("files.write", args, "run-1/a1"); again["created"] != first["created"] || a.file(t, "log.txt") != "first\n" {
+		t.Fatalf("b re-issued a's key: %v; log.txt %q", again, a.file(t, "log.txt"))
+	}
+	const appends = 15
+	var wg sync.WaitGroup
+	for i, p := range []*plugintest.Tools{a.Tools, b.Tools} {
+		wg.Go(func() {
+			for n := range appends {
+				line := fmt.Sprintf("%d-%d\n", i, n)
+				p.Call("files.write", map[string]any{"path": "log.txt", "content": line, "mode": "append"}, line)
+			}
+		})
+	}
+	wg.Wait()
+	lines := strings.Split(a.file(t, "log.txt"), "\n")
+	slices.Sort(lines)
+	if len(lines) != 2+2*appends || len(slices.Compact(lines)) != len(lines) {
+		t.Fatalf("log.txt holds %q", lines)
+	}
+}

@@ -1,0 +1,55 @@
+package killpoint
+
+import (
+	"os"
+	"strconv"
+	"sync/atomic"
+)
+
+// Environment variables that arm a kill point.
+const (
+	// PointEnv names the point, "<tool>/<stage>" (e.g. files.write/effect).
+	PointEnv = "ORDO_KILLPOINT"
+	// HitEnv is which arrival at the point dies (1 = the first; default 1).
+	HitEnv = "ORDO_KILLPOINT_HIT"
+	// TargetEnv is "plugin" (default: the plugin dies, its host lives) or
+	// "ordo" (the host process dies first, then the plugin: both lose
+	// everything they did not persist).
+	TargetEnv = "ORDO_KILLPOINT_TARGET"
+)
+
+var (
+	point  = os.Getenv(PointEnv)
+	hit    = hitFromEnv()
+	ordo   = os.Getenv(TargetEnv) == "ordo"
+	passed atomic.Int64
+)
+
+func hitFromEnv() int64 {
+	n, err := strconv.ParseInt(os.Getenv(HitEnv), 10, 64)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// Here kills the process (and, when the target is ordo, its parent first)
+// if name is the armed point and this is the armed arrival at it. An
+// empty name is no point.
+func Here(name string) {
+	if name == "" || name != point || passed.Add(1) != hit {
+		return
+	}
+	if ordo {
+		kill(os.Getppid())
+	}
+	kill(os.Getpid())
+	select {} // the signal is on its way; run nothing more
+}
+
+// kill sends SIGKILL (on Windows, TerminateProcess) to pid.
+func kill(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+}

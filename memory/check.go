@@ -54,10 +54,17 @@ func NotFound(id string) error {
 	return contracts.Errorf(contracts.CodeRunNotFound, "run %q not found", id).With("run_id", id)
 }
 
-// LeaseHeld is the error for a lease another owner holds.
-func LeaseHeld(id, owner, holder string) error {
-	return contracts.Errorf(contracts.CodeLeaseHeld, "run %q: lease not held by %q", id, owner).
-		With("run_id", id).With("owner", owner).With("holder", holder)
+// LeaseHeld is the error for a lease owner does not hold: holder ("" if
+// none) has it for left more (0 if it lapsed), which the message says so
+// that a person knows how long to wait.
+func LeaseHeld(id, owner, holder string, left time.Duration) error {
+	if holder == "" || holder == owner || left <= 0 {
+		return contracts.Errorf(contracts.CodeLeaseHeld, "run %q: lease not held by %q", id, owner).
+			With("run_id", id).With("owner", owner).With("holder", holder)
+	}
+	secs := int64((left + time.Second - 1) / time.Second)
+	return contracts.Errorf(contracts.CodeLeaseHeld, "run %q is held by %q for %d more seconds", id, holder, secs).
+		With("run_id", id).With("owner", owner).With("holder", holder).With("expires_in_ms", left.Milliseconds())
 }
 
 // StoreError wraps a failure of the store itself (disk, database). The

@@ -178,7 +178,7 @@ func (s *MemStore) lease(ctx context.Context, runID, owner string, ttl time.Dura
 	free := r.owner == "" || !now.Before(r.leaseEnd)
 	held := r.owner == owner && !free
 	if !held && !(acquire && free) {
-		return LeaseHeld(runID, owner, r.owner)
+		return LeaseHeld(runID, owner, r.owner, r.leaseEnd.Sub(now))
 	}
 	r.owner, r.leaseEnd = owner, now.Add(ttl)
 	return nil

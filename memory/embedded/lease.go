@@ -46,14 +46,15 @@ func (s *Store) leaseUpdate(ctx context.Context, op, runID, owner, q string, arg
 		return nil
 	}
 	var holder sql.NullString
-	err = s.r.QueryRowContext(ctx, `SELECT lease_owner FROM runs WHERE id = ?`, runID).Scan(&holder)
+	var until sql.NullInt64
+	err = s.r.QueryRowContext(ctx, `SELECT lease_owner, lease_until FROM runs WHERE id = ?`, runID).Scan(&holder, &until)
 	if errors.Is(err, sql.ErrNoRows) {
 		return memory.NotFound(runID)
 	}
 	if err != nil {
 		return memory.StoreError(op, err)
 	}
-	return memory.LeaseHeld(runID, owner, holder.String)
+	return memory.LeaseHeld(runID, owner, holder.String, time.Until(time.Unix(0, until.Int64)))
 }
 
 // Release implements memory.Leaser.

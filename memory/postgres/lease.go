@@ -45,18 +45,23 @@ func (s *Store) leaseUpdate(ctx context.Context, op, runID, owner, q string, arg
 		return nil
 	}
 	var holder *string
-	err = s.pool.QueryRow(ctx, `SELECT lease_owner FROM runs WHERE id = $1`, runID).Scan(&holder)
+	var left *float64 // seconds, on the database's clock
+	err = s.pool.QueryRow(ctx, `SELECT lease_owner, EXTRACT(EPOCH FROM lease_until - now())::float8 FROM runs WHERE id = $1`, runID).
+		Scan(&holder, &left)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return memory.NotFound(runID)
 	}
 	if err != nil {
 		return memory.StoreError(op, err)
 	}
-	h := ""
+	h, d := "", time.Duration(0)
 	if holder != nil {
 		h = *holder
 	}
-	return memory.LeaseHeld(runID, owner, h)
+	if left != nil {
+		d = time.Duration(*left * float64(time.Second))
+	}
+	return memory.LeaseHeld(runID, owner, h, d)
 }
 
 // Release implements memory.Leaser.

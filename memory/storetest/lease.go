@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +47,12 @@ func testLeases(t *testing.T, s memory.Checkpointer) {
 	must(t, l.Acquire(ctx, "r", "A", ttl))
 	must(t, l.Acquire(ctx, "r", "A", ttl)) // re-entrant for its owner
 	requireCode(t, l.Acquire(ctx, "r", "B", ttl), contracts.CodeLeaseHeld)
+	// The refusal names the holder and how long its lease has left.
+	held := contracts.AsError(l.Acquire(ctx, "r", "B", ttl))
+	if left, _ := held.Details["expires_in_ms"].(int64); held.Details["holder"] != "A" || left <= 0 || left > ttl.Milliseconds() ||
+		!strings.Contains(held.Message, `held by "A" for `) {
+		t.Fatalf("refusal %+v", held)
+	}
 	must(t, l.Renew(ctx, "r", "A", ttl))
 	requireCode(t, l.Renew(ctx, "r", "B", ttl), contracts.CodeLeaseHeld)
 	must(t, l.Release(ctx, "r", "B")) // not B's: a no-op

@@ -23,7 +23,7 @@ func TestResumedAppend(t *testing.T) {
 	payload := map[string]any{"path": "log.txt", "content": "line\n", "mode": "append"}
 	for _, c := range []struct {
 		name, before, after string
-		refused              bool
+		refused             bool
 	}{
 		{"untouched", "old\n", "old\nline\n", false},
 		{"torn", "old\nli", "old\nline\n", false},

@@ -28,6 +28,7 @@ const (
 	CodeMissingPath         Code = 1013 // a produces_map path found nothing in a result
 	CodeInvalidConfig       Code = 1014 // a configuration key has a bad value
 	CodeMissingValues       Code = 1015 // a payload still holds "MISSING" values
+	CodeJSONTooDeep         Code = 1016 // JSON nests deeper than MaxJSONDepth
 )
 
 // Auth errors (2000s).

@@ -22,8 +22,12 @@ const MaxExtractBytes = 1 << 20
 
 // DecodeJSON decodes exactly one JSON value with json.Number numbers, the
 // form jsonschema validates without losing precision. Trailing data is an
-// error: a second value means the text was not what we think it is.
+// error: a second value means the text was not what we think it is. Text
+// nested deeper than MaxJSONDepth is refused before anything is decoded.
 func DecodeJSON(data []byte) (any, error) {
+	if err := CheckJSONDepth(data, MaxJSONDepth); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

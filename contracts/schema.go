@@ -18,6 +18,9 @@ import (
 // annotations by default), and no loader, so a $ref to a file or URL is a
 // compile error rather than hidden I/O.
 func compileSchema(url string, raw []byte) (*jsonschema.Schema, error) {
+	if err := CheckJSONDepth(raw, MaxJSONDepth); err != nil {
+		return nil, err
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/jsonbound"
 )
 
 // authenticate wraps the MCP handler: a missing or unknown bearer token is
@@ -40,6 +41,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 					return
 				}
 				writeHTTPError(w, http.StatusBadRequest, contracts.Errorf(contracts.CodeInvalidInput, "read request body: %w", err).With("field", "body"))
+				return
+			}
+			// Refused before anything decodes it (mcp-go and the tools would
+			// build and walk every level), as a JSON-RPC error that MCP
+			// clients report, with the coded error as its data.
+			if err := contracts.CheckJSONDepth(body, contracts.MaxJSONDepth); err != nil {
+				id, _ := jsonbound.Head(body)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write(jsonbound.Refusal(id, err))
 				return
 			}
 			calls := toolCalls(body)

@@ -136,7 +136,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
 		return context.WithValue(withIdentity(ctx, id), stdioProgressKey{}, progress)
 	})
-	return stdio.Listen(ctx, in, progress)
+	in, out = s.boundStdio(in, progress)
+	return stdio.Listen(ctx, in, out)
 }
 
 // Handler serves streamable HTTP at /mcp behind bearer-token auth and an

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -16,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/internal/jsonbound"
 )
 
 // conn is one session with an upstream: one process, or one HTTP session.
@@ -40,8 +43,9 @@ func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*co
 		if spec.BearerToken != "" {
 			headers["Authorization"] = "Bearer " + spec.BearerToken
 		}
+		bounded := &http.Client{Transport: boundedTransport{next: http.DefaultTransport, refuse: refuseDeep(log, spec.Name)}}
 		h, err := transport.NewStreamableHTTP(spec.URL, transport.WithContinuousListening(),
-			transport.WithHTTPHeaders(headers), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
+			transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(bounded), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +56,7 @@ func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*co
 			return nil, err
 		}
 		c.proc, c.dead = p, p.exited
-		tr = transport.NewIO(stdout, stdin, nil)
+		tr = transport.NewIO(jsonbound.Lines(stdout, refuseDeep(log, spec.Name)), stdin, nil)
 	}
 	c.client = client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
 	c.client.OnNotification(func(n mcp.JSONRPCNotification) {

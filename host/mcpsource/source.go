@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -330,6 +331,10 @@ func (s *Source) callError(ctx context.Context, c *conn, tool string, err error)
 		e := s.unavailable(tool, err)
 		e.Retryable = errors.As(err, &op) && op.Op == "dial" || s.idempotent(tool)
 		return e
+	}
+	if strings.Contains(err.Error(), refusedAnswer) {
+		return contracts.Errorf(contracts.CodeToolInvalidOutput, "%s: upstream %q: %w", tool, s.spec.Name, err).
+			With("tool", tool).With("upstream", s.spec.Name).With("limit", contracts.MaxJSONDepth)
 	}
 	return contracts.Errorf(contracts.CodeToolFailed, "%s: upstream %q answered with an error: %w", tool, s.spec.Name, err).
 		With("tool", tool).With("upstream", s.spec.Name)

@@ -1,0 +1,70 @@
+package mcpsource
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/jsonbound"
+)
+
+// refusedAnswer marks the error mcp-go reports for an answer refuseDeep
+// replaced, so callError does not blame the upstream for it.
+const refusedAnswer = "answer refused by ordo"
+
+// refuseDeep handles an upstream message nested deeper than
+// contracts.MaxJSONDepth, before mcp-go decodes it: a response becomes the
+// coded refusal, so the call fails at once instead of waiting for an answer
+// that never comes; a request or notification from the upstream is dropped.
+func refuseDeep(log *slog.Logger, upstream string) jsonbound.Refuse {
+	return func(msg []byte, err error) []byte {
+		id, method := jsonbound.Head(msg)
+		log.Warn("refused a message from an upstream", "upstream", upstream, "method", method, "error", err)
+		if method == "" && !id.IsNil() {
+			return jsonbound.Refusal(id, fmt.Errorf("%s: %w", refusedAnswer, err))
+		}
+		return nil
+	}
+}
+
+// boundedTransport bounds the bodies an HTTP upstream answers with: a JSON
+// body whole, an event stream event by event (see jsonbound.Events).
+type boundedTransport struct {
+	next   http.RoundTripper
+	refuse jsonbound.Refuse
+}
+
+func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch media {
+	case "text/event-stream":
+		resp.Body = readCloser{jsonbound.Events(resp.Body, t.refuse), resp.Body}
+	case "application/json":
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if derr := contracts.CheckJSONDepth(body, contracts.MaxJSONDepth); derr != nil {
+			body = t.refuse(body, derr)
+			resp.ContentLength = int64(len(body))
+			resp.Header.Del("Content-Length")
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return resp, nil
+}
+
+// readCloser reads through a bound and closes the body under it.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}

@@ -6,7 +6,7 @@ BENCHTIME ?= 1s
 DATA      ?= ../shared/bench/toolret
 export ORDO_DATA_DIR ?= $(CURDIR)/.ordo
 
-.PHONY: help build test bench bench-recommender fuzz lint run proto clean
+.PHONY: help build test crash bench bench-recommender fuzz lint run proto clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -17,6 +17,9 @@ build: ## build ordo and the bundled plugins into ./bin
 
 test: ## run the whole test suite with the race detector
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+crash: ## the crash trials at full size: 50 SIGKILLs inside each side-effecting tool (embedded + Postgres), fixed seed unless ORDO_CRASH_SEED is set
+	ORDO_CRASH_SEED=$${ORDO_CRASH_SEED:-20260805} ORDO_CRASH_KILLS=50 $(GO) test -count=1 -timeout 60m -v -run 'TestCrashInsideEveryTool|TestCrashRecoveryPostgres' ./agent/
 
 bench: ## run every Go benchmark once (figures in README)
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -benchmem ./...

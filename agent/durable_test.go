@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	mrand "math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,8 +39,8 @@ var (
 	binsErr  error
 )
 
-// bins builds crashtest and the two plugins once per test binary.
-func bins(t testing.TB) (crashtest, notes, chat string) {
+// bins builds crashtest and the three plugins once per test binary.
+func bins(t testing.TB) (crashtest, notes, chat, files string) {
 	t.Helper()
 	binsOnce.Do(func() {
 		if binsDir, binsErr = os.MkdirTemp("", "ordo-durable-"); binsErr != nil {
@@ -46,7 +49,8 @@ func bins(t testing.TB) (crashtest, notes, chat string) {
 		out, err := exec.Command("go", "build", "-o", binsDir+"/",
 			"github.com/ordo-run/ordo/agent/internal/crashtest",
 			"github.com/ordo-run/ordo/cmd/ordo-plugin-notes",
-			"github.com/ordo-run/ordo/cmd/ordo-plugin-chat").CombinedOutput()
+			"github.com/ordo-run/ordo/cmd/ordo-plugin-chat",
+			"github.com/ordo-run/ordo/cmd/ordo-plugin-files").CombinedOutput()
 		if err != nil {
 			binsErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -54,7 +58,8 @@ func bins(t testing.TB) (crashtest, notes, chat string) {
 	if binsErr != nil {
 		t.Fatal(binsErr)
 	}
-	return filepath.Join(binsDir, "crashtest"), filepath.Join(binsDir, "ordo-plugin-notes"), filepath.Join(binsDir, "ordo-plugin-chat")
+	return filepath.Join(binsDir, "crashtest"), filepath.Join(binsDir, "ordo-plugin-notes"), filepath.Join(binsDir, "ordo-plugin-chat"),
+		filepath.Join(binsDir, "ordo-plugin-files")
 }
 
 func TestMain(m *testing.M) {
@@ -85,9 +90,9 @@ type procResult struct {
 // says whether to SIGKILL the process now.
 func (c crashEnv) run(mode string, env []string, kill func(Event) bool, args ...string) procResult {
 	c.t.Helper()
-	bin, notes, chat := bins(c.t)
+	bin, notes, chat, files := bins(c.t)
 	cmd := exec.Command(bin, append([]string{"-mode", mode, "-store", c.store, "-schema", c.schema, "-data", c.data,
-		"-notes", notes, "-chat", chat, "-ttl", "1s", "-timeout", "60s"}, args...)...)
+		"-notes", notes, "-chat", chat, "-files", files, "-ttl", "1s", "-timeout", "60s"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -155,6 +160,9 @@ type sideEffects struct {
 	notesKey map[string]int         // idempotency key -> records
 	chat     map[string]int         // message text -> lines
 	chatKey  map[string]int         // idempotency key -> lines
+	files    map[string]string      // the files root: path -> content
+	filesKey map[string]int         // idempotency key -> results journaled
+	logLines map[string]int         // log.txt: line -> times
 }
 
 type notesPage struct {
@@ -165,7 +173,8 @@ type notesPage struct {
 
 func readEffects(t *testing.T, data string) sideEffects {
 	t.Helper()
-	fx := sideEffects{pages: map[string][]notesPage{}, notesKey: map[string]int{}, chat: map[string]int{}, chatKey: map[string]int{}}
+	fx := sideEffects{pages: map[string][]notesPage{}, notesKey: map[string]int{}, chat: map[string]int{}, chatKey: map[string]int{},
+		files: map[string]string{}, filesKey: map[string]int{}, logLines: map[string]int{}}
 	raw, err := os.ReadFile(filepath.Join(data, "plugins", "notes", "notes.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -204,14 +213,58 @@ func readEffects(t *testing.T, data string) sideEffects {
 			fx.chatKey[line.Idempotency.Key]++
 		}
 	}
+	readFiles(t, filepath.Join(data, "plugins", "files"), &fx)
 	return fx
 }
 
+// readFiles reads the files plugin's root (every file, temporary ones
+// included) and the results its journal holds.
+func readFiles(t *testing.T, dir string, fx *sideEffects) {
+	t.Helper()
+	root := filepath.Join(dir, "root")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(root, path)
+		fx.files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, l := range strings.SplitAfter(fx.files["log.txt"], "\n") {
+		if l != "" {
+			fx.logLines[l]++
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "files-journal.jsonl"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, l := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		var e struct {
+			Key    string          `json:"key"`
+			Result json.RawMessage `json:"result"`
+		}
+		if len(l) > 0 && json.Unmarshal(l, &e) != nil {
+			t.Fatalf("journal line %q", l)
+		}
+		if e.Result != nil {
+			fx.filesKey[e.Key]++
+		}
+	}
+}
+
 // checkExactlyOnce loads every run and checks it against the side
-// effects: each completed run made one page with two blocks and one chat
-// message naming that page, every write step's key was performed once,
-// and its step records are whole: per action one succeeded record, per
-// idempotency key one started record, no failures. It returns the runs.
+// effects: each completed run made one page with two blocks, one chat
+// message naming that page, its report file, its one line in the shared
+// log and no scratch file left; every write step's key was performed
+// once, with the result the first call would give; the root holds no
+// other file (no temporary one); and the runs' step records are whole:
+// per action one succeeded record, per idempotency key one started
+// record, no failures. It returns the runs.
 func checkExactlyOnce(t *testing.T, st memory.Checkpointer, data string, minRuns, maxRuns int) []*contracts.Run {
 	t.Helper()
 	ctx := context.Background()
@@ -245,6 +298,15 @@ func checkExactlyOnce(t *testing.T, st memory.Checkpointer, data string, minRuns
 		if n := fx.chat[notesURL(pages[0].ID)]; n != 1 {
 			t.Fatalf("run %s: %d chat messages for its page, want 1", run.ID, n)
 		}
+		if got := fx.files[title+"/report.txt"]; got != "report "+title {
+			t.Fatalf("run %s: report.txt = %q", run.ID, got)
+		}
+		if n := fx.logLines[title+"\n"]; n != 1 {
+			t.Fatalf("run %s: its line is in log.txt %d times", run.ID, n)
+		}
+		if _, ok := fx.files[title+"/scratch.txt"]; ok {
+			t.Fatalf("run %s: scratch.txt was not deleted", run.ID)
+		}
 		succeeded := map[string]int{}
 		started := map[string]int{}
 		for _, r := range run.Steps {
@@ -265,12 +327,24 @@ func checkExactlyOnce(t *testing.T, st memory.Checkpointer, data string, minRuns
 					if fx.chatKey[k] != 1 {
 						t.Fatalf("run %s: key %s posted %d times", run.ID, k, fx.chatKey[k])
 					}
+				case "files.write", "files.delete":
+					writes++
+					if fx.filesKey[k] != 1 {
+						t.Fatalf("run %s: key %s has %d results journaled", run.ID, k, fx.filesKey[k])
+					}
+					var got map[string]any
+					_ = json.Unmarshal(r.Result, &got)
+					for field, want := range firstResult[r.ActionID] {
+						if got[field] != want {
+							t.Fatalf("run %s: %s answered %s, want %s = %v", run.ID, r.ActionID, r.Result, field, want)
+						}
+					}
 				}
 			default:
 				t.Fatalf("run %s: step %s is %s: %+v", run.ID, r.ActionID, r.Status, r.Error)
 			}
 		}
-		for _, a := range []string{"a1", "a2", "a3", "a4", "a5"} {
+		for _, a := range []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"} {
 			if succeeded[a] != 1 {
 				t.Fatalf("run %s: action %s succeeded %d times: %+v", run.ID, a, succeeded[a], run.Steps)
 			}
@@ -280,14 +354,26 @@ func checkExactlyOnce(t *testing.T, st memory.Checkpointer, data string, minRuns
 				t.Fatalf("run %s: %d started records for key %s", run.ID, n, k)
 			}
 		}
-		if len(started) != 5 {
-			t.Fatalf("run %s: %d started records, want 5", run.ID, len(started))
+		if len(started) != 9 {
+			t.Fatalf("run %s: %d started records, want 9", run.ID, len(started))
 		}
 	}
-	if total := len(fx.notesKey) + len(fx.chatKey); total != writes {
+	if len(fx.files) != len(runs)+1 { // a report each, and log.txt
+		t.Fatalf("the files root holds %d files for %d runs: %v", len(fx.files), len(runs), slices.Sorted(maps.Keys(fx.files)))
+	}
+	if total := len(fx.notesKey) + len(fx.chatKey) + len(fx.filesKey); total != writes {
 		t.Fatalf("plugins performed %d keyed writes, the runs' records account for %d", total, writes)
 	}
 	return runs
+}
+
+// firstResult is part of what each files step's first call answers, so a
+// re-issued call must answer it too (a7 appends to a file some run
+// created: either answer is right).
+var firstResult = map[string]map[string]any{
+	"a6": {"created": true},
+	"a8": {"created": true},
+	"a9": {"deleted": true, "kind": "file"},
 }
 
 func notesURL(id string) string { return "ordo://notes/" + id }
@@ -313,14 +399,14 @@ func TestKilledProcessResumesRunsExactlyOnce(t *testing.T) {
 		t.Fatalf("no run was left running by the kill: %v %v", running, err)
 	}
 	res = c.run("recover", nil, nil)
-	recovered := 0
+	recovered := map[string]bool{} // approving files.delete resumes a run once more
 	for _, ev := range res.events {
 		if ev.Kind == EventResumed {
-			recovered++
+			recovered[ev.RunID] = true
 		}
 	}
-	if recovered != len(running) {
-		t.Fatalf("%d runs recovered, %d were running", recovered, len(running))
+	if len(recovered) != len(running) {
+		t.Fatalf("%d runs recovered, %d were running", len(recovered), len(running))
 	}
 	checkExactlyOnce(t, st, c.data, 2, 2)
 }
@@ -333,27 +419,16 @@ func TestKilledProcessResumesRunsExactlyOnce(t *testing.T) {
 func TestCrashRecoveryPostgres(t *testing.T) {
 	c := pgEnv(t)
 	st := c.openStore() // migrates the schema
-	seed := uint64(20260805)
-	if s := os.Getenv("ORDO_CRASH_SEED"); s != "" {
-		fmt.Sscan(s, &seed)
-	}
+	seed := crashSeed()
 	rng := mrand.New(mrand.NewPCG(seed, seed))
 	const wantKills, perBatch = 20, 3
-	ctx := context.Background()
-	unfinished := func() int {
-		sums, err := st.List(ctx, memory.Filter{Status: []contracts.RunStatus{contracts.RunPending, contracts.RunReady, contracts.RunRunning, contracts.RunInterrupted}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(sums)
-	}
 	kills, batches := 0, 0
 	var points []string
 	for kills < wantKills {
 		n, delay := 1+rng.IntN(12), time.Duration(rng.IntN(3000))*time.Microsecond
 		env := []string{fmt.Sprintf("ORDO_CRASH_AFTER_SAVES=%d", n), "ORDO_CRASH_DELAY=" + delay.String()}
 		mode, args := "recover", []string(nil)
-		if unfinished() == 0 {
+		if unfinished(t, st) == 0 {
 			mode, args = "start", []string{"-runs", fmt.Sprint(perBatch), "-prefix", fmt.Sprintf("b%d", batches)}
 			batches++
 		}
@@ -404,7 +479,7 @@ func checkStepRows(t *testing.T, st *postgres.Store, runs []*contracts.Run) {
 // Seed 004 scenario 1 through the real host and the bundled plugin
 // binaries: notes.create_page, then chat.post_message with its page_url.
 func TestSeed004WithBundledPlugins(t *testing.T) {
-	_, notes, chat := bins(t)
+	_, notes, chat, _ := bins(t)
 	data := t.TempDir()
 	h, err := host.New(host.WithDataDir(data), host.WithStartTimeout(30*time.Second),
 		host.WithPlugins(host.PluginSpec{Name: "notes", Path: notes}, host.PluginSpec{Name: "chat", Path: chat}))

@@ -84,17 +84,15 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, version int, a
 	return o, nil, nil
 }
 
-// needsApproval: policy asked for confirmation, or step approval is on;
-// auto-approve answers both.
+// needsApproval: policy asked for confirmation (answered in advance only
+// by AutoApprovePolicy, a person's own --yes), or step approval is on
+// (answered by AutoApprove).
 func (e *Engine) needsApproval(run *contracts.Run, a contracts.Action) bool {
-	if run.Options.AutoApprove {
-		return false
-	}
 	if run.Policy[a.ID].Decision == contracts.PolicyRequireConfirm {
-		return true
+		return !run.Options.AutoApprovePolicy
 	}
 	h := e.hitl(run)
-	return h.Enabled && h.StepApproval
+	return h.Enabled && h.StepApproval && !run.Options.AutoApprove
 }
 
 // approvedPayload reads the person's decisions on this action: approved

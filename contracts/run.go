@@ -64,9 +64,15 @@ type Run struct {
 
 // RunOptions are per-run switches that override configuration.
 type RunOptions struct {
-	// AutoApprove approves what policy allows without asking (policy
-	// denials still stop the run).
+	// AutoApprove answers the approvals configuration asks for (plan and
+	// step approval) without asking. A policy require_confirm still asks,
+	// and policy denials still stop the run.
 	AutoApprove bool `json:"auto_approve,omitempty"`
+	// AutoApprovePolicy also answers policy require_confirm without asking.
+	// Only a person starting the run themselves sets it (`ordo run --yes`);
+	// MCP callers cannot, so an assistant's auto_approve never stands in
+	// for the person policy wants to ask.
+	AutoApprovePolicy bool `json:"auto_approve_policy,omitempty"`
 	// HITL overrides the configured human-in-the-loop switches; nil keeps them.
 	HITL *HITLSwitches `json:"hitl,omitempty"`
 	// Scopes are the caller's granted scopes, checked against contracts.

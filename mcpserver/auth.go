@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -42,10 +43,15 @@ func identityFrom(ctx context.Context) Identity {
 	return id
 }
 
+// MinTokenLength is the shortest token ParseTokens accepts: shorter ones
+// are guessable.
+const MinTokenLength = 16
+
 // ParseTokens reads tokens in the form used by configuration and the
 // ORDO_MCP_TOKENS environment variable: entries separated by ';' or
 // newlines, each "user:role1,role2:token". The token is everything after
 // the second colon, so it may itself contain colons; roles may be empty.
+// A token shorter than MinTokenLength, or repeated, is refused.
 func ParseTokens(spec string) ([]Token, error) {
 	var out []Token
 	seen := map[string]bool{}
@@ -60,6 +66,10 @@ func ParseTokens(spec string) ([]Token, error) {
 		if !ok || !ok2 || user == "" || token == "" {
 			return nil, contracts.Errorf(contracts.CodeInvalidConfig,
 				"token entry %d: want user:roles:token", i+1).With("field", "tokens").With("entry", i+1)
+		}
+		if utf8.RuneCountInString(token) < MinTokenLength {
+			return nil, contracts.Errorf(contracts.CodeInvalidConfig,
+				"token entry %d (user %q): want a token of at least %d characters", i+1, user, MinTokenLength).With("field", "tokens").With("entry", i+1)
 		}
 		if seen[token] {
 			return nil, contracts.Errorf(contracts.CodeInvalidConfig,

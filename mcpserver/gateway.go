@@ -572,6 +572,7 @@ func argsDigest(args json.RawMessage) string {
 type pendingConfirm struct {
 	user, tool, digest string
 	decision           contracts.PolicyDecision
+	runArgs            json.RawMessage // admin tools: the arguments to run with once confirmed (confirm.go)
 	asked              time.Time
 	seq                uint64 // order of asking
 }

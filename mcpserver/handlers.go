@@ -29,6 +29,9 @@ type runArgs struct {
 func (s *Server) request(ctx context.Context, req mcp.CallToolRequest, a runArgs) (Request, error) {
 	r := Request{Goal: strings.TrimSpace(a.Goal), Context: a.Context, UserID: identityFrom(ctx).User, Options: a.Options}
 	r.Options.Services = a.Services
+	// The caller's auto_approve answers configured approvals only: a policy
+	// confirmation is for the person (the schema does not offer this field).
+	r.Options.AutoApprovePolicy = false
 	if len(a.Plan) > 0 {
 		p, err := parsePlanArg(a.Plan)
 		if err != nil {

@@ -162,7 +162,12 @@ func TestProgressNotifications(t *testing.T) {
 		got = nil
 		mu.Unlock()
 		token := "progress-" + t.Name()
-		res, err := callRaw(c, "execute", map[string]any{"plan": deletePlan("p"), "options": map[string]any{"auto_approve": true}},
+		// Two steps policy allows: auto_approve never answers a policy
+		// confirmation (TestCallerAutoApproveLeavesPolicyToThePerson).
+		plan := upperPlan("p")
+		plan["actions"] = append(plan["actions"].([]any), map[string]any{"id": "a2", "tool": "text.upper", "intent": "transform",
+			"requires": []any{"upper"}, "produces": []any{}, "input_bindings": map[string]any{"text": "upper"}})
+		res, err := callRaw(c, "execute", map[string]any{"plan": plan, "options": map[string]any{"auto_approve": true}},
 			&mcp.Meta{ProgressToken: token})
 		if err != nil || res.IsError {
 			t.Fatalf("execute: %v %s", err, text(res))

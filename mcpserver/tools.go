@@ -25,9 +25,11 @@ var (
 	readHints = hints{readOnly: true, idempotent: true}
 	planHints = hints{}
 	runHints  = hints{destructive: true, openWorld: true}
-	addHints  = hints{}
-	// add_upstream connects Ordo to a server it names: open world.
-	upstreamHints = hints{openWorld: true}
+	// add_plugin starts a program on the server: destructive, so clients
+	// that ask before such calls ask. add_upstream also reaches out to a
+	// server it names: open world.
+	addHints      = hints{destructive: true}
+	upstreamHints = hints{destructive: true, openWorld: true}
 	removeHints   = hints{destructive: true, idempotent: true}
 )
 
@@ -38,7 +40,11 @@ type toolDef struct {
 	hints             hints
 	admin             bool
 	tasks             bool // may run as an MCP task
-	handle            func(ctx context.Context, req mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, error)
+	// confirm, when set, describes a call to the person, who must approve
+	// it before it runs over stdio (confirm.go); pending holds the asks.
+	confirm confirmer
+	pending *confirmations
+	handle  func(ctx context.Context, req mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, error)
 
 	validator *jsonschema.Schema
 }
@@ -65,9 +71,11 @@ func (s *Server) toolDefs() []*toolDef {
 	if s.opts.Admin != nil {
 		defs = append(defs,
 			&toolDef{name: "add_plugin", title: "Add a plugin", input: "add_plugin.input.json", output: "plugins.output.json", hints: addHints, admin: true, handle: s.handleAddPlugin,
-				desc: "Admin: start a plugin executable (checksum-verified when sha256 is given) and add its tools to the catalog."},
+				confirm: s.confirmAddPlugin, pending: newConfirmations(confirmTTL),
+				desc: "Admin: start a plugin executable (checksum-verified when sha256 is given) and add its tools to the catalog. Over stdio the person confirms first (elicitation)."},
 			&toolDef{name: "add_upstream", title: "Add an upstream MCP server", input: "add_upstream.input.json", output: "plugins.output.json", hints: upstreamHints, admin: true, handle: s.handleAddUpstream,
-				desc: "Admin: connect an upstream MCP server (stdio: mcp command line or command argv; HTTP: mcp_url with bearer_token_env) and add its tools to the catalog as NAME.tool, risk from their annotations. remove_plugin removes it; list_plugins lists it."},
+				confirm: s.confirmAddUpstream, pending: newConfirmations(confirmTTL),
+				desc: "Admin: connect an upstream MCP server (stdio: mcp command line or command argv; HTTP: mcp_url with bearer_token_env) and add its tools to the catalog as NAME.tool, risk from their annotations. Over stdio the person confirms first (elicitation). remove_plugin removes it; list_plugins lists it."},
 			&toolDef{name: "remove_plugin", title: "Remove a plugin", input: "remove_plugin.input.json", output: "plugins.output.json", hints: removeHints, admin: true, handle: s.handleRemovePlugin,
 				desc: "Admin: drain and stop a plugin or an upstream MCP server and remove its tools from the catalog."},
 			&toolDef{name: "list_plugins", title: "List plugins", input: "empty.input.json", output: "plugins.output.json", hints: readHints, admin: true, handle: s.handleListPlugins,
@@ -114,7 +122,36 @@ func (s *Server) registerTools() error {
 		s.tools[d.name] = d
 		s.mcp.AddTool(tool, s.wrap(d))
 	}
+	if hooks := s.mcp.GetHooks(); hooks != nil {
+		hooks.AddOnRequestInitialization(s.refuseStdioAdmin)
+	}
 	return nil
+}
+
+// refuseStdioAdmin answers a stdio client's call of an admin tool when
+// the client lacks the admin role (`ordo serve` without mcp.stdio_admin).
+// The tools are hidden from it (filterTools), and mcp-go would answer the
+// call "tool not found", which does not say that they are off on purpose
+// nor how an operator turns them on. HTTP callers get 403 (httpauth.go).
+func (s *Server) refuseStdioAdmin(ctx context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok || !onStdio(ctx) || identityFrom(ctx).Has(RoleAdmin) {
+		return nil
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Method != string(mcp.MethodToolsCall) {
+		return nil
+	}
+	if d := s.tools[m.Params.Name]; d == nil || !d.admin {
+		return nil
+	}
+	return contracts.Errorf(contracts.CodeForbidden, "tool %q: the admin tools are off for the stdio client; an operator turns them on with mcp.stdio_admin: true in Ordo's configuration (each add_plugin and add_upstream then asks the person)", m.Params.Name).
+		With("tool", m.Params.Name)
 }
 
 // loadSchema reads an embedded schema and inlines the shared run options
@@ -170,6 +207,16 @@ func (s *Server) wrap(d *toolDef) server.ToolHandlerFunc {
 		args, err := s.checkArgs(d, req)
 		if err != nil {
 			return errorResult(err), nil
+		}
+		if d.confirm != nil && onStdio(ctx) {
+			ask, confirmed, err := s.confirmed(ctx, req, d, args)
+			if err != nil {
+				return errorResult(err), nil
+			}
+			if ask != nil {
+				return ask, nil
+			}
+			args = confirmed
 		}
 		res, err := d.handle(ctx, req, args)
 		if err != nil {

@@ -103,7 +103,7 @@ func TestAddUpstreamAdminTool(t *testing.T) {
 		t.Fatal("admins are not offered add_upstream")
 	}
 	ann := res.Tools[i].Annotations
-	if ann.ReadOnlyHint == nil || *ann.ReadOnlyHint || ann.DestructiveHint == nil || *ann.DestructiveHint ||
+	if ann.ReadOnlyHint == nil || *ann.ReadOnlyHint || ann.DestructiveHint == nil || !*ann.DestructiveHint ||
 		ann.IdempotentHint == nil || *ann.IdempotentHint || ann.OpenWorldHint == nil || !*ann.OpenWorldHint {
 		t.Errorf("add_upstream hints: %+v", ann)
 	}

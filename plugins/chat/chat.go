@@ -179,6 +179,7 @@ func (p *plugin) post(ctx context.Context, call sdk.Call) (any, error) {
 // send delivers one message and logs it, with its record when keyed, in
 // one appended line; callers hold the lock.
 func (p *plugin) send(ctx context.Context, s idem.Stamp, channel, text string) (idem.Record, error) {
+	killpoint.Here("chat.post_message/start")
 	if p.webhook != nil {
 		if err := p.webhook.send(ctx, text); err != nil {
 			return idem.Record{}, err

@@ -82,6 +82,7 @@ func (p *plugin) perform(call sdk.Call, data []byte, plan func() (*change, error
 	if err := p.journal.refresh(); err != nil {
 		return nil, err
 	}
+	killpoint.Here(call.Tool + "/start")
 	return p.journal.guard.Do(call.Tool, call.IdempotencyKey, call.Payload, func(s idem.Stamp) (idem.Record, error) {
 		c, resumed := p.journal.pending[s.Key].Intent, true
 		if c != nil {

@@ -161,6 +161,7 @@ func (s *store) change(call sdk.Call, mutate func(cur *snapshot) (Page, any, err
 	if err != nil {
 		return nil, err
 	}
+	killpoint.Here(call.Tool + "/start")
 	return idem.NewGuard(cur.Idempotency).Do(call.Tool, call.IdempotencyKey, call.Payload, func(st idem.Stamp) (idem.Record, error) {
 		page, result, err := mutate(cur)
 		if err != nil {

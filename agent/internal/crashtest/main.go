@@ -22,15 +22,26 @@ import (
 	"github.com/ordo-run/ordo/memory/postgres"
 )
 
-// Plan is the durable plan: five steps, four with side effects (a page,
-// two blocks, a chat message), each depending on the one before. TITLE is
-// replaced by a title unique to the run.
+// Plan is the durable plan: nine steps, eight with side effects through
+// every side-effecting bundled tool (a page, two blocks, a chat message, a
+// new file, a line appended to a file all runs share, a file written and
+// then deleted), each depending on one before. TITLE is replaced by a
+// title unique to the run. files.delete is destructive: policy asks, and
+// this process approves.
 const Plan = `{"version":"1.0","goal":"durable TITLE","timezone":"UTC","actions":[
  {"id":"a1","tool":"notes.create_page","intent":"write","requires":[],"produces":["page_id"],"inputs":{"title":"TITLE"}},
  {"id":"a2","tool":"notes.append_block","intent":"write","requires":["page_id"],"produces":["block_id"],"inputs":{"text":"first block"}},
  {"id":"a3","tool":"notes.get_page","intent":"read","requires":["page_id","block_id"],"produces":["page_url"]},
  {"id":"a4","tool":"chat.post_message","intent":"notify","requires":["page_url"],"produces":["message_ts"],"inputs":{"channel":"ops"},"input_bindings":{"text":"page_url"}},
- {"id":"a5","tool":"notes.append_block","intent":"write","requires":["page_id","message_ts"],"produces":[],"input_bindings":{"text":"message_ts"}}]}`
+ {"id":"a5","tool":"notes.append_block","intent":"write","requires":["page_id","message_ts"],"produces":[],"input_bindings":{"text":"message_ts"}},
+ {"id":"a6","tool":"files.write","intent":"write","requires":["message_ts"],"produces":[],"inputs":{"path":"TITLE/report.txt","content":"report TITLE","mode":"create_new"}},
+ {"id":"a7","tool":"files.write","intent":"write","requires":["message_ts"],"produces":[],"inputs":{"path":"log.txt","content":"TITLE\n","mode":"append"}},
+ {"id":"a8","tool":"files.write","intent":"write","requires":["message_ts"],"produces":["file_path"],"inputs":{"path":"TITLE/scratch.txt","content":"scratch"}},
+ {"id":"a9","tool":"files.delete","intent":"write","requires":["file_path"],"produces":[],"input_bindings":{"path":"file_path"}}]}`
+
+// approve is the decision this process gives every interrupt (policy
+// confirms files.delete).
+var approve = contracts.Decision{Kind: contracts.DecisionApprove, By: "crashtest"}
 
 func main() {
 	if err := run(); err != nil {
@@ -46,6 +57,7 @@ func run() error {
 	data := flag.String("data", "", "Ordo data directory (plugin data lives under it)")
 	notes := flag.String("notes", "", "ordo-plugin-notes binary")
 	chat := flag.String("chat", "", "ordo-plugin-chat binary")
+	files := flag.String("files", "", "ordo-plugin-files binary")
 	runs := flag.Int("runs", 1, "runs to start")
 	prefix := flag.String("prefix", "run", "page titles are PREFIX-N")
 	owner := flag.String("owner", "", "lease owner (default: the engine's)")
@@ -60,8 +72,10 @@ func run() error {
 		return err
 	}
 	defer st.Close()
+	env := killpointEnv()
 	h, err := host.New(host.WithDataDir(*data), host.WithStartTimeout(30*time.Second),
-		host.WithPlugins(host.PluginSpec{Name: "notes", Path: *notes}, host.PluginSpec{Name: "chat", Path: *chat}))
+		host.WithPlugins(host.PluginSpec{Name: "notes", Path: *notes, Env: env}, host.PluginSpec{Name: "chat", Path: *chat, Env: env},
+			host.PluginSpec{Name: "files", Path: *files, Env: env}))
 	if err != nil {
 		return err
 	}
@@ -103,6 +117,9 @@ func start(ctx context.Context, e *agent.Engine, n int, prefix string) error {
 				return
 			}
 			run, err := e.Run(ctx, agent.Request{Plan: p})
+			for err == nil && run.Status == contracts.RunInterrupted {
+				run, err = e.Resume(ctx, run.ID, approve)
+			}
 			if err == nil && run.Status != contracts.RunCompleted {
 				err = fmt.Errorf("run %s ended %s: %+v", run.ID, run.Status, run.Error)
 			}
@@ -117,12 +134,23 @@ func start(ctx context.Context, e *agent.Engine, n int, prefix string) error {
 	return nil
 }
 
-// recoverAll claims expired runs until none is left unfinished.
+// recoverAll claims expired runs, and approves interrupted ones, until
+// none is left unfinished.
 func recoverAll(ctx context.Context, e *agent.Engine, st memory.Checkpointer) error {
 	unfinished := []contracts.RunStatus{contracts.RunPending, contracts.RunReady, contracts.RunRunning, contracts.RunInterrupted}
 	for {
 		if _, err := e.Recover(ctx); err != nil {
 			return err
+		}
+		waiting, err := st.List(ctx, memory.Filter{Status: []contracts.RunStatus{contracts.RunInterrupted}})
+		if err != nil {
+			return err
+		}
+		for _, r := range waiting {
+			// A dead process's lease on it may not have expired yet: next round.
+			if _, err := e.Resume(ctx, r.ID, approve); err != nil && contracts.CodeOf(err) != contracts.CodeLeaseHeld {
+				return err
+			}
 		}
 		left, err := st.List(ctx, memory.Filter{Status: unfinished})
 		if err != nil {
@@ -137,6 +165,19 @@ func recoverAll(ctx context.Context, e *agent.Engine, st memory.Checkpointer) er
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// killpointEnv passes this process's ORDO_KILLPOINT* variables (see
+// plugins/internal/killpoint) on to the plugins: the host gives a plugin
+// only its spec's environment.
+func killpointEnv() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "ORDO_KILLPOINT") {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 func openStore(ctx context.Context, arg, schema string) (memory.Checkpointer, error) {

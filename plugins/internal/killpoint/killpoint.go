@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"sync/atomic"
+	"time"
 )
 
 // Environment variables that arm a kill point.
@@ -16,12 +17,17 @@ const (
 	// "ordo" (the host process dies first, then the plugin: both lose
 	// everything they did not persist).
 	TargetEnv = "ORDO_KILLPOINT_TARGET"
+	// DelayEnv, a Go duration, makes the armed arrival start a timer and
+	// go on: the kill lands that long after the point, wherever the tool
+	// (or the next one) then is, inside a write or an fsync included.
+	DelayEnv = "ORDO_KILLPOINT_DELAY"
 )
 
 var (
 	point  = os.Getenv(PointEnv)
 	hit    = hitFromEnv()
 	ordo   = os.Getenv(TargetEnv) == "ordo"
+	delay  = delayFromEnv()
 	passed atomic.Int64
 )
 
@@ -33,6 +39,11 @@ func hitFromEnv() int64 {
 	return n
 }
 
+func delayFromEnv() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv(DelayEnv))
+	return d
+}
+
 // Here kills the process (and, when the target is ordo, its parent first)
 // if name is the armed point and this is the armed arrival at it. An
 // empty name is no point.
@@ -40,6 +51,14 @@ func Here(name string) {
 	if name == "" || name != point || passed.Add(1) != hit {
 		return
 	}
+	if delay > 0 {
+		time.AfterFunc(delay, die)
+		return
+	}
+	die()
+}
+
+func die() {
 	if ordo {
 		kill(os.Getppid())
 	}

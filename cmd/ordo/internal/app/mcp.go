@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/agent/llm"
@@ -32,6 +31,12 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 	if err != nil {
 		return nil, err
 	}
+	// The stdio client acts as the local user, with the admin tools only
+	// when mcp.stdio_admin turns them on.
+	stdio := &mcpserver.Identity{User: "local"}
+	if a.Config.MCP.StdioAdmin {
+		stdio.Roles = []string{mcpserver.RoleAdmin}
+	}
 	opts := mcpserver.Options{
 		Engine:   scoped{a.Engine, a.Config.Policy},
 		HasLLM:   a.LLM != nil,
@@ -40,10 +45,11 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 		Searcher: a.Recommender,
 		Admin:    a.Host,
 		// add_upstream's bearer_token_env, read where the tokens are.
-		LookupEnv: env,
-		Tokens:    tokens,
-		Logger:    a.Log.With("component", "mcp"),
-		Version:   version,
+		LookupEnv:     env,
+		Tokens:        tokens,
+		StdioIdentity: stdio,
+		Logger:        a.Log.With("component", "mcp"),
+		Version:       version,
 	}
 	if a.Config.ExposeTools {
 		opts.Gateway = &mcpserver.Gateway{Tools: a.Host, Policy: EngineConfig(a.Config).Policy, Audit: a.Store,
@@ -58,18 +64,17 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 }
 
 // Tokens resolves the configured HTTP tokens. A token whose variable is
-// unset is an error naming the key, so a server never starts with a
-// token nobody can present.
+// unset, blank, too short or shared with another entry is an error naming
+// the key, so a server never starts with a token nobody can present or
+// anybody can guess.
 func Tokens(cfg *config.Config, env config.Env) ([]mcpserver.Token, error) {
-	var out []mcpserver.Token
+	secrets, err := cfg.HTTP.Secrets(env)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mcpserver.Token, len(secrets))
 	for i, t := range cfg.HTTP.Tokens {
-		secret := t.Secret(env)
-		if secret == "" {
-			key := fmt.Sprintf("http.tokens[%d].token_env", i)
-			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: expected the variable %s to hold a token; it is unset or empty", key, t.TokenEnv).
-				With("key", key)
-		}
-		out = append(out, mcpserver.Token{Token: secret, Identity: mcpserver.Identity{User: t.Name, Roles: []string{t.Role}}})
+		out[i] = mcpserver.Token{Token: secrets[i], Identity: mcpserver.Identity{User: t.Name, Roles: []string{t.Role}}}
 	}
 	return out, nil
 }

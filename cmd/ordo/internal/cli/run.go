@@ -79,7 +79,7 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 			}
 			return g.withApp(cmd, func(a2 *app.App) error {
 				req := agent.Request{Goal: goal, Plan: plan, UserID: LocalUser, Options: contracts.RunOptions{
-					AutoApprove: yes, Scopes: a2.ScopesFor(LocalUser),
+					AutoApprove: yes, AutoApprovePolicy: yes, Scopes: a2.ScopesFor(LocalUser),
 				}}
 				if yes {
 					fmt.Fprintln(g.io.Err, "--yes: approving what policy allows without asking (policy denials still stop the run)")

@@ -31,6 +31,7 @@ type Config struct {
 	Upstreams []Upstream `yaml:"upstreams"`
 	Bundled   Bundled    `yaml:"bundled"`
 	HTTP      HTTP       `yaml:"http"`
+	MCP       MCP        `yaml:"mcp"`
 	// ExposeTools makes `ordo serve` a policy-gated tool gateway: every
 	// catalog tool is also published as an MCP tool (and call_tool), each
 	// call judged by policy, validated and recorded like a one-step run.
@@ -150,6 +151,16 @@ type Token struct {
 	Role     string `yaml:"role"` // user | admin
 }
 
+// MCP configures what `ordo serve` lets MCP clients do.
+type MCP struct {
+	// StdioAdmin offers the admin tools (add_plugin, add_upstream,
+	// remove_plugin, list_plugins) to the stdio client. Off by default:
+	// whoever steers that client (an assistant a web page or a file can
+	// prompt-inject) could otherwise make Ordo start any program. When on,
+	// each add_plugin and add_upstream still asks the person (elicitation).
+	StdioAdmin bool `yaml:"stdio_admin"`
+}
+
 // Log configures log/slog output on stderr.
 type Log struct {
 	// Level is debug, info, warn or error; unset means info for `ordo
@@ -232,16 +243,6 @@ func Default() *Config {
 func (l LLM) APIKey(env func(string) (string, bool)) string {
 	v, _ := env(l.APIKeyEnv)
 	return v
-}
-
-// Secret returns the token's value, from the file or its environment
-// variable. Never log it.
-func (t Token) Secret(env func(string) (string, bool)) string {
-	if t.TokenEnv != "" {
-		v, _ := env(t.TokenEnv)
-		return v
-	}
-	return t.Token
 }
 
 // ScopesFor returns the scopes user holds under the policy.

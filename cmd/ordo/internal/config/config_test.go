@@ -285,3 +285,55 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestTokenSecrets: the 16-character minimum holds for token_env values as
+// for inline tokens, and a blank secret or one shared by two entries is
+// refused; each error names the key and never holds the secret.
+func TestTokenSecrets(t *testing.T) {
+	const good = "0123456789abcdef"
+	cases := []struct{ name, tokens, key, says string }{
+		{"env too short", "    - {name: a, token_env: A, role: user}\n", "http.tokens[0].token_env", "at least 16"},
+		{"env blank", "    - {name: b, token: " + good + "x, role: user}\n    - {name: a, token_env: BLANK, role: user}\n", "http.tokens[1].token_env", "not blank"},
+		{"env unset", "    - {name: a, token_env: UNSET, role: user}\n", "http.tokens[0].token_env", "unset or empty"},
+		{"inline blank", "    - {name: a, token: '                ', role: user}\n", "http.tokens[0].token", "not blank"},
+		{"inline too short", "    - {name: a, token: short-token, role: user}\n", "http.tokens[0].token", "at least 16"},
+		{"inline twice", "    - {name: a, token: " + good + ", role: user}\n    - {name: b, token: " + good + ", role: admin}\n", "http.tokens[1].token", "http.tokens[0].token"},
+		{"inline then env", "    - {name: a, token: " + good + ", role: user}\n    - {name: b, token_env: SAME, role: admin}\n", "http.tokens[1].token_env", "http.tokens[0].token"},
+		{"env then env", "    - {name: a, token_env: SAME, role: user}\n    - {name: b, token_env: SAME2, role: admin}\n", "http.tokens[1].token_env", "http.tokens[0].token_env"},
+	}
+	env := envOf("HOME", "/home/ada", "A", "short-secret", "BLANK", strings.Repeat(" ", 20), "SAME", good, "SAME2", good)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := func() error {
+				cfg, err := Parse([]byte("http:\n  tokens:\n"+tc.tokens), "/etc/ordo", env)
+				if err != nil {
+					return err
+				}
+				_, err = cfg.HTTP.Secrets(env)
+				return err
+			}()
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if k := keyOf(t, err); k != tc.key {
+				t.Errorf("key = %q, want %q (%v)", k, tc.key, err)
+			}
+			if !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("message %q does not say %q", err, tc.says)
+			}
+			for _, secret := range []string{good, "short-secret", "short-token"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("message leaks a secret: %q", err)
+				}
+			}
+		})
+	}
+	cfg, err := Parse([]byte("http:\n  tokens:\n    - {name: a, token: "+good+", role: user}\n    - {name: b, token_env: LONG, role: admin}\n"), "/etc/ordo", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := cfg.HTTP.Secrets(envOf("LONG", "another-secret-0123"))
+	if err != nil || len(secrets) != 2 || secrets[0] != good || secrets[1] != "another-secret-0123" {
+		t.Fatalf("secrets %q, %v", secrets, err)
+	}
+}

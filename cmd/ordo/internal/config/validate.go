@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -221,14 +222,58 @@ func (c *Config) validateHTTP() error {
 		if t.TokenEnv != "" && !envName.MatchString(t.TokenEnv) {
 			return invalid(key+".token_env", "the name of an environment variable, got %q", t.TokenEnv)
 		}
-		if t.Token != "" && len(t.Token) < 16 {
-			return invalid(key+".token", "a token of at least 16 characters")
-		}
 		if t.Role != RoleUser && t.Role != RoleAdmin {
 			return invalid(key+".role", "user or admin, got %q", t.Role)
 		}
 	}
-	return nil
+	// The inline tokens now; token_env values when a server resolves them.
+	_, err := c.HTTP.secrets(nil)
+	return err
+}
+
+// MinTokenLength is the shortest bearer token accepted, inline or from
+// token_env: shorter ones are guessable.
+const MinTokenLength = 16
+
+// Secrets resolves every token's secret (inline, or from its token_env
+// variable) in the order of http.tokens and checks them: set, not blank,
+// at least MinTokenLength characters, and no two entries sharing one (a
+// shared secret would authenticate as whichever entry comes first). The
+// error names the key; it never holds a secret.
+func (h HTTP) Secrets(env Env) ([]string, error) { return h.secrets(env) }
+
+// secrets checks what it can resolve: with a nil env, the inline tokens.
+func (h HTTP) secrets(env Env) ([]string, error) {
+	out := make([]string, len(h.Tokens))
+	first := map[string]string{} // secret -> key of the first entry holding it
+	for i, t := range h.Tokens {
+		key, secret := fmt.Sprintf("http.tokens[%d].token", i), t.Token
+		if t.TokenEnv != "" {
+			if env == nil {
+				continue
+			}
+			key += "_env"
+			if secret, _ = env(t.TokenEnv); secret == "" {
+				return nil, invalid(key, "the variable %s to hold a token; it is unset or empty", t.TokenEnv)
+			}
+		}
+		from := "a token"
+		if t.TokenEnv != "" {
+			from = "the variable " + t.TokenEnv + " to hold a token"
+		}
+		if strings.TrimSpace(secret) == "" {
+			return nil, invalid(key, "%s that is not blank", from)
+		}
+		if utf8.RuneCountInString(secret) < MinTokenLength {
+			return nil, invalid(key, "%s of at least %d characters", from, MinTokenLength)
+		}
+		if k, dup := first[secret]; dup {
+			return nil, invalid(key, "%s of its own; it is the same as %s's", from, k)
+		}
+		first[secret] = key
+		out[i] = secret
+	}
+	return out, nil
 }
 
 // ListenAddr checks a host:port listen address for key.

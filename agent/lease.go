@@ -34,6 +34,20 @@ func defaultOwner() string {
 // Owner is the id this engine writes into the leases it holds.
 func (e *Engine) Owner() string { return e.cfg.Owner }
 
+// TryLease takes runID's lease and gives it back at once: nil when this
+// engine could drive the run now (nobody holds the lease, or its holder
+// let it expire), else the store's CodeLeaseHeld, which names the holder
+// and how long its lease has left. A command that asks a person before it
+// drives a run looks first, so that nobody answers for nothing.
+func (e *Engine) TryLease(ctx context.Context, runID string) error {
+	_, end, err := e.hold(ctx, runID)
+	if err != nil {
+		return err
+	}
+	end(nil, false)
+	return nil
+}
+
 // lease is this engine's hold on one run, shared by the calls of this
 // engine that drive it at once (the store's sequence check decides
 // between them) and renewed by one goroutine until the last lets go.

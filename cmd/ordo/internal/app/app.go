@@ -156,6 +156,7 @@ func EngineConfig(cfg *config.Config) agent.Config {
 		Parallelism:  cfg.Parallelism,
 		ReplanBudget: replanBudget(cfg.ReplanBudget),
 		CandidatesK:  cfg.CandidatesK,
+		LeaseTTL:     cfg.LeaseTTL,
 		HITL:         cfg.HITL,
 		Policy: policy.Config{
 			DenyDestructive:  !cfg.Policy.Tenant.AllowDestructive,

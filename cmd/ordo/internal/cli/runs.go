@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -152,36 +153,94 @@ func showRun(w io.Writer, run *contracts.Run) {
 }
 
 func newRunsResumeCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, wait bool
 	cmd := &cobra.Command{
-		Use:   "resume RUN_ID",
+		Use:   "resume RUN_ID [--wait]",
 		Short: "Continue an interrupted or stopped run, answering its interrupts on stdin",
 		Long: `Continue a run that waits for a person (its interrupt is asked again), that Ctrl-C
 stopped, or whose process died mid-run (a call in flight is re-issued with the same
-idempotency key). Exit codes as for 'ordo run'.`,
+idempotency key). Exit codes as for 'ordo run'.
+
+A run another server (or 'ordo run') drives is refused with error 3004, saying who holds
+it and for how many more seconds; a server that died holds it until its lease runs out
+(lease_ttl). With --wait, resume waits until the lease runs out or is released (or
+Ctrl-C), then continues the run.`,
 		Example: `  ordo runs resume run_0123abcd
-  echo approve | ordo runs resume run_0123abcd --json`,
+  echo approve | ordo runs resume run_0123abcd --json
+  ordo runs resume run_0123abcd --wait`,
 		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return g.withApp(cmd, func(ap *app.App) error {
 				return g.drive(cmd.Context(), ap, asJSON, func(ctx context.Context) (*contracts.Run, error) {
-					run, err := ap.Engine.Get(ctx, a[0])
-					switch {
-					case err != nil:
-						return nil, err
-					case run.Status.Final():
-						return nil, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s; there is nothing to resume", run.ID, run.Status).With("run", run.ID)
-					case run.Status == contracts.RunRunning, run.Status == contracts.RunPending && len(run.Plans) > 0:
-						// its process died mid-run, or after checkpointing the plan
-						return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
+					waited := false
+					for {
+						run, err := resume(ctx, ap, a[0])
+						if err = g.leaseHeld(ctx, err, wait, &waited); err != nil || run != nil {
+							return run, err
+						}
 					}
-					return run, nil // interrupted (asked again) or ready (executed)
 				})
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout")
+	cmd.Flags().BoolVar(&wait, "wait", false, "if another server holds the run, wait for its lease to run out or be released")
 	return cmd
+}
+
+// resume continues run id as far as it goes without a person: it first
+// makes sure no other server drives the run (before an interrupt is asked
+// again), then continues a run whose process died.
+func resume(ctx context.Context, ap *app.App, id string) (*contracts.Run, error) {
+	if err := ap.Engine.TryLease(ctx, id); err != nil {
+		return nil, err
+	}
+	run, err := ap.Engine.Get(ctx, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case run.Status.Final():
+		return nil, contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s; there is nothing to resume", run.ID, run.Status).With("run", run.ID)
+	case run.Status == contracts.RunRunning, run.Status == contracts.RunPending && len(run.Plans) > 0:
+		// its process died mid-run, or after checkpointing the plan
+		return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
+	}
+	return run, nil // interrupted (asked again) or ready (executed)
+}
+
+// leasePoll is how often `runs resume --wait` looks again at a held run,
+// so a released lease is noticed within it.
+const leasePoll = time.Second
+
+// leaseHeld handles another server's hold on the run (CodeLeaseHeld; any
+// other err passes through). Without --wait it says how to wait. With it,
+// it says once that it waits, sleeps until the lease runs out or the next
+// look, whichever comes first, and returns nil to try again; Ctrl-C ends
+// the wait with the held error.
+func (g *globals) leaseHeld(ctx context.Context, err error, wait bool, waited *bool) error {
+	var ce *contracts.Error
+	if !errors.As(err, &ce) || ce.Code != contracts.CodeLeaseHeld {
+		return err
+	}
+	if !wait {
+		hint := contracts.Errorf(ce.Code, "%s; use --wait to wait for it", ce.Message)
+		hint.Details = ce.Details
+		return hint
+	}
+	if !*waited {
+		*waited = true
+		fmt.Fprintf(g.io.Err, "ordo: %s; waiting for it (Ctrl-C to stop)\n", ce.Message)
+	}
+	d := leasePoll
+	if ms, _ := ce.Details["expires_in_ms"].(int64); ms > 0 {
+		d = min(d, time.Duration(ms)*time.Millisecond)
+	}
+	select {
+	case <-ctx.Done():
+		return err
+	case <-time.After(d):
+		return nil
+	}
 }
 
 func newRunsPruneCmd(g *globals) *cobra.Command {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
 	"github.com/ordo-run/ordo/contracts"
@@ -79,8 +78,8 @@ pruned at start and daily.`,
 			defer srv.Close()
 			bg.Go(func() { prune(ctx, a) })
 			// Continue the runs of servers (or `ordo run`s) that died
-			// mid-run, once their lease expires.
-			bg.Go(func() { a.Engine.Watch(ctx, agent.DefaultLeaseTTL/2) })
+			// mid-run, once their lease (lease_ttl) expires.
+			bg.Go(func() { a.Engine.Watch(ctx, cfg.LeaseTTL/2) })
 			if httpAddr == "" {
 				log.Info("serving MCP over stdio", "version", version(), "tools", len(a.Host.List()), "llm", a.LLM != nil)
 				return srv.ServeStdio(ctx, g.io.In, g.io.Out)

@@ -24,6 +24,10 @@ type Config struct {
 	Parallelism  int                    `yaml:"parallelism"`
 	ReplanBudget int                    `yaml:"replan_budget"`
 	CandidatesK  int                    `yaml:"candidates_k"`
+	// LeaseTTL is how long a run's lease outlives its driver's last
+	// renewal: another server continues a dead server's run about this
+	// long (plus half of it, how often servers look) after it died.
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
 	// PluginsDir is watched: an executable dropped in becomes a plugin.
 	PluginsDir string   `yaml:"plugins_dir"`
 	Plugins    []Plugin `yaml:"plugins"`
@@ -223,6 +227,7 @@ func Default() *Config {
 		Parallelism:  4,
 		ReplanBudget: 3,
 		CandidatesK:  8,
+		LeaseTTL:     30 * time.Second, // agent.DefaultLeaseTTL
 		Bundled: Bundled{
 			Enabled: true,
 			Files:   RootedPlugin{Enabled: true},
@@ -243,6 +248,15 @@ func Default() *Config {
 func (l LLM) APIKey(env func(string) (string, bool)) string {
 	v, _ := env(l.APIKeyEnv)
 	return v
+}
+
+// validateLeaseTTL: leases are renewed every third of the ttl, so shorter
+// than a second would mostly be store writes.
+func (c *Config) validateLeaseTTL() error {
+	if c.LeaseTTL < time.Second {
+		return invalid("lease_ttl", "a duration of at least 1s such as 30s, got %s", c.LeaseTTL)
+	}
+	return nil
 }
 
 // ScopesFor returns the scopes user holds under the policy.

@@ -47,6 +47,7 @@ var Overrides = []Override{
 	{Env: "ORDO_PARALLELISM", Key: "parallelism", ptr: func(c *Config) any { return &c.Parallelism }},
 	{Env: "ORDO_REPLAN_BUDGET", Key: "replan_budget", ptr: func(c *Config) any { return &c.ReplanBudget }},
 	{Env: "ORDO_CANDIDATES_K", Key: "candidates_k", ptr: func(c *Config) any { return &c.CandidatesK }},
+	{Env: "ORDO_LEASE_TTL", Key: "lease_ttl", ptr: func(c *Config) any { return &c.LeaseTTL }},
 	{Env: "ORDO_PLUGINS_DIR", Key: "plugins_dir", path: true, ptr: func(c *Config) any { return &c.PluginsDir }},
 	{Env: "ORDO_BUNDLED_ENABLED", Key: "bundled.enabled", ptr: func(c *Config) any { return &c.Bundled.Enabled }},
 	{Env: "ORDO_FILES_ROOT", Key: "bundled.files.root", path: true, ptr: func(c *Config) any { return &c.Bundled.Files.Root }},

@@ -31,6 +31,7 @@ func (c *Config) Validate() error {
 		func() error { return intRange("parallelism", c.Parallelism, 1, 256) },
 		func() error { return intRange("replan_budget", c.ReplanBudget, 0, 20) },
 		func() error { return intRange("candidates_k", c.CandidatesK, 1, 200) },
+		c.validateLeaseTTL,
 		c.validatePolicy,
 		func() error { return absDir("plugins_dir", c.PluginsDir) },
 		c.validatePlugins,

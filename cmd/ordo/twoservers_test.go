@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -57,17 +58,52 @@ func TestTwoServersShareRuns(t *testing.T) {
 // --store, else ORDO_STORE) with its own home and data directory (another
 // machine) and returns its MCP URL.
 func startServer(t *testing.T, ctx context.Context, store string, viaFlag bool, token string) string {
+	return serve(t, ctx, serverSpec{store: store, viaFlag: viaFlag, token: token}).url
+}
+
+// serverSpec is one `ordo serve --http` process.
+type serverSpec struct {
+	store   string
+	viaFlag bool   // the store given with --store (over ORDO_STORE=embedded), else in ORDO_STORE
+	token   string // an admin bearer token
+	config  string // more of ordo.yaml
+	vars    []string
+	// share, when set, is a directory holding what several servers share
+	// besides the store: the plugin data (share/plugins, which the
+	// server's <data_dir>/plugins links to) and the files root
+	// (share/files).
+	share string
+}
+
+type server struct {
+	url string
+	cmd *exec.Cmd
+}
+
+func serve(t *testing.T, ctx context.Context, spec serverSpec) server {
+	t.Helper()
 	e := newEnv(t)
 	cfg := filepath.Join(e.home, "ordo.yaml")
-	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)
-	args, vars := []string{"--config", cfg, "serve", "--http", "127.0.0.1:0"}, append(e.vars, "ADA_TOKEN="+token)
-	if viaFlag {
-		args, vars = append(args, "--store", store), append(vars, "ORDO_STORE=embedded")
+	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"+spec.config), 0o600)
+	args, vars := []string{"--config", cfg, "serve", "--http", "127.0.0.1:0"}, append(e.vars, "ADA_TOKEN="+spec.token)
+	if spec.viaFlag {
+		args, vars = append(args, "--store", spec.store), append(vars, "ORDO_STORE=embedded")
 	} else {
-		vars = append(vars, "ORDO_STORE="+store)
+		vars = append(vars, "ORDO_STORE="+spec.store)
+	}
+	if spec.share != "" {
+		for _, d := range []string{e.data, filepath.Join(spec.share, "plugins"), filepath.Join(spec.share, "files")} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(filepath.Join(spec.share, "plugins"), filepath.Join(e.data, "plugins")); err != nil {
+			t.Fatal(err)
+		}
+		vars = append(vars, "ORDO_FILES_ROOT="+filepath.Join(spec.share, "files"))
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), args...)
-	cmd.Dir, cmd.Env = repoRoot, vars
+	cmd.Dir, cmd.Env = repoRoot, append(vars, spec.vars...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -82,42 +118,51 @@ func startServer(t *testing.T, ctx context.Context, store string, viaFlag bool, 
 		logs.WriteString(sc.Text() + "\n")
 		var line struct{ Msg, Addr string }
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving MCP over HTTP" {
-			if strings.Contains(logs.String(), store) {
+			if strings.Contains(logs.String(), spec.store) {
 				t.Errorf("the store's DSN is logged:\n%s", logs.String())
 			}
 			go io.Copy(io.Discard, stderr)
-			return line.Addr
+			return server{url: line.Addr, cmd: cmd}
 		}
 	}
 	t.Fatalf("no listen address logged:\n%s", logs.String())
-	return ""
+	return server{}
 }
 
 // callTool calls one tool on a fresh streamable HTTP client and returns
 // its structured result.
 func callTool(t *testing.T, ctx context.Context, mcpURL, token, name string, args map[string]any) map[string]any {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(mcpURL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	out, err := tryTool(ctx, mcpURL, token, name, args)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// tryTool is callTool for a call that may fail (its server killed).
+func tryTool(ctx context.Context, mcpURL, token, name string, args map[string]any) (map[string]any, error) {
+	c, err := client.NewStreamableHttpClient(mcpURL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		return nil, err
+	}
 	defer c.Close()
 	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if _, err := c.Initialize(ctx, initRequest()); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = name, args
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
-		t.Fatalf("%s on %s: %v", name, mcpURL, err)
+		return nil, fmt.Errorf("%s on %s: %w", name, mcpURL, err)
 	}
 	data, _ := json.Marshal(res.StructuredContent)
 	var out map[string]any
 	if err := json.Unmarshal(data, &out); err != nil || out == nil {
-		t.Fatalf("%s on %s: no structured result: %+v", name, mcpURL, res)
+		return nil, fmt.Errorf("%s on %s: no structured result: %+v", name, mcpURL, res)
 	}
-	return out
+	return out, nil
 }

@@ -140,14 +140,9 @@ func checkTakeover(t *testing.T, ctx context.Context, st memory.Checkpointer, sh
 		pages[p.Title] = append(pages[p.Title], p.ID)
 		blocks[p.ID] = len(p.Blocks)
 	}
-	chat, err := os.ReadFile(filepath.Join(share, "plugins", "chat", "channels", "ops.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.ReadFile(filepath.Join(share, "files", "log.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Missing until a run got that far: the runs' own errors say more.
+	chat, _ := os.ReadFile(filepath.Join(share, "plugins", "chat", "channels", "ops.jsonl"))
+	log, _ := os.ReadFile(filepath.Join(share, "files", "log.txt"))
 	sums, err := st.List(ctx, memory.Filter{})
 	if err != nil {
 		t.Fatal(err)

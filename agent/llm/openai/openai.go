@@ -102,7 +102,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "llm: max_retries must be >= 0, got %d", retries).With("field", "max_retries")
 	}
 	cfg.MaxRetries = &retries
-	opts := []option.RequestOption{option.WithMaxRetries(retries)}
+	opts := []option.RequestOption{option.WithMaxRetries(retries), option.WithMiddleware(boundAnswer)}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
@@ -151,7 +151,11 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 			params.Messages = append(params.Messages, oai.UserMessage(m.Content))
 		}
 	}
-	resp, err := c.client.Chat.Completions.New(ctx, params)
+	var refused error
+	resp, err := c.client.Chat.Completions.New(context.WithValue(ctx, refusalKey{}, &refused), params)
+	if refused != nil {
+		return llm.Response{}, contracts.Errorf(contracts.CodeLLMInvalidOutput, "llm: the answer: %w", refused)
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return llm.Response{}, contracts.Errorf(contracts.CodeLLMTimeout, "llm: no answer within %s: %w", c.cfg.Timeout, err)

@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -141,5 +142,24 @@ func TestConfigRefusesBadValues(t *testing.T) {
 	t.Setenv("ORDO_LLM_MAX_RETRIES", "0")
 	if c, err = openai.ConfigFromEnv(); err != nil || c.MaxRetries == nil || *c.MaxRetries != 0 {
 		t.Fatalf("ORDO_LLM_MAX_RETRIES=0: cfg=%+v err=%v", c, err)
+	}
+}
+
+// TestDeepAnswerRefused: an answer nested deeper than contracts.MaxJSONDepth
+// is refused (7002, naming 1016 and the limit) before openai-go decodes it,
+// and is not asked again.
+func TestDeepAnswerRefused(t *testing.T) {
+	calls := 0
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Content-Type", "application/json")
+		deep := strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000)
+		fmt.Fprintf(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok","extra":%s}}]}`, deep)
+	}))
+	defer hs.Close()
+	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", MaxRetries: ptr(2)})
+	_, err := c.Complete(context.Background(), ask("role: planner"))
+	if contracts.CodeOf(err) != contracts.CodeLLMInvalidOutput || !strings.Contains(err.Error(), "ordo 1016: JSON nests deeper than 64 levels") || calls != 1 {
+		t.Fatalf("%d calls: %v", calls, err)
 	}
 }

@@ -1,0 +1,35 @@
+package openai
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+type refusalKey struct{}
+
+// boundAnswer keeps an answer nested deeper than contracts.MaxJSONDepth
+// from openai-go's decoder. The refusal goes to Complete through the
+// request's context, and openai-go gets an empty object in place of the
+// answer: an error returned here would be retried as a connection failure.
+func boundAnswer(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	resp, err := next(req)
+	refused, ok := req.Context().Value(refusalKey{}).(*error)
+	if err != nil || !ok {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if derr := contracts.CheckJSONDepth(body, contracts.MaxJSONDepth); derr != nil {
+		*refused, body = derr, []byte("{}")
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return resp, nil
+}

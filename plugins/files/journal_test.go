@@ -89,3 +89,33 @@ func TestTwoProcessesShareJournalAndRoot(t *testing.T) {
 		t.Fatalf("log.txt holds %q", lines)
 	}
 }
+
+// A key whose cut-off call left an intent is refused for another payload
+// (field idempotency_key), the tree untouched: finishing the first call's
+// change, or making the second's, would both answer the wrong call.
+func TestIntentKeyReusedWithOtherPayload(t *testing.T) {
+	e := setup(t)
+	first := map[string]any{"path": "a.txt", "content": "one", "mode": "create_new"}
+	journalIntent(t, e.cfg, "files.write", "k", first, &change{Op: "create_new", Path: "a.txt", Name: "a.txt", Created: true, Perm: 0o644})
+	e = restart(t, e.cfg)
+	e.Refused("files.write", map[string]any{"path": "b.txt", "content": "two", "mode": "create_new"}, "k", "idempotency_key")
+	if got := readDir(t, e.cfg.Root); got != "etc,outside-link" {
+		t.Fatalf("root holds %s", got)
+	}
+	if out := e.Call("files.write", first, "k"); out["created"] != true || e.file(t, "a.txt") != "one" {
+		t.Fatalf("the first call re-issued: %v", out)
+	}
+}
+
+func readDir(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, ",")
+}

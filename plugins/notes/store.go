@@ -66,7 +66,8 @@ type store struct {
 	// held is the file cur was read from, kept open: its inode cannot be
 	// reused while it is, so "the file at path is still held" (SameFile)
 	// means nothing was committed since.
-	held *os.File
+	held     *os.File
+	heldInfo os.FileInfo
 }
 
 // openStore loads path; a missing file is an empty store. A file that does
@@ -83,14 +84,19 @@ func openStore(path string) (*store, error) {
 	return s, nil
 }
 
-// snap returns the latest committed snapshot, for reading.
+// snap returns the latest committed snapshot, for reading. When the file
+// at path is still the one held (one stat), nothing was committed since.
 func (s *store) snap() (*snapshot, error) {
+	info, err := os.Stat(s.path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && s.held != nil && os.SameFile(s.heldInfo, info) {
+		return s.cur, nil
+	}
 	f, err := os.Open(s.path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err := s.load(f); err != nil {
 		return nil, err
 	}
@@ -98,19 +104,17 @@ func (s *store) snap() (*snapshot, error) {
 }
 
 // load makes f (the file now at path; nil when there is none) the current
-// snapshot unless it is the one held. Callers hold s.mu.
+// snapshot. Callers hold s.mu.
 func (s *store) load(f *os.File) error {
 	if f == nil {
-		if s.cur == nil || s.held != nil {
-			s.hold(nil, &snapshot{Version: storeVersion, Pages: map[string]Page{}})
-		}
+		s.hold(nil, nil, &snapshot{Version: storeVersion, Pages: map[string]Page{}})
 		return nil
 	}
-	if s.held != nil && sameFile(s.held, f) {
-		f.Close()
-		return nil
+	info, err := f.Stat()
+	var data []byte
+	if err == nil {
+		data, err = io.ReadAll(f)
 	}
-	data, err := io.ReadAll(f)
 	if err != nil {
 		f.Close()
 		return err
@@ -127,25 +131,16 @@ func (s *store) load(f *os.File) error {
 	if snap.Pages == nil {
 		snap.Pages = map[string]Page{}
 	}
-	s.hold(f, &snap)
+	s.hold(f, info, &snap)
 	return nil
 }
 
-// hold publishes snap, read from f.
-func (s *store) hold(f *os.File, snap *snapshot) {
+// hold publishes snap, read from f (whose stat is info).
+func (s *store) hold(f *os.File, info os.FileInfo, snap *snapshot) {
 	if s.held != nil {
 		s.held.Close()
 	}
-	s.held, s.cur = f, snap
-}
-
-func sameFile(a, b *os.File) bool {
-	ai, err := a.Stat()
-	if err != nil {
-		return false
-	}
-	bi, err := b.Stat()
-	return err == nil && os.SameFile(ai, bi)
+	s.held, s.heldInfo, s.cur = f, info, snap
 }
 
 // change runs one store mutation of call exactly once per idempotency key,
@@ -195,8 +190,13 @@ func (s *store) commit(tool string, cur *snapshot, page Page, stamp idem.Stamp, 
 	if err != nil {
 		return err
 	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
 	s.mu.Lock()
-	s.hold(f, next)
+	s.hold(f, info, next)
 	s.mu.Unlock()
 	return nil
 }

@@ -234,7 +234,7 @@ func (p *plugin) remove(_ context.Context, call sdk.Call) (any, error) {
 		if err != nil {
 			return nil, toolerr.FromOS("path", in.Path, err)
 		}
-		return &change{Op: "delete", Path: in.Path, Name: name, Kind: kind(info.Mode().Type()), Recursive: in.Recursive}, nil
+		return &change{Op: "delete", Path: in.Path, Name: name, Kind: kind(info.Mode().Type()), Recursive: in.Recursive, Offset: info.Size()}, nil
 	})
 }
 

@@ -62,6 +62,7 @@ func (j *journal) refresh() error {
 			return fmt.Errorf("%s: %s is not a journal entry: %w", j.path, line, err)
 		}
 		if e.Intent != nil {
+			j.follows(e.Intent)
 			j.pending[e.Key] = e
 			continue
 		}
@@ -69,6 +70,17 @@ func (j *journal) refresh() error {
 		j.guard.Remember(idem.Record{Key: e.Key, PayloadHash: e.PayloadHash, Result: e.Result})
 	}
 	return nil
+}
+
+// follows notes, on every cut-off append to the same file, the size the
+// file had when c, a later change, was planned: it says whether the
+// cut-off append happened, even after other appends buried its data.
+func (j *journal) follows(c *change) {
+	for _, p := range j.pending {
+		if p.Intent.Op == "append" && p.Intent.Name == c.Name && p.Intent.next == nil {
+			p.Intent.next = &c.Offset
+		}
+	}
 }
 
 // perform runs one side effect of call exactly once per idempotency key,
@@ -145,12 +157,13 @@ type change struct {
 	Path      string      `json:"path"` // as the caller gave it
 	Name      string      `json:"name"` // resolved, relative to the root
 	Created   bool        `json:"created,omitempty"`
-	Offset    int64       `json:"offset,omitempty"` // the file's size before (append)
+	Offset    int64       `json:"offset,omitempty"` // the size of the file before (write, delete)
 	Perm      fs.FileMode `json:"perm,omitempty"`
 	Kind      string      `json:"kind,omitempty"` // what delete removes
 	Recursive bool        `json:"recursive,omitempty"`
 	Tmp       string      `json:"tmp,omitempty"` // the key's temporary file
 	data      []byte      // not journaled: the payload, hashed in the entry, holds it
+	next      *int64      // a cut-off append: the file's size when the next change to it was planned
 }
 
 // point names c's kill point at stage.
@@ -228,11 +241,23 @@ func (c *change) created(fsys *os.Root) bool {
 	return err == nil && bytes.Equal(got, c.data)
 }
 
-// unappended is what a cut-off append still has to write: all of it if
-// the file is as it was, none if the data is in place at the old end, the
-// rest if the kill tore the write. A file changed otherwise is refused: no one can
+// unappended is what a cut-off append still has to write. When another
+// change to the file was planned since (other runs append to a log too),
+// the size the file had then says: the data was there (none), or not (all
+// of it, appended now). Otherwise the file itself says: all of it if the
+// file is as it was, none if the data is in place at the old end, the
+// rest if the kill tore the write. Anything else is refused: no one can
 // tell whether the append happened.
 func (c *change) unappended(fsys *os.Root) ([]byte, error) {
+	if c.next != nil {
+		switch *c.next {
+		case c.Offset + int64(len(c.data)):
+			return nil, nil
+		case c.Offset:
+			return c.data, nil
+		}
+		return nil, c.changed()
+	}
 	f, err := fsys.Open(c.Name)
 	if errors.Is(err, fs.ErrNotExist) && c.Created {
 		return c.data, nil
@@ -251,7 +276,11 @@ func (c *change) unappended(fsys *os.Root) ([]byte, error) {
 	if info, err := f.Stat(); err == nil && info.Size() == c.Offset+int64(len(got)) && bytes.HasPrefix(c.data, got) {
 		return c.data[len(got):], nil
 	}
-	return nil, toolerr.Refuse("path", "path %q changed since the interrupted append with this idempotency key: cannot tell whether it happened", c.Path).
+	return nil, c.changed()
+}
+
+func (c *change) changed() error {
+	return toolerr.Refuse("path", "path %q changed since the interrupted append with this idempotency key: cannot tell whether it happened", c.Path).
 		With("path", c.Path)
 }
 

@@ -119,3 +119,27 @@ func readDir(t *testing.T, dir string) string {
 	}
 	return strings.Join(names, ",")
 }
+
+// Other runs append to the same file after a cut-off append and before
+// its re-issue (a shared log): the size the file had when the next append
+// was planned says whether the cut-off one happened, though its data is no
+// longer at the end.
+func TestResumedAppendAfterOthers(t *testing.T) {
+	payload := map[string]any{"path": "log.txt", "content": "line\n", "mode": "append"}
+	for _, c := range []struct{ name, before, after string }{
+		{"had not happened", "old\n", "old\nother\nline\n"},
+		{"had happened", "old\nline\n", "old\nline\nother\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t)
+			os.WriteFile(filepath.Join(e.cfg.Root, "log.txt"), []byte(c.before), 0o644)
+			journalIntent(t, e.cfg, "files.write", "k", payload, &change{Op: "append", Path: "log.txt", Name: "log.txt", Offset: 4, Perm: 0o644})
+			e = restart(t, e.cfg)
+			e.Call("files.write", map[string]any{"path": "log.txt", "content": "other\n", "mode": "append"}, "k2")
+			e.Call("files.write", payload, "k")
+			if got := e.file(t, "log.txt"); got != c.after {
+				t.Fatalf("log.txt = %q, want %q", got, c.after)
+			}
+		})
+	}
+}

@@ -87,7 +87,8 @@ async function main() {
   report.approve_step = view(await client.callTool({ name: 'approve', arguments: { run_id: runID, decision: 'approve' } }));
 
   // execute plans and runs in one call; the SDK sends a progress token
-  // because onprogress is set.
+  // because onprogress is set. auto_approve answers the plan approval but
+  // not the chat post, which policy confirms: that waits for approve.
   const progress = [];
   const executed = await client.callTool(
     { name: 'execute', arguments: { plan, options: { auto_approve: true } } },
@@ -96,6 +97,7 @@ async function main() {
   );
   report.execute = view(executed);
   report.progress = progress;
+  report.execute_approve = view(await client.callTool({ name: 'approve', arguments: { run_id: executed.structuredContent?.run_id, decision: 'approve' } }));
 
   // Ordo's errors are tool errors carrying its code, not protocol errors.
   report.unknown_run = view(await client.callTool({ name: 'execute', arguments: { run_id: 'run_does_not_exist' } }));

@@ -97,19 +97,22 @@ func TestTakeoverFinishesDeadServersRuns(t *testing.T) {
 // returns its id.
 func waitRun(t *testing.T, ctx context.Context, st memory.Checkpointer, goal string, done func(memory.RunSummary) bool) string {
 	t.Helper()
+	var last memory.RunSummary
 	for {
 		sums, err := st.List(ctx, memory.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range sums {
-			if s.Goal == goal && done(s) {
-				return s.ID
+			if s.Goal == goal {
+				if last = s; done(s) {
+					return s.ID
+				}
 			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("run %q: %v", goal, ctx.Err())
+			t.Fatalf("run %q: %v; last seen %+v", goal, ctx.Err(), last)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}

@@ -70,6 +70,8 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	e.engine = agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store})
 	o := mcpserver.Options{
 		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Admin: h, Version: "test",
+		// The operator turned the admin tools on for stdio (mcp.stdio_admin).
+		StdioIdentity: &mcpserver.Identity{User: "local", Roles: []string{mcpserver.RoleAdmin}},
 		Tokens: []mcpserver.Token{
 			{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
 			{Token: userToken, Identity: mcpserver.Identity{User: "bob"}},

@@ -37,7 +37,8 @@ type Options struct {
 	// Tokens gate HTTP access; with none, every HTTP request is refused.
 	Tokens []Token
 	// StdioIdentity is who a stdio client is: the local user who started
-	// the process. Default: user "local" with the admin role.
+	// the process. Default: user "local" without the admin role, since a
+	// prompt-injected assistant on stdio must not start programs unasked.
 	StdioIdentity *Identity
 	Logger        *slog.Logger
 	Version       string
@@ -82,7 +83,7 @@ func New(opts Options) (*Server, error) {
 		opts.LookupEnv = os.LookupEnv
 	}
 	if opts.StdioIdentity == nil {
-		opts.StdioIdentity = &Identity{User: "local", Roles: []string{RoleAdmin}}
+		opts.StdioIdentity = &Identity{User: "local"}
 	}
 	s := &Server{
 		opts:   opts,

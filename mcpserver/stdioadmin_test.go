@@ -19,16 +19,15 @@ import (
 
 var adminTools = []string{"add_plugin", "add_upstream", "remove_plugin", "list_plugins"}
 
-// A stdio client without the admin role (what `ordo serve` gives it unless
-// mcp.stdio_admin is on) is not offered the admin tools, and a call is
+// A stdio client without the admin role (the default, and what `ordo
+// serve` gives it unless mcp.stdio_admin is on) is not offered the admin tools, and a call is
 // 2003 saying how to turn them on; HTTP admins keep them.
 func TestStdioAdminToolsOff(t *testing.T) {
 	e, h, rec := newStack(t, agent.DefaultConfig(), nil)
 	eng := agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: e.store})
 	var err error
 	e.srv, err = mcpserver.New(mcpserver.Options{Engine: eng, Runs: e.store, Catalog: h, Searcher: rec, Admin: h,
-		StdioIdentity: &mcpserver.Identity{User: "local"},
-		Tokens:        []mcpserver.Token{{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}}}})
+		Tokens: []mcpserver.Token{{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -41,8 +43,15 @@ type channelStats struct {
 }
 
 // lockName is the lock every process using the data directory takes to
-// read or append the channel logs.
+// read or append the channel logs. It is never held across the webhook
+// call, so a hanging webhook stalls no other process.
 const lockName = "chat.lock"
+
+// keyLocks is the number of key lock files (chat-keys/NN.lock): a keyed
+// post holds its key's one from lookup to logged line, so two processes
+// re-issuing a key post once. A fixed set, never removed (no unlink race);
+// two keys sharing a file only wait for each other.
+const keyLocks = 64
 
 type plugin struct {
 	dir      string // channels/
@@ -50,6 +59,9 @@ type plugin struct {
 	allowed  []string // empty: any channel
 	delivery string
 	lock     *filelock.Mutex
+	keysDir  string
+	keysMu   sync.Mutex
+	keys     map[uint32]*filelock.Mutex // opened on first use, at most keyLocks
 	// The index of the logs, brought up to date under the lock with what
 	// every process appended (refresh).
 	logs   map[string]*jsonl.Follower // by file
@@ -61,7 +73,8 @@ type plugin struct {
 // Tools indexes the channel logs and returns the chat tools.
 func Tools(cfg Config) ([]sdk.Tool, error) {
 	p := &plugin{dir: filepath.Join(cfg.DataDir, "channels"), stats: map[string]channelStats{}, delivery: "outbox",
-		logs: map[string]*jsonl.Follower{}, guard: idem.NewGuard(nil)}
+		logs: map[string]*jsonl.Follower{}, guard: idem.NewGuard(nil),
+		keysDir: filepath.Join(cfg.DataDir, "chat-keys"), keys: map[uint32]*filelock.Mutex{}}
 	for _, c := range cfg.Channels {
 		name, ok := normalise(c)
 		if !ok {
@@ -77,8 +90,10 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 		}
 		p.webhook, p.delivery = w, "webhook"
 	}
-	if err := os.MkdirAll(p.dir, 0o700); err != nil {
-		return nil, err
+	for _, d := range []string{p.dir, p.keysDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
 	}
 	lock, err := filelock.Open(filepath.Join(cfg.DataDir, lockName))
 	if err != nil {
@@ -104,6 +119,24 @@ func (p *plugin) locked(f func() error) error {
 		return err
 	}
 	return f()
+}
+
+// keyLock returns the lock file serialising calls with the scoped key.
+func (p *plugin) keyLock(key string) (*filelock.Mutex, error) {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	n := h.Sum32() % keyLocks
+	p.keysMu.Lock()
+	defer p.keysMu.Unlock()
+	if m, ok := p.keys[n]; ok {
+		return m, nil
+	}
+	m, err := filelock.Open(filepath.Join(p.keysDir, fmt.Sprintf("%02d.lock", n)))
+	if err != nil {
+		return nil, err
+	}
+	p.keys[n] = m
+	return m, nil
 }
 
 // refresh reads the lines appended to every channel log since the last
@@ -166,25 +199,52 @@ func (p *plugin) post(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, toolerr.Refuse("channel", "channel %q is not one of the configured channels (%s)", in.Channel, ChannelsEnv).
 			With("allowed", p.allowed)
 	}
+	s, err := idem.NewStamp(call.Tool, call.IdempotencyKey, call.Payload)
+	if err != nil {
+		return nil, err
+	}
+	if s.Keyed() {
+		kl, err := p.keyLock(s.Key)
+		if err != nil {
+			return nil, err
+		}
+		if err := kl.Lock(); err != nil {
+			return nil, err
+		}
+		defer kl.Unlock()
+		var out any
+		var done bool
+		if err := p.locked(func() (err error) { out, done, err = p.guard.Lookup(s); return err }); done || err != nil {
+			return out, err
+		}
+	}
+	return p.send(ctx, s, channel, in.Text)
+}
+
+// send delivers one message, then logs it, with its record when keyed, in
+// one appended line. The webhook call holds no lock: a keyed caller holds
+// its key's lock, so no other process sends with that key meanwhile.
+func (p *plugin) send(ctx context.Context, s idem.Stamp, channel, text string) (any, error) {
+	killpoint.Here("chat.post_message/start")
+	if p.webhook != nil {
+		if err := p.webhook.send(ctx, text); err != nil {
+			return nil, err
+		}
+	}
 	var out any
-	err := p.locked(func() (err error) {
-		out, err = p.guard.Do(call.Tool, call.IdempotencyKey, call.Payload, func(s idem.Stamp) (idem.Record, error) {
-			return p.send(ctx, s, channel, in.Text)
-		})
+	err := p.locked(func() error {
+		rec, err := p.log(s, channel, text)
+		if err != nil {
+			return err
+		}
+		out, err = p.guard.Done(s, rec)
 		return err
 	})
 	return out, err
 }
 
-// send delivers one message and logs it, with its record when keyed, in
-// one appended line; callers hold the lock.
-func (p *plugin) send(ctx context.Context, s idem.Stamp, channel, text string) (idem.Record, error) {
-	killpoint.Here("chat.post_message/start")
-	if p.webhook != nil {
-		if err := p.webhook.send(ctx, text); err != nil {
-			return idem.Record{}, err
-		}
-	}
+// log appends the message's line; callers hold the lock.
+func (p *plugin) log(s idem.Stamp, channel, text string) (idem.Record, error) {
 	// A Slack-style "seconds.micros" ts, strictly increasing across
 	// restarts and processes: the newest logged ts is indexed.
 	now := time.Now().UTC()

@@ -51,7 +51,9 @@ func (s Stamp) Same(hash string) error {
 // Guard runs side effects at most once per (tool, key). It holds no lock:
 // the plugin serialises calls with its own lock (filelock, shared with the
 // other processes using its data directory) and, under it, brings the
-// Guard up to date with Remember before calling Do.
+// Guard up to date with Remember before calling Do. A plugin whose effect
+// must not run under that lock (chat: a slow webhook would stall every
+// process) uses Lookup and Done instead, serialising calls per key itself.
 type Guard struct {
 	seen map[string]Record
 }
@@ -69,6 +71,45 @@ func NewGuard(recs []Record) *Guard {
 // Remember adds a record persisted since (by this process or another).
 func (g *Guard) Remember(r Record) { g.seen[r.Key] = r }
 
+// NewStamp identifies a call to tool with key (empty: unkeyed) and payload.
+func NewStamp(tool, key string, payload map[string]any) (Stamp, error) {
+	s := Stamp{tool: tool, own: key}
+	if key == "" {
+		return s, nil
+	}
+	canon, err := json.Marshal(payload) // map keys sorted: a canonical form
+	if err != nil {
+		return s, err
+	}
+	sum := sha256.Sum256(canon)
+	s.Key, s.Hash = tool+"/"+key, hex.EncodeToString(sum[:])
+	return s, nil
+}
+
+// Lookup returns the result remembered for s's key and true, or false when
+// the effect is still to run (always, unkeyed). A key reused with a
+// different payload is refused (see Stamp.Same).
+func (g *Guard) Lookup(s Stamp) (any, bool, error) {
+	r, ok := g.seen[s.Key]
+	if !s.Keyed() || !ok {
+		return nil, false, nil
+	}
+	if err := s.Same(r.PayloadHash); err != nil {
+		return nil, true, err
+	}
+	v, err := decode(r.Result)
+	return v, true, err
+}
+
+// Done remembers r, the record of s's effect (persisted with it when
+// keyed), and returns its result.
+func (g *Guard) Done(s Stamp, r Record) (any, error) {
+	if s.Keyed() {
+		g.Remember(r)
+	}
+	return decode(r.Result)
+}
+
 // Do returns the result remembered for (tool, key), or runs effect and
 // remembers the Record it returns. When the stamp is keyed, effect must
 // persist that record with its side effect before returning. An empty key
@@ -76,29 +117,18 @@ func (g *Guard) Remember(r Record) { g.seen[r.Key] = r }
 // (see Stamp.Same). The result is returned as decoded JSON (json.Number
 // numbers), the same shape on the first call as on a replay.
 func (g *Guard) Do(tool, key string, payload map[string]any, effect func(Stamp) (Record, error)) (any, error) {
-	s := Stamp{tool: tool, own: key}
-	if key != "" {
-		canon, err := json.Marshal(payload) // map keys sorted: a canonical form
-		if err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256(canon)
-		s.Key, s.Hash = tool+"/"+key, hex.EncodeToString(sum[:])
-		if r, ok := g.seen[s.Key]; ok {
-			if err := s.Same(r.PayloadHash); err != nil {
-				return nil, err
-			}
-			return decode(r.Result)
-		}
+	s, err := NewStamp(tool, key, payload)
+	if err != nil {
+		return nil, err
+	}
+	if v, done, err := g.Lookup(s); done || err != nil {
+		return v, err
 	}
 	r, err := effect(s)
 	if err != nil {
 		return nil, err
 	}
-	if s.Keyed() {
-		g.Remember(r)
-	}
-	return decode(r.Result)
+	return g.Done(s, r)
 }
 
 func decode(data json.RawMessage) (any, error) {

@@ -37,6 +37,11 @@ type Contract struct {
 	ProducesMap    map[string]string `json:"produces_map,omitempty"` // state key -> JSONPath into the result
 	TimeoutMS      int               `json:"timeout_ms,omitempty"`
 	Idempotent     bool              `json:"idempotent,omitempty"`
+	// IdempotentWithKey promises that a repeated call with the same
+	// idempotency key returns the first call's result and performs the
+	// effect at most once, even if the tool's process died mid-call; the
+	// host may then re-issue a keyed call cut off by a crash.
+	IdempotentWithKey bool `json:"idempotent_with_key,omitempty"`
 	// SecretFields are top-level payload fields redacted in step records.
 	SecretFields []string `json:"secret_fields,omitempty"`
 }

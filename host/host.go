@@ -129,8 +129,9 @@ func (h *Host) Subscribe(ctx context.Context) <-chan CatalogEvent { return h.cat
 // Call runs tool with payload through the invocation chain: input schema,
 // output schema, retries of retryable errors, per-attempt timeout. Errors
 // are *contracts.Error: CodeUnknownTool, CodeSchemaViolation,
-// CodeToolTimeout, CodeToolCrashed, CodeToolFailed (Retryable when the
-// tool said so), CodeToolInvalidOutput, CodeToolUnavailable.
+// CodeToolTimeout, CodeToolCrashed (retried first when the tool is
+// idempotent, or idempotent with the call's key), CodeToolFailed
+// (Retryable when the tool said so), CodeToolInvalidOutput, CodeToolUnavailable.
 func (h *Host) Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string) (json.RawMessage, error) {
 	t, ok := h.Lookup(tool)
 	if !ok {
@@ -144,7 +145,9 @@ func (h *Host) Call(ctx context.Context, tool string, payload json.RawMessage, i
 // until the call returns. A call to a restarting plugin waits for it (see
 // source.ready); so does a call that found the plugin's process already
 // gone (6004: it never reached the plugin), which is issued again once the
-// supervisor has restarted it.
+// supervisor has restarted it. A call cut off by its plugin's death
+// (6002) is retryable when the re-issued call cannot act twice (see
+// reissuable); the Retry layer then issues it to the restarted plugin.
 func (h *Host) dispatch(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
 	name := inv.Tool.Name()
 	e, ok := h.cat.lookup(name)
@@ -169,11 +172,22 @@ func (h *Host) dispatch(ctx context.Context, inv *Invocation) (json.RawMessage, 
 		if !errors.As(err, &ce) {
 			return nil, contracts.Errorf(contracts.CodeToolFailed, "%s: %w", name, err).With("tool", name)
 		}
+		if ce.Code == contracts.CodeToolCrashed && e.src.kind == kindPlugin && reissuable(inv) {
+			ce.Retryable = true
+		}
 		if ce.Code != contracts.CodeToolUnavailable || e.src.kind != kindPlugin || ctx.Err() != nil {
 			return nil, err
 		}
 		dead = in
 	}
+}
+
+// reissuable reports whether a call that may have acted can be issued
+// again: its tool changes nothing, or it promises to act at most once per
+// idempotency key (idempotent_with_key) and the call has a key.
+func reissuable(inv *Invocation) bool {
+	c := inv.Tool.Contract
+	return c.Idempotent || c.IdempotentWithKey && inv.IdempotencyKey != ""
 }
 
 // AddProvider adds a source of tools under a unique name: the built-in

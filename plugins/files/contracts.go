@@ -25,6 +25,8 @@ func contract(name, desc string, risk contracts.Risk, idempotent bool, tags []st
 		ProducesMap:  produces,
 		TimeoutMS:    20000,
 		Idempotent:   idempotent,
+		// Every files tool with an effect journals it under the key (journal.go).
+		IdempotentWithKey: risk != contracts.RiskRead,
 	}
 }
 

@@ -25,8 +25,9 @@ var (
 		OutputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id","url","title","created_at"],"properties":{
 			"id":{"type":"string"},"url":{"type":"string"},"title":{"type":"string"},"parent":{"type":"string"},
 			"created_at":{"type":"string","format":"date-time"}}}`),
-		ProducesMap: map[string]string{"page_id": "$.id", "page_url": "$.url"},
-		TimeoutMS:   10000,
+		ProducesMap:       map[string]string{"page_id": "$.id", "page_url": "$.url"},
+		TimeoutMS:         10000,
+		IdempotentWithKey: true, // the store keeps each key's first result (store.go)
 	}
 	getPageContract = contracts.Contract{
 		Tool: "notes.get_page", Service: "notes", RiskLevel: contracts.RiskRead, Idempotent: true,
@@ -61,7 +62,8 @@ var (
 			"type":{"enum":["paragraph","heading","bulleted_list_item","to_do","code"],"default":"paragraph"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["block_id","page_id","url","block_count"],"properties":{
 			"block_id":{"type":"string"},"page_id":{"type":"string"},"url":{"type":"string"},"block_count":{"type":"integer","minimum":1}}}`),
-		ProducesMap: map[string]string{"block_id": "$.block_id", "page_url": "$.url"},
-		TimeoutMS:   10000,
+		ProducesMap:       map[string]string{"block_id": "$.block_id", "page_url": "$.url"},
+		TimeoutMS:         10000,
+		IdempotentWithKey: true,
 	}
 )

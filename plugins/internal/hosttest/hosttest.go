@@ -39,8 +39,14 @@ type Plugin struct {
 // restart: the data directory, and what the plugin persisted, is the same.
 func Start(t testing.TB, bin, name, ordoDir string, env map[string]string) *Plugin {
 	t.Helper()
-	h, err := host.New(host.WithDataDir(ordoDir), host.WithStartTimeout(30*time.Second),
-		host.WithPlugins(host.PluginSpec{Name: name, Path: bin, Env: env}))
+	return start(t, bin, name, ordoDir, env)
+}
+
+func start(t testing.TB, bin, name, ordoDir string, env map[string]string, opts ...host.Option) *Plugin {
+	t.Helper()
+	opts = append([]host.Option{host.WithDataDir(ordoDir), host.WithStartTimeout(30 * time.Second),
+		host.WithPlugins(host.PluginSpec{Name: name, Path: bin, Env: env})}, opts...)
+	h, err := host.New(opts...)
 	if err != nil {
 		t.Fatalf("start plugin %s: %v", name, err)
 	}
@@ -87,11 +93,13 @@ func (p *Plugin) call(tool string, payload any, key string) (json.RawMessage, er
 // (see plugins/internal/killpoint), calls tool, checks that the call was
 // cut off by the plugin's death (CodeToolCrashed) and stops the host. What
 // the plugin persisted before the kill stays in ordoDir for a restart.
+// The host makes one attempt: a crashed keyed call would otherwise be
+// re-issued to the restarted plugin, which the caller means to do itself.
 func Crash(t testing.TB, bin, name, ordoDir string, env map[string]string, point string, hit int, tool string, payload any, key string) {
 	t.Helper()
 	armed := map[string]string{killpoint.PointEnv: point, killpoint.HitEnv: fmt.Sprint(hit)}
 	maps.Copy(armed, env)
-	p := Start(t, bin, name, ordoDir, armed)
+	p := start(t, bin, name, ordoDir, armed, host.WithRetry(host.RetryPolicy{MaxAttempts: 1}))
 	defer p.Host.Close()
 	out, err := p.call(tool, payload, key)
 	if code := contracts.CodeOf(err); code != contracts.CodeToolCrashed {

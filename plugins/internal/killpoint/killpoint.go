@@ -21,6 +21,10 @@ const (
 	// go on: the kill lands that long after the point, wherever the tool
 	// (or the next one) then is, inside a write or an fsync included.
 	DelayEnv = "ORDO_KILLPOINT_DELAY"
+	// OnceEnv, a file path, makes the kill happen once across restarts:
+	// the armed arrival dies only if it can create that file, so a plugin
+	// its host restarted (same environment, arrivals counted anew) lives.
+	OnceEnv = "ORDO_KILLPOINT_ONCE"
 )
 
 var (
@@ -28,6 +32,7 @@ var (
 	hit    = hitFromEnv()
 	ordo   = os.Getenv(TargetEnv) == "ordo"
 	delay  = delayFromEnv()
+	once   = os.Getenv(OnceEnv)
 	passed atomic.Int64
 )
 
@@ -48,7 +53,7 @@ func delayFromEnv() time.Duration {
 // if name is the armed point and this is the armed arrival at it. An
 // empty name is no point.
 func Here(name string) {
-	if name == "" || name != point || passed.Add(1) != hit {
+	if name == "" || name != point || passed.Add(1) != hit || !first() {
 		return
 	}
 	if delay > 0 {
@@ -56,6 +61,20 @@ func Here(name string) {
 		return
 	}
 	die()
+}
+
+// first reports whether this is the first process to die here: without
+// OnceEnv always; with it, whether this process created the marker file.
+func first() bool {
+	if once == "" {
+		return true
+	}
+	f, err := os.OpenFile(once, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false
+	}
+	_ = f.Close() // the marker exists: that is all it says
+	return true
 }
 
 func die() {

@@ -206,3 +206,23 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Fatalf("ConfigFromEnv = %+v, %v", cfg, err)
 	}
 }
+
+// Only the outbox promises a key's message at most once across a crash, so
+// only then may the host re-issue a post whose plugin died (a webhook post
+// cut off by a crash may have left).
+func TestPostIdempotentWithKeyOnlyForOutbox(t *testing.T) {
+	for _, tc := range []struct {
+		webhook string
+		want    bool
+	}{{"", true}, {"https://hooks.example/x", false}} {
+		tools, err := Tools(Config{DataDir: t.TempDir(), WebhookURL: tc.webhook})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools {
+			if tool.Contract.Tool == "chat.post_message" && tool.Contract.IdempotentWithKey != tc.want {
+				t.Errorf("webhook %q: idempotent_with_key %v, want %v", tc.webhook, tool.Contract.IdempotentWithKey, tc.want)
+			}
+		}
+	}
+}

@@ -16,9 +16,10 @@ var (
 			"text":{"type":"string","minLength":1,"maxLength":40000}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ts","channel","delivery"],"properties":{
 			"ts":{"type":"string","pattern":"^[0-9]+\\.[0-9]{6}$"},"channel":{"type":"string"},"delivery":{"enum":["outbox","webhook"]}}}`),
-		ProducesMap:       map[string]string{"message_ts": "$.ts"},
-		TimeoutMS:         15000,
-		IdempotentWithKey: true, // each key's message is sent at most once (chat.go)
+		ProducesMap: map[string]string{"message_ts": "$.ts"},
+		TimeoutMS:   15000,
+		// IdempotentWithKey is set in Tools for the outbox only: a webhook
+		// post cut off by a crash may have left, and cannot be asked.
 	}
 	listChannelsContract = contracts.Contract{
 		Tool: "chat.list_channels", Service: "chat", RiskLevel: contracts.RiskRead, Idempotent: true,

@@ -38,8 +38,9 @@ var killStages = map[string]struct {
 // — a stage at the Nth arrival there, half the time exactly, half the time
 // 0-2 ms later (inside a write or an fsync), all drawn from
 // ORDO_CRASH_SEED — until each tool took ORDO_CRASH_KILLS kills (default
-// 2; `make crash` asks for 50), on the embedded store and on Postgres. A new process recovers the
-// runs each time. Every run completes; every page, block, message, file
+// 2; `make crash` asks for 50), on the embedded store and on Postgres. Half
+// the kills take Ordo down with the plugin, and a new process recovers the
+// runs; the others kill only the plugin, and the host re-issues the call. Every run completes; every page, block, message, file
 // and log line exists once; every key was performed once and re-issued
 // calls answered what the first would have; no temporary file is left.
 func TestCrashInsideEveryTool(t *testing.T) {
@@ -80,6 +81,7 @@ func killTrial(t *testing.T, c crashEnv, perTool int) {
 	})
 	kills := map[string]int{}
 	var points []string
+	markers := t.TempDir()
 	batches := 0
 	for {
 		var due []string
@@ -99,16 +101,23 @@ func killTrial(t *testing.T, c crashEnv, perTool int) {
 		if rng.IntN(2) == 1 {
 			delay = time.Duration(rng.IntN(2000)) * time.Microsecond
 		}
-		env := []string{"ORDO_KILLPOINT=" + point, fmt.Sprint("ORDO_KILLPOINT_HIT=", hit), "ORDO_KILLPOINT_TARGET=ordo",
-			"ORDO_KILLPOINT_DELAY=" + delay.String()}
+		// Half the kills take Ordo down with the plugin (recovery re-issues
+		// the call); the others only the plugin, once (the host re-issues it
+		// after the restart, in the same process).
+		target, marker := "ordo", ""
+		if rng.IntN(2) == 1 {
+			target, marker = "plugin", filepath.Join(markers, fmt.Sprint("kill-", len(points)))
+		}
+		env := []string{"ORDO_KILLPOINT=" + point, fmt.Sprint("ORDO_KILLPOINT_HIT=", hit), "ORDO_KILLPOINT_TARGET=" + target,
+			"ORDO_KILLPOINT_DELAY=" + delay.String(), "ORDO_KILLPOINT_ONCE=" + marker}
 		mode, args := "recover", []string(nil)
 		if unfinished(t, st) == 0 {
 			mode, args = "start", []string{"-runs", fmt.Sprint(perBatch), "-prefix", fmt.Sprintf("b%d", batches)}
 			batches++
 		}
-		if c.run(mode, env, nil, args...).killed {
+		if c.run(mode, env, nil, args...).killed || marker != "" && exists(marker) {
 			kills[tool]++
-			points = append(points, fmt.Sprintf("%s:%s#%d+%v", mode, point, hit, delay))
+			points = append(points, fmt.Sprintf("%s:%s#%d+%v(%s)", mode, point, hit, delay, target))
 		}
 	}
 	t.Logf("seed %d: %d kills over %d batches of %d runs: %s", seed, len(points), batches, perBatch, strings.Join(points, " "))
@@ -133,4 +142,9 @@ func unfinished(t *testing.T, st memory.Checkpointer) int {
 		t.Fatal(err)
 	}
 	return len(sums)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

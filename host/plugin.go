@@ -96,7 +96,7 @@ func (h *Host) pin(spec PluginSpec) (PluginSpec, error) {
 		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q path: %w", spec.Name, err).With("field", "path")
 	}
 	spec.Path = abs
-	actual, err := fileSHA256(abs)
+	actual, err := PluginSHA256(abs)
 	if err != nil {
 		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q: %w", spec.Name, err).With("field", "path")
 	}
@@ -121,7 +121,9 @@ func (h *Host) pin(spec PluginSpec) (PluginSpec, error) {
 	return spec, nil
 }
 
-func fileSHA256(path string) (string, error) {
+// PluginSHA256 is the hex SHA-256 of the executable file at path: the
+// checksum a plugin is pinned to.
+func PluginSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

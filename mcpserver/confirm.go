@@ -3,12 +3,8 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -119,7 +115,7 @@ func (s *Server) confirmAddPlugin(raw json.RawMessage) (confirmation, error) {
 	origin := "as given by the caller; the binary must match it"
 	if sum == "" {
 		var err error
-		if sum, err = fileSHA256(spec.Path); err != nil {
+		if sum, err = host.PluginSHA256(spec.Path); err != nil {
 			return confirmation{}, contracts.Errorf(contracts.CodeInvalidInput, "add_plugin: argument path: %w", err).With("field", "path")
 		}
 		spec.SHA256 = sum
@@ -177,17 +173,4 @@ func writeJSONLine(b *strings.Builder, label string, v any) {
 	if data := strings.TrimSpace(buf.String()); data != "null" && data != "{}" && data != "[]" {
 		fmt.Fprintf(b, "%s: %s\n", label, data)
 	}
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -107,26 +105,8 @@ func serveHTTP(t *testing.T, ctx context.Context, token string) (*exec.Cmd, stri
 	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
 	cmd.Dir, cmd.Env = repoRoot, append(e.vars, "ADA_TOKEN="+token)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	})
-	sc := bufio.NewScanner(stderr)
-	var logs strings.Builder
-	for sc.Scan() {
-		logs.WriteString(sc.Text() + "\n")
-		var line struct{ Msg, Addr string }
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving MCP over HTTP" {
-			go io.Copy(io.Discard, stderr)
-			return cmd, line.Addr
-		}
-	}
-	t.Fatalf("no listen address logged:\n%s", logs.String())
-	return nil, ""
+	url, _ := listening(t, cmd)
+	return cmd, url
 }
 
 // deepExecute is an "execute" call of a one-step plan whose payload nests

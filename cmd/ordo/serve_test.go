@@ -235,34 +235,11 @@ func TestServeStdio(t *testing.T) {
 // environment variable: /healthz is open, /mcp needs the token.
 func TestServeHTTPAuth(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	cfg := filepath.Join(e.home, "ordo.yaml")
-	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)
 	const token = "ada-token-0123456789abcdef"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
-	cmd.Dir, cmd.Env = repoRoot, append(e.vars, "ADA_TOKEN="+token)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	var base string
-	sc := bufio.NewScanner(stderr)
-	var logs strings.Builder
-	for sc.Scan() {
-		logs.WriteString(sc.Text() + "\n")
-		var line struct{ Msg, Addr string }
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving MCP over HTTP" {
-			base = strings.TrimSuffix(line.Addr, "/mcp")
-			break
-		}
-	}
-	if base == "" {
-		t.Fatalf("no listen address logged:\n%s", logs.String())
-	}
-	go io.Copy(io.Discard, stderr)
+	cmd, url := serveHTTP(t, ctx, token)
+	base := strings.TrimSuffix(url, "/mcp")
 	resp, err := http.Get(base + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("healthz: %v %v", resp, err)

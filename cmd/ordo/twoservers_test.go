@@ -104,6 +104,18 @@ func serve(t *testing.T, ctx context.Context, spec serverSpec) server {
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), args...)
 	cmd.Dir, cmd.Env = repoRoot, append(vars, spec.vars...)
+	addr, logs := listening(t, cmd)
+	if strings.Contains(logs, spec.store) {
+		t.Errorf("the store's DSN is logged:\n%s", logs)
+	}
+	return server{url: addr, cmd: cmd}
+}
+
+// listening starts cmd, an `ordo serve --http`, stops it when the test
+// ends, and returns the MCP URL it logged and its log until then; the
+// rest of its log is discarded.
+func listening(t *testing.T, cmd *exec.Cmd) (url, logs string) {
+	t.Helper()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -113,20 +125,17 @@ func serve(t *testing.T, ctx context.Context, spec serverSpec) server {
 		cmd.Wait()
 	})
 	sc := bufio.NewScanner(stderr)
-	var logs strings.Builder
+	var b strings.Builder
 	for sc.Scan() {
-		logs.WriteString(sc.Text() + "\n")
+		b.WriteString(sc.Text() + "\n")
 		var line struct{ Msg, Addr string }
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving MCP over HTTP" {
-			if strings.Contains(logs.String(), spec.store) {
-				t.Errorf("the store's DSN is logged:\n%s", logs.String())
-			}
 			go io.Copy(io.Discard, stderr)
-			return server{url: line.Addr, cmd: cmd}
+			return line.Addr, b.String()
 		}
 	}
-	t.Fatalf("no listen address logged:\n%s", logs.String())
-	return server{}
+	t.Fatalf("no listen address logged:\n%s", b.String())
+	return "", ""
 }
 
 // callTool calls one tool on a fresh streamable HTTP client and returns

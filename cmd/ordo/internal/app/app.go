@@ -2,11 +2,8 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -285,7 +282,7 @@ func PluginSpecs(cfg *config.Config, log *slog.Logger) []host.PluginSpec {
 				continue
 			}
 			// Shipped beside ordo, so trusted as found: pin what is there now.
-			sum, err := fileSHA256(path)
+			sum, err := host.PluginSHA256(path)
 			if err != nil {
 				log.Warn("bundled plugin unreadable; its tools are unavailable", "plugin", name, "err", err)
 				continue
@@ -354,19 +351,6 @@ func FindBundled(name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no executable %s in %v (run make build)", file, tried)
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // OpenPatterns opens the pattern memory under the data directory, which

@@ -4,7 +4,8 @@ BIN       ?= $(CURDIR)/bin
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1s
 DATA      ?= ../shared/bench/toolret
-export ORDO_DATA_DIR ?= $(CURDIR)/.ordo
+# make run keeps its data in ./.ordo; no other target (make test included) sees it.
+run: export ORDO_DATA_DIR ?= $(CURDIR)/.ordo
 
 .PHONY: help build test crash bench bench-recommender fuzz lint run proto clean
 

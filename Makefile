@@ -20,7 +20,7 @@ test: ## run the whole test suite with the race detector
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 crash: ## the crash and takeover trials at full size (50 kills inside each side-effecting tool, 10 server takeovers), fixed seed unless ORDO_CRASH_SEED is set
-	ORDO_CRASH_SEED=$${ORDO_CRASH_SEED:-20260805} ORDO_CRASH_KILLS=50 ORDO_TAKEOVER_KILLS=10 $(GO) test -count=1 -timeout 120m -v \
+	ORDO_CRASH_SEED=$${ORDO_CRASH_SEED:-20260805} ORDO_CRASH_KILLS=50 ORDO_TAKEOVER_KILLS=10 $(GO) test -count=1 -timeout 45m -v \
 	  -run 'TestCrashInsideEveryTool|TestCrashRecoveryPostgres|TestTakeoverFinishesDeadServersRuns' ./agent/ ./cmd/ordo/
 
 bench: ## run every Go benchmark once (figures in README)

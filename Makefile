@@ -7,7 +7,7 @@ DATA      ?= ../shared/bench/toolret
 # make run keeps its data in ./.ordo; no other target (make test included) sees it.
 run: export ORDO_DATA_DIR ?= $(CURDIR)/.ordo
 
-.PHONY: help build test crash bench bench-recommender fuzz lint run proto clean
+.PHONY: help build test crash bench bench-eino bench-recommender fuzz lint run proto clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ crash: ## the crash and takeover trials at full size (50 kills inside each side-
 
 bench: ## run every Go benchmark once (figures in README)
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -benchmem ./...
+
+bench-eino: ## Ordo's orchestration cost per step beside Eino's compose chain and DAG, in one run (separate module bench/eino)
+	cd bench/eino && $(GO) test -run='^$$' -bench=PerStep -benchtime=$(BENCHTIME) -count=3 .
 
 bench-recommender: build ## tool-retrieval figures on the Seal-Tools and MetaTool dev sets
 	$(BIN)/ordo tools eval --tools $(DATA)/seal-tools/tools.jsonl --queries $(DATA)/seal-tools/queries-dev.jsonl

@@ -11,23 +11,6 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
-// finish ends the run as completed or rejected with a composed answer: one
-// composer LLM call, or a template when there is no model or it fails.
-func (e *Engine) finish(ctx context.Context, run *contracts.Run, status contracts.RunStatus) error {
-	run.Status = status
-	run.Interrupt = nil
-	run.Result = e.compose(ctx, run)
-	if err := e.save(ctx, run); err != nil {
-		return err
-	}
-	kind := EventCompleted
-	if status == contracts.RunRejected {
-		kind = EventRejected
-	}
-	e.emit(ctx, run, kind, "", "", run.Result.Answer)
-	return nil
-}
-
 type stepSummary struct {
 	Summary string `json:"summary"`
 	Intent  string `json:"intent,omitempty"`
@@ -36,15 +19,16 @@ type stepSummary struct {
 }
 
 func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.RunResult {
-	if e.deps.LLM == nil {
+	if e.deps.LLM == nil || run.Options.Direct {
 		return &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
 	}
 	var steps []stepSummary
+	actions := indexActions(run)
 	for _, s := range run.Steps {
 		if s.Status == contracts.StepStarted {
 			continue
 		}
-		a, _ := actionOf(run, s.PlanVersion, s.ActionID)
+		a := actions.of(s)
 		ss := stepSummary{Summary: describeAction(a), Intent: a.Intent, Status: string(s.Status)}
 		if s.Error != nil {
 			ss.Error = s.Error.Message
@@ -78,11 +62,12 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 			fmt.Fprintf(&b, ": %s", run.Error.Message)
 		}
 	}
+	actions := indexActions(run)
 	for _, s := range run.Steps {
 		if s.Status == contracts.StepStarted {
 			continue
 		}
-		a, _ := actionOf(run, s.PlanVersion, s.ActionID)
+		a := actions.of(s)
 		fmt.Fprintf(&b, "\n- %s: %s", describeAction(a), s.Status)
 		if len(s.Produced) > 0 {
 			own := e.producedBy(s)
@@ -100,18 +85,30 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 	return b.String()
 }
 
-func actionOf(run *contracts.Run, version int, id string) (contracts.Action, bool) {
+// actionIndex finds the action a step record belongs to in one lookup,
+// so that describing a run's steps stays linear in its length.
+type actionIndex map[actionKey]contracts.Action
+
+type actionKey struct {
+	version int
+	id      string
+}
+
+func indexActions(run *contracts.Run) actionIndex {
+	idx := actionIndex{}
 	for _, rev := range run.Plans {
-		if rev.Version != version {
-			continue
-		}
 		for _, a := range rev.Plan.Actions {
-			if a.ID == id {
-				return a, true
-			}
+			idx[actionKey{rev.Version, a.ID}] = a
 		}
 	}
-	return contracts.Action{ID: id}, false
+	return idx
+}
+
+func (idx actionIndex) of(s contracts.StepRecord) contracts.Action {
+	if a, ok := idx[actionKey{s.PlanVersion, s.ActionID}]; ok {
+		return a
+	}
+	return contracts.Action{ID: s.ActionID}
 }
 
 // producedBy re-reads what one step produced from its own result: a later

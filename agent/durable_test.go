@@ -309,12 +309,14 @@ func checkExactlyOnce(t *testing.T, st memory.Checkpointer, data string, minRuns
 		}
 		succeeded := map[string]int{}
 		started := map[string]int{}
+		keys := map[string]bool{}
 		for _, r := range run.Steps {
 			switch r.Status {
 			case contracts.StepStarted:
 				started[r.IdempotencyKey]++
 			case contracts.StepSucceeded:
 				succeeded[r.ActionID]++
+				keys[r.IdempotencyKey] = true
 				k := r.Tool + "/" + r.IdempotencyKey
 				switch r.Tool {
 				case "notes.create_page", "notes.append_block":
@@ -349,14 +351,12 @@ func checkExactlyOnce(t *testing.T, st memory.Checkpointer, data string, minRuns
 				t.Fatalf("run %s: action %s succeeded %d times: %+v", run.ID, a, succeeded[a], run.Steps)
 			}
 		}
-		for k, n := range started {
-			if n != 1 {
-				t.Fatalf("run %s: %d started records for key %s", run.ID, n, k)
-			}
+		if len(started) != 0 || len(keys) != 9 {
+			// A call's start is not written (its key is deterministic), so
+			// a re-issued call shares its first attempt's key and record.
+			t.Fatalf("run %s: %d started records (want none), %d distinct keys of succeeded steps (want 9)", run.ID, len(started), len(keys))
 		}
-		if len(started) != 9 {
-			t.Fatalf("run %s: %d started records, want 9", run.ID, len(started))
-		}
+
 	}
 	if len(fx.files) != len(runs)+1 { // a report each, and log.txt
 		t.Fatalf("the files root holds %d files for %d runs: %v", len(fx.files), len(runs), slices.Sorted(maps.Keys(fx.files)))

@@ -154,6 +154,17 @@ type Request struct {
 	Context string          // extra facts for the planner
 	UserID  string
 	Options contracts.RunOptions
+	// Source names where a given Plan came from in its plan revision:
+	// "caller" (the default), "template", "gateway", "fork".
+	Source string
+	// args are a direct call's arguments with their secrets, kept in
+	// memory only while Call drives the run (see Call).
+	args json.RawMessage
+	// seed and reason: what a fork takes over, and why (see Fork).
+	seed   *forkSeed
+	reason string
+	// execute: Run executes the run once it is ready (see afterPlan).
+	execute bool
 }
 
 // Engine runs plans. It holds no per-run memory: every method loads the
@@ -166,6 +177,7 @@ type Engine struct {
 	now     func() time.Time
 	leaseMu sync.Mutex
 	leases  map[string]*lease // runs this engine drives now
+	args    sync.Map          // run id -> a direct call's arguments, while Call or Confirm drives it
 }
 
 // New builds an engine. Bad prompt overrides fall back to the embedded
@@ -218,37 +230,17 @@ func (e *Engine) Get(ctx context.Context, runID string) (*contracts.Run, error) 
 	return e.deps.Store.Load(ctx, runID)
 }
 
+// Log returns up to limit entries of a run's log after the cursor `after`
+// (a sequence number; 0 for all), in order: what a client that follows a
+// run reads, and resumes from where it stopped (see memory.Checkpointer).
+func (e *Engine) Log(ctx context.Context, runID string, after int64, limit int) ([]contracts.RunDelta, error) {
+	return e.deps.Store.Log(ctx, runID, after, limit)
+}
+
 func newRunID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "run_" + hex.EncodeToString(b[:])
-}
-
-// save checkpoints run as its next sequence number. A refused write
-// (CodeSequenceConflict: another process advanced the run) is returned
-// as is; the caller must stop driving the run. Saving never observes
-// cancellation so a cancelled run still leaves its checkpoint. Once the
-// run's lease is lost nothing more is written (CodeLeaseHeld); a new run's
-// first checkpoint takes its lease.
-func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
-	if err := checkLease(ctx, run.ID); err != nil {
-		return err
-	}
-	run.Seq++
-	run.UpdatedAt = e.now()
-	if err := e.deps.Store.Save(context.WithoutCancel(ctx), run); err != nil {
-		run.Seq--
-		if contracts.CodeOf(err) == contracts.CodeSequenceConflict {
-			e.log.Warn("run advanced elsewhere; stopping", "run", run.ID, "seq", run.Seq+1)
-			return err
-		}
-		return contracts.Errorf(contracts.CodeStore, "checkpoint run %s: %w", run.ID, err).With("run", run.ID)
-	}
-	if run.Seq == 1 {
-		return e.created(ctx, run.ID)
-	}
-	e.remember(run)
-	return nil
 }
 
 func (e *Engine) emit(ctx context.Context, run *contracts.Run, kind, actionID, tool, msg string) {

@@ -95,7 +95,7 @@ func TestSeed000FailureRecoveredByReplanThreeCalls(t *testing.T) {
 	if !strings.Contains(rp, "rate limit") || !strings.Contains(rp, `"status":"failed"`) {
 		t.Fatalf("replanner input lacks the failure: %s", rp)
 	}
-	if run.Steps[1].Status != contracts.StepFailed || run.Steps[1].Error.Code != contracts.CodeToolFailed {
+	if run.Steps[0].Status != contracts.StepFailed || run.Steps[0].Error.Code != contracts.CodeToolFailed {
 		t.Fatalf("audit trail: %+v", run.Steps)
 	}
 }
@@ -148,7 +148,7 @@ func TestSeed004MissingSummaryReplansWithSummarize(t *testing.T) {
 	tt := newTools(t, append(builtins(m), sheetsTool(), chatTool())...)
 	run, err := New(Config{}, Deps{Tools: tt, LLM: m}).Run(context.Background(), Request{Goal: "get last week's sales from the sheet and summarise to chat"})
 	wantStatus(t, run, err, contracts.RunCompleted)
-	if run.ReplanCount != 1 || run.Steps[1].Error == nil || run.Steps[1].Error.Code != contracts.CodeMissingPath {
+	if run.ReplanCount != 1 || run.Steps[0].Error == nil || run.Steps[0].Error.Code != contracts.CodeMissingPath {
 		t.Fatalf("replans=%d steps=%+v", run.ReplanCount, run.Steps)
 	}
 	if got := tt.Calls("chat.post_message")[0].Payload["text"]; got != "Sales: 200 over two days, Monday strongest." {

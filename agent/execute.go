@@ -18,18 +18,7 @@ import (
 // first where configured).
 func (e *Engine) Execute(ctx context.Context, runID string) (*contracts.Run, error) {
 	return e.withRun(ctx, runID, false, func(ctx context.Context, run *contracts.Run) error {
-		switch {
-		case run.Status.Final():
-			return contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
-		case run.Status == contracts.RunInterrupted:
-			return contracts.Errorf(contracts.CodeInvalidInput, "run %s waits for a %s decision: resume it", run.ID, run.Interrupt.Kind).
-				With("run", run.ID).With("interrupt", run.Interrupt.Kind)
-		case planned(run):
-			return e.continuePlanned(ctx, run)
-		case run.Status == contracts.RunPending:
-			return contracts.Errorf(contracts.CodeInvalidInput, "run %s has no plan yet", run.ID).With("run", run.ID)
-		}
-		return e.execute(ctx, run)
+		return e.advance(ctx, run, byExecute, contracts.Decision{})
 	})
 }
 
@@ -94,7 +83,11 @@ type outcome struct {
 
 // runDAG executes the current plan version: every action whose
 // dependencies are done is dispatched, up to the parallelism limit; results
-// come back to this goroutine, which alone changes the run.
+// come back to this goroutine, which alone changes the run. Each step
+// boundary costs the same whatever the run's length: progress indexes the
+// steps, and each finished call is one appended log entry (a call's start
+// is not written: its idempotency key is deterministic, so a call in
+// flight at a crash is re-issued under the same key).
 func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure, error) {
 	rev := run.Plans[len(run.Plans)-1]
 	plan := rev.Plan
@@ -106,6 +99,7 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 	if err != nil {
 		return stopFailed, nil, e.fail(ctx, run, err)
 	}
+	prog := newProgress(run, rev, g)
 	running := map[string]bool{}
 	results := make(chan outcome)
 	var (
@@ -115,11 +109,12 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 	)
 	for {
 		if fail == nil && pending == nil && dataErr == nil && ctx.Err() == nil {
-			for _, a := range plan.Actions {
+			for _, i := range slices.Clone(prog.ready) {
 				if len(running) >= e.cfg.Parallelism {
 					break
 				}
-				if running[a.ID] || doneIn(run, rev.Version, a.ID) || !depsDone(run, rev.Version, g.Deps[a.ID]) {
+				a := plan.Actions[i]
+				if running[a.ID] {
 					continue
 				}
 				if missing := missingKeys(state, a.Requires); len(missing) > 0 {
@@ -128,13 +123,13 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 						With("action", a.ID).With("keys", missing)}
 					break
 				}
-				o, in, err := e.prepare(ctx, run, rev.Version, a, state)
+				o, in, err := e.prepare(ctx, run, prog, a, state)
 				if err != nil {
 					if contracts.CodeOf(err) == contracts.CodeSequenceConflict || contracts.CodeOf(err) == contracts.CodeStore {
 						dataErr = err
 						break
 					}
-					if f := e.recordFailure(ctx, run, rev.Version, a, nil, err); f != nil {
+					if f := e.recordFailure(ctx, run, prog, a, nil, err); f != nil {
 						fail = f
 						break
 					}
@@ -142,10 +137,6 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 				}
 				if in != nil {
 					pending = in
-					break
-				}
-				if err := e.save(ctx, run); err != nil {
-					dataErr = err
 					break
 				}
 				e.emit(ctx, run, EventStepStarted, a.ID, a.Tool, fmt.Sprintf("attempt %d", o.started.Attempt))
@@ -163,14 +154,14 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 				return stopFailed, fail, nil
 			case ctx.Err() != nil:
 				return stopCancelled, nil, nil
-			case allDone(run, rev):
+			case prog.left == 0:
 				return stopDone, nil, nil
 			}
 			return stopFailed, nil, e.fail(ctx, run, contracts.Errorf(contracts.CodeInternal, "no action can run and the plan is not done"))
 		}
 		o := <-results
 		delete(running, o.action.ID)
-		if f, err := e.finishStep(ctx, run, rev.Version, o, state); err != nil {
+		if f, err := e.finishStep(ctx, run, prog, o, state); err != nil {
 			dataErr = err
 		} else if f != nil && fail == nil {
 			fail = f
@@ -180,7 +171,7 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 
 // finishStep verifies a call's outcome, records it and checkpoints. It
 // returns a failure when the action cannot succeed in this plan version.
-func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, version int, o outcome, state map[string]any) (*failure, error) {
+func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, prog *progress, o outcome, state map[string]any) (*failure, error) {
 	if o.toolLLM > 0 {
 		if run.LLMCalls == nil {
 			run.LLMCalls = map[string]int{}
@@ -199,7 +190,7 @@ func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, version int
 	}
 	e.setState(run, state, values, &rec)
 	if err != nil {
-		f := e.recordFailure(ctx, run, version, o.action, &rec, err)
+		f := e.recordFailure(ctx, run, prog, o.action, &rec, err)
 		if serr := e.save(ctx, run); serr != nil {
 			return nil, serr
 		}
@@ -207,6 +198,7 @@ func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, version int
 	}
 	rec.Status = contracts.StepSucceeded
 	run.Steps = append(run.Steps, rec)
+	prog.record(rec)
 	if err := e.save(ctx, run); err != nil {
 		return nil, err
 	}
@@ -230,15 +222,16 @@ func (e *Engine) setState(run *contracts.Run, state, values map[string]any, rec 
 
 // recordFailure appends a failed attempt (rec nil: it failed before any
 // call) and says whether the action is out of attempts.
-func (e *Engine) recordFailure(ctx context.Context, run *contracts.Run, version int, a contracts.Action, rec *contracts.StepRecord, err error) *failure {
+func (e *Engine) recordFailure(ctx context.Context, run *contracts.Run, prog *progress, a contracts.Action, rec *contracts.StepRecord, err error) *failure {
 	ce := contracts.AsError(err)
 	if rec == nil {
 		now := e.now()
-		rec = &contracts.StepRecord{ActionID: a.ID, Tool: a.Tool, PlanVersion: version, Attempt: attempts(run, version, a.ID) + 1, StartedAt: now, EndedAt: now}
+		rec = &contracts.StepRecord{ActionID: a.ID, Tool: a.Tool, PlanVersion: prog.version, Attempt: prog.tries[a.ID] + 1, StartedAt: now, EndedAt: now}
 	}
 	rec.Status = contracts.StepFailed
 	rec.Error = ce
 	run.Steps = append(run.Steps, *rec)
+	prog.record(*rec)
 	e.emit(ctx, run, EventStepFailed, a.ID, a.Tool, ce.Message)
 	if retryable(ce) && rec.Attempt < e.maxAttempts(a, ce) {
 		return nil
@@ -266,33 +259,90 @@ func (e *Engine) maxAttempts(a contracts.Action, err *contracts.Error) int {
 	return 1
 }
 
-// The helpers below read the append-only step list; it is the truth.
+// progress indexes the steps of one plan version so that a step
+// boundary costs O(1) whatever the run's length: which actions are done,
+// each action's attempts, the critic's last feedback, calls an older build
+// recorded as started but never ended, and which actions are ready.
+type progress struct {
+	version    int
+	dependents map[string][]int // action id -> plan indexes of the actions that depend on it
+	waiting    []int            // by plan index: dependencies not yet done
+	ready      []int            // plan indexes not done whose dependencies are, ascending
+	order      map[string]int
+	done       map[string]bool
+	tries      map[string]int
+	feedback   map[string]string
+	started    map[string]contracts.StepRecord
+	left       int // actions not done
+}
 
-func doneIn(run *contracts.Run, version int, id string) bool {
+func newProgress(run *contracts.Run, rev contracts.PlanRevision, g *contracts.Graph) *progress {
+	acts := rev.Plan.Actions
+	p := &progress{version: rev.Version, dependents: map[string][]int{}, waiting: make([]int, len(acts)),
+		order: make(map[string]int, len(acts)), done: map[string]bool{}, tries: map[string]int{},
+		feedback: map[string]string{}, started: map[string]contracts.StepRecord{}, left: len(acts)}
+	for i, a := range acts {
+		p.order[a.ID] = i
+	}
 	for _, s := range run.Steps {
-		if s.PlanVersion == version && s.ActionID == id && (s.Status == contracts.StepSucceeded || s.Status == contracts.StepSkipped) {
-			return true
+		if s.PlanVersion == rev.Version {
+			p.note(s)
 		}
 	}
-	return false
+	for i, a := range acts {
+		for _, d := range g.Deps[a.ID] {
+			p.dependents[d] = append(p.dependents[d], i)
+			if !p.done[d] {
+				p.waiting[i]++
+			}
+		}
+		if !p.done[a.ID] && p.waiting[i] == 0 {
+			p.ready = append(p.ready, i)
+		}
+	}
+	return p
 }
 
-func depsDone(run *contracts.Run, version int, deps []string) bool {
-	for _, d := range deps {
-		if !doneIn(run, version, d) {
-			return false
+// note takes one step record into the counts, without readiness.
+func (p *progress) note(s contracts.StepRecord) bool {
+	p.tries[s.ActionID] = max(p.tries[s.ActionID], s.Attempt)
+	switch s.Status {
+	case contracts.StepStarted:
+		p.started[s.ActionID] = s
+		return false
+	case contracts.StepFailed:
+		if s.Error != nil {
+			p.feedback[s.ActionID], _ = s.Error.Details["feedback"].(string)
 		}
+	}
+	if st, ok := p.started[s.ActionID]; ok && st.Attempt == s.Attempt {
+		delete(p.started, s.ActionID)
+	}
+	if s.Status == contracts.StepFailed || p.done[s.ActionID] {
+		return false
+	}
+	if _, inPlan := p.order[s.ActionID]; inPlan {
+		p.done[s.ActionID] = true
+		p.left--
 	}
 	return true
 }
 
-func allDone(run *contracts.Run, rev contracts.PlanRevision) bool {
-	for _, a := range rev.Plan.Actions {
-		if !doneIn(run, rev.Version, a.ID) {
-			return false
+// record takes a step record appended now, making the actions that
+// waited only for it ready.
+func (p *progress) record(s contracts.StepRecord) {
+	if !p.note(s) {
+		return
+	}
+	if i := slices.Index(p.ready, p.order[s.ActionID]); i >= 0 {
+		p.ready = slices.Delete(p.ready, i, i+1)
+	}
+	for _, i := range p.dependents[s.ActionID] {
+		if p.waiting[i]--; p.waiting[i] == 0 {
+			at, _ := slices.BinarySearch(p.ready, i)
+			p.ready = slices.Insert(p.ready, at, i)
 		}
 	}
-	return true
 }
 
 // attempts is the highest attempt number recorded for an action.
@@ -304,24 +354,6 @@ func attempts(run *contracts.Run, version int, id string) int {
 		}
 	}
 	return n
-}
-
-// inFlight returns the started record of an attempt that never ended: a
-// call that was in flight when a process stopped.
-func inFlight(run *contracts.Run, version int, id string) (contracts.StepRecord, bool) {
-	var last contracts.StepRecord
-	found := false
-	for _, s := range run.Steps {
-		if s.PlanVersion != version || s.ActionID != id {
-			continue
-		}
-		if s.Status == contracts.StepStarted {
-			last, found = s, true
-		} else if found && s.Attempt == last.Attempt {
-			found = false
-		}
-	}
-	return last, found
 }
 
 func missingKeys(state map[string]any, keys []string) []string {

@@ -265,17 +265,7 @@ func (e *Engine) PlanTemplate(ctx context.Context, req TemplateRequest) (*contra
 		goal = p.Goal
 	}
 	p.Goal = goal
-	return e.Plan(context.WithValue(ctx, planSourceKey{}, "template"), Request{Goal: goal, Plan: &p, UserID: req.UserID, Options: req.Options})
-}
-
-// planSourceKey carries a given plan's source ("template") into planStage.
-type planSourceKey struct{}
-
-func givenSource(ctx context.Context) string {
-	if s, ok := ctx.Value(planSourceKey{}).(string); ok {
-		return s
-	}
-	return "caller"
+	return e.Plan(ctx, Request{Goal: goal, Plan: &p, UserID: req.UserID, Options: req.Options, Source: "template"})
 }
 
 // applyInputs sets "ACTION_ID.FIELD" literal inputs (FIELD may be a

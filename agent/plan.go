@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -50,7 +51,13 @@ func (e *Engine) Plan(ctx context.Context, req Request) (_ *contracts.Run, err e
 		}
 	}
 	e.emit(ctx, run, EventRunStarted, "", "", goal)
-	if err := e.planStage(ctx, run, req.Context, req.Plan); err != nil {
+	if req.args != nil {
+		e.args.Store(run.ID, req.args)
+	}
+	if req.seed != nil {
+		run.State, run.Steps = req.seed.state, req.seed.steps
+	}
+	if err := e.planStage(ctx, run, req); err != nil {
 		if run.Seq == 0 { // never stored: there is no run to return
 			return nil, err
 		}
@@ -63,6 +70,7 @@ func (e *Engine) Plan(ctx context.Context, req Request) (_ *contracts.Run, err e
 func (e *Engine) Run(ctx context.Context, req Request) (_ *contracts.Run, err error) {
 	ctx, end := e.holdNew(ctx)
 	defer func() { end(err) }()
+	req.execute = true
 	run, err := e.Plan(ctx, req)
 	if err != nil || run.Status != contracts.RunReady {
 		return run, err
@@ -81,10 +89,13 @@ type candidate struct {
 
 // planStage gets a plan (given or from the planner), validates it, applies
 // policy and decides whether a person must approve it.
-func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string, given *contracts.Plan) error {
+func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request) error {
 	var p *contracts.Plan
 	var remembered *patterns.Clarification
-	source := givenSource(ctx)
+	given, source := req.Plan, req.Source
+	if source == "" {
+		source = "caller"
+	}
 	if given != nil {
 		cp := clonePlan(given)
 		p = &cp
@@ -97,7 +108,7 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string
 		remembered = e.reuseClarification(ctx, run)
 		cands := e.candidates(ctx, run)
 		in := map[string]any{
-			"user_request": run.Goal, "context": extra, "timezone": run.Options.Timezone, "locale": run.Options.Locale,
+			"user_request": run.Goal, "context": req.Context, "timezone": run.Options.Timezone, "locale": run.Options.Locale,
 			"connected_services": run.Options.Services, "tool_candidates": describe(cands),
 		}
 		if past := e.examples(ctx, run); len(past) > 0 {
@@ -128,7 +139,7 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string
 			Suggestions: suggestions(remembered),
 		})
 	}
-	rev, decisions, err := e.checkPlan(run, p, source, "", nil)
+	rev, decisions, err := e.checkPlan(run, p, source, req.reason, slices.Collect(maps.Keys(run.State)))
 	if err != nil {
 		switch contracts.CodeOf(err) {
 		case contracts.CodePolicyDenied:
@@ -148,7 +159,7 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string
 			return err
 		}
 	}
-	return e.afterPlan(ctx, run)
+	return e.afterPlan(ctx, run, req.execute)
 }
 
 // continuePlanned continues a pending run whose checked plan is already
@@ -156,7 +167,7 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, extra string
 // next): plan approval where configured, else execution.
 func (e *Engine) continuePlanned(ctx context.Context, run *contracts.Run) error {
 	e.emit(ctx, run, EventResumed, "", "", "continue after planning")
-	if err := e.afterPlan(ctx, run); err != nil || run.Status != contracts.RunReady {
+	if err := e.afterPlan(ctx, run, true); err != nil || run.Status != contracts.RunReady {
 		return err
 	}
 	return e.execute(ctx, run)
@@ -167,8 +178,11 @@ func planned(run *contracts.Run) bool {
 	return run.Status == contracts.RunPending && len(run.Plans) > 0
 }
 
-// afterPlan asks for plan approval where configured, else makes the run ready.
-func (e *Engine) afterPlan(ctx context.Context, run *contracts.Run) error {
+// afterPlan asks for plan approval where configured, else makes the run
+// ready. When execution follows at once (then), ready is not written:
+// execution's first write supersedes it, and a run left pending with its
+// checked plan continues the same way.
+func (e *Engine) afterPlan(ctx context.Context, run *contracts.Run, then bool) error {
 	rev := run.Plans[len(run.Plans)-1]
 	h := e.hitl(run)
 	if len(rev.Plan.Actions) > 0 && h.Enabled && h.PlanApproval && !run.Options.AutoApprove {
@@ -179,6 +193,9 @@ func (e *Engine) afterPlan(ctx context.Context, run *contracts.Run) error {
 	}
 	run.Status = contracts.RunReady
 	run.Interrupt = nil
+	if then {
+		return nil
+	}
 	return e.save(ctx, run)
 }
 
@@ -378,30 +395,4 @@ func clonePlan(p *contracts.Plan) contracts.Plan {
 	b, _ := json.Marshal(p)
 	_ = json.Unmarshal(b, &out)
 	return out
-}
-
-// interrupt records in as the run's question and checkpoints it.
-func (e *Engine) interrupt(ctx context.Context, run *contracts.Run, in *contracts.Interrupt) error {
-	in.CreatedAt = e.now()
-	run.Interrupt = in
-	run.Status = contracts.RunInterrupted
-	if err := e.save(ctx, run); err != nil {
-		return err
-	}
-	e.emit(ctx, run, EventInterrupted, in.ActionID, in.Tool, string(in.Kind)+": "+in.Message)
-	return nil
-}
-
-// fail ends the run closed: the coded error, a template answer saying what
-// happened, and the audit trail as it stands.
-func (e *Engine) fail(ctx context.Context, run *contracts.Run, err error) error {
-	run.Status = contracts.RunFailed
-	run.Error = contracts.AsError(err)
-	run.Interrupt = nil
-	run.Result = &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
-	if serr := e.save(ctx, run); serr != nil {
-		return serr
-	}
-	e.emit(ctx, run, EventFailed, "", "", run.Error.Message)
-	return nil
 }

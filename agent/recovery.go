@@ -105,39 +105,14 @@ func (e *Engine) recoverRun(ctx context.Context, id string) bool {
 	return true
 }
 
-// continueRun holds id's lease and continues it: running and ready runs
-// execute on, and so does a pending run whose checked plan was
-// checkpointed; a run whose planning was cut short before that fails
-// closed, since the planner's inputs were never checkpointed; an
-// interrupted run waits for its person, so its lease is just released.
+// continueRun holds id's lease and moves the run on as Recover does
+// (advance): running and ready runs execute on, and so does a pending run
+// whose checked plan was checkpointed; a run whose planning was cut short
+// before that fails closed, since the planner's inputs were never
+// checkpointed; an interrupted run waits for its person, so its lease is
+// just released.
 func (e *Engine) continueRun(ctx context.Context, id string) (*contracts.Run, error) {
 	return e.withRun(ctx, id, true, func(ctx context.Context, run *contracts.Run) error {
-		switch run.Status {
-		case contracts.RunRunning, contracts.RunReady:
-			e.emit(ctx, run, EventResumed, "", "", "recovered by "+e.cfg.Owner)
-			return e.execute(ctx, run)
-		case contracts.RunPending:
-			if planned(run) {
-				return e.continuePlanned(ctx, run)
-			}
-			return e.fail(ctx, run, contracts.Errorf(contracts.CodePlanFailed,
-				"the server planning this run stopped before the plan was checkpointed; plan the goal again").With("run", run.ID))
-		}
-		return nil
+		return e.advance(ctx, run, byRecover, contracts.Decision{})
 	})
-}
-
-// withRun holds runID's lease, loads the run and hands it to step; the
-// lease is let go with step's result (keepOnCancel: see hold).
-func (e *Engine) withRun(ctx context.Context, runID string, keepOnCancel bool, step func(context.Context, *contracts.Run) error) (_ *contracts.Run, err error) {
-	ctx, end, err := e.hold(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { end(err, keepOnCancel) }()
-	run, err := e.deps.Store.Load(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	return run, step(ctx, run)
 }

@@ -27,6 +27,9 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 		return false, nil
 	}
 	cause := f.err
+	if run.Options.Direct { // a direct call fails with its tool's error
+		return false, e.fail(ctx, run, cause)
+	}
 	if e.cfg.ReplanBudget < 0 || run.ReplanCount >= e.cfg.ReplanBudget {
 		return false, e.fail(ctx, run, contracts.Errorf(contracts.CodeReplanExhausted,
 			"action %s failed and the re-plan budget (%d) is spent: %s", f.action, max(e.cfg.ReplanBudget, 0), cause.Message).

@@ -28,27 +28,13 @@ var fits = map[contracts.InterruptKind][]contracts.DecisionKind{
 // server's live lease is refused with CodeLeaseHeld.
 func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision) (*contracts.Run, error) {
 	return e.withRun(ctx, runID, false, func(ctx context.Context, run *contracts.Run) error {
-		return e.resume(ctx, run, d)
+		return e.advance(ctx, run, byResume, d)
 	})
 }
 
-// resume applies d to the loaded, held run and drives it on.
-func (e *Engine) resume(ctx context.Context, run *contracts.Run, d contracts.Decision) error {
-	switch {
-	case run.Status.Final():
-		return contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
-	case run.Status == contracts.RunRunning || run.Status == contracts.RunReady || planned(run):
-		if d.Kind != "" {
-			return contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s waits for no decision", run.ID).With("run", run.ID)
-		}
-		if planned(run) {
-			return e.continuePlanned(ctx, run)
-		}
-		e.emit(ctx, run, EventResumed, "", "", "continue")
-		return e.execute(ctx, run)
-	case run.Status != contracts.RunInterrupted || run.Interrupt == nil:
-		return contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s is %s", run.ID, run.Status).With("run", run.ID)
-	}
+// decide applies a person's decision to the interrupted, held run and
+// drives it on.
+func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Decision) error {
 	in := *run.Interrupt
 	if !slices.Contains(fits[in.Kind], d.Kind) {
 		return contracts.Errorf(contracts.CodeInvalidDecision, "decision %q does not fit a %s interrupt (want one of %v)", d.Kind, in.Kind, fits[in.Kind]).
@@ -74,7 +60,7 @@ func (e *Engine) resume(ctx context.Context, run *contracts.Run, d contracts.Dec
 		record()
 		run.Goal = withAnswers(run.Goal, d.Answers)
 		run.Status = contracts.RunPending
-		if err := e.planStage(ctx, run, "", nil); err != nil || run.Status != contracts.RunReady {
+		if err := e.planStage(ctx, run, Request{}); err != nil || run.Status != contracts.RunReady {
 			return err
 		}
 	case contracts.InterruptPlanApproval:

@@ -14,39 +14,42 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
-// prepare readies one attempt of action a: it binds the payload, stops for
-// missing values or an approval, and appends the started record that makes
-// the attempt's idempotency key durable before the call. A returned
-// interrupt means nothing was appended.
-func (e *Engine) prepare(ctx context.Context, run *contracts.Run, version int, a contracts.Action, state map[string]any) (outcome, *contracts.Interrupt, error) {
+// prepare readies one attempt of action a: it binds the payload and stops
+// for missing values or an approval (a returned interrupt). The attempt's
+// idempotency key is deterministic (run, plan version, action, attempt),
+// so nothing needs writing before the call: a call cut off by a crash is
+// re-issued under the same key.
+func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress, a contracts.Action, state map[string]any) (outcome, *contracts.Interrupt, error) {
 	tool, ok := e.deps.Tools.Lookup(a.Tool)
 	if !ok {
 		return outcome{}, nil, contracts.Errorf(contracts.CodeUnknownTool, "tool %s left the catalog", a.Tool).With("action", a.ID).With("tool", a.Tool)
 	}
+	version := prog.version
 	o := outcome{action: a, tool: tool}
-	if rec, ok := inFlight(run, version, a.ID); ok {
-		// Re-issue the interrupted call under the same key; a recorded
-		// payload is exact unless secrets were redacted out of it.
+	if rec, ok := prog.started[a.ID]; ok {
+		// An older build recorded this call as started and stopped before
+		// it ended: re-issue it under the same key; a recorded payload is
+		// exact unless secrets were redacted out of it.
+		o.started = rec
+		o.started.StartedAt = e.now()
 		if len(tool.Contract.SecretFields) == 0 && len(rec.Payload) > 0 {
-			o.started = rec
-			o.started.StartedAt = e.now()
 			return o, nil, nil
 		}
 		payload, err := e.bind(ctx, run, version, a, tool, state, "")
-		if err != nil {
-			return o, nil, err
-		}
-		o.started = rec
-		o.started.StartedAt = e.now()
 		o.started.Payload = payload
-		return o, nil, nil
+		return o, nil, err
 	}
 	payload, approved, err := e.approvedPayload(run, version, a, tool)
 	if err != nil {
 		return o, nil, err
 	}
 	if payload == nil {
-		if payload, err = e.bind(ctx, run, version, a, tool, state, lastFeedback(run, version, a.ID)); err != nil {
+		if payload, err = e.bind(ctx, run, version, a, tool, state, prog.feedback[a.ID]); err != nil {
+			return o, nil, err
+		}
+	}
+	if run.Options.Direct {
+		if payload, err = e.directPayload(run, tool, payload); err != nil {
 			return o, nil, err
 		}
 	}
@@ -72,15 +75,12 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, version int, a
 	if err := tool.ValidateInput(payload); err != nil {
 		return o, nil, err
 	}
-	attempt := attempts(run, version, a.ID) + 1
+	attempt := prog.tries[a.ID] + 1
 	o.started = contracts.StepRecord{
 		ActionID: a.ID, Tool: a.Tool, PlanVersion: version, Attempt: attempt,
 		IdempotencyKey: fmt.Sprintf("%s/v%d/%s/%d", run.ID, version, a.ID, attempt),
 		Payload:        payload, Status: contracts.StepStarted, StartedAt: e.now(),
 	}
-	rec := o.started
-	rec.Payload = redact(tool, payload)
-	run.Steps = append(run.Steps, rec)
 	return o, nil, nil
 }
 
@@ -366,18 +366,6 @@ func (e *Engine) critic(ctx context.Context, run *contracts.Run, a contracts.Act
 		strconv.FormatFloat(*v.Score, 'g', 3, 64), strconv.FormatFloat(e.cfg.Verifier.Threshold, 'g', 3, 64), v.Reason).
 		With("action", a.ID).With("score", *v.Score).With("feedback", v.Feedback).With("next", v.Next)
 	return ce
-}
-
-// lastFeedback is the critic's feedback on the action's latest failed attempt.
-func lastFeedback(run *contracts.Run, version int, id string) string {
-	for i := len(run.Steps) - 1; i >= 0; i-- {
-		s := run.Steps[i]
-		if s.PlanVersion == version && s.ActionID == id && s.Status == contracts.StepFailed && s.Error != nil {
-			fb, _ := s.Error.Details["feedback"].(string)
-			return fb
-		}
-	}
-	return ""
 }
 
 func describeAction(a contracts.Action) string {

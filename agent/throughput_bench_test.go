@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sync/errgroup"
@@ -15,19 +16,13 @@ import (
 	"github.com/ordo-run/ordo/memory/postgres"
 )
 
-// BenchmarkConcurrentRuns: 100 runs of 10 no-op steps each, all at once
-// through one engine against one store (every step checkpointed before and
-// after its call, leases on); reports whole runs and steps per second. The
+// BenchmarkConcurrentRuns: 100 runs of 10 no-op steps each, and 100 runs
+// of 100, all at once through one engine against one store (every step
+// checkpointed, leases on); reports whole runs and steps per second. The
 // Postgres case needs ORDO_TEST_POSTGRES_DSN.
+//
+//	go test -run '^$' -bench 'ConcurrentRuns' -benchtime 3x ./agent/
 func BenchmarkConcurrentRuns(b *testing.B) {
-	const runs, steps = 100, 10
-	out := `{"type":"object","required":["v"],"properties":{"v":{"type":"integer"}}}`
-	produces := map[string]string{}
-	for i := range steps {
-		produces[fmt.Sprintf("k%d", i)] = "$.v"
-	}
-	tt := newTools(b, tool("noop.run", contracts.RiskRead, `{"type":"object"}`, out, produces, returns(map[string]any{"v": 1})))
-	plan := mustPlan(b, noopPlan(steps))
 	stores := []struct {
 		name string
 		open func(b *testing.B) memory.Checkpointer
@@ -42,30 +37,40 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 		}},
 		{"postgres", benchPostgres},
 	}
-	for _, s := range stores {
-		b.Run(s.name, func(b *testing.B) {
-			store := s.open(b)
-			defer store.Close()
-			e := New(Config{Parallelism: 1}, Deps{Tools: tt, Store: store})
-			for b.Loop() {
-				var g errgroup.Group
-				for range runs {
-					g.Go(func() error {
-						run, err := e.Run(context.Background(), Request{Plan: plan})
-						if err == nil && run.Status != contracts.RunCompleted {
-							err = fmt.Errorf("run %s is %s: %+v", run.ID, run.Status, run.Error)
-						}
-						return err
-					})
+	const runs = 100
+	for _, steps := range []int{10, 100} {
+		out := `{"type":"object","required":["v"],"properties":{"v":{"type":"integer"}}}`
+		produces := map[string]string{}
+		for i := range steps {
+			produces[fmt.Sprintf("k%d", i)] = "$.v"
+		}
+		tt := newTools(b, tool("noop.run", contracts.RiskRead, `{"type":"object"}`, out, produces, returns(map[string]any{"v": 1})))
+		plan := mustPlan(b, strings.Replace(noopPlan(steps), `"max_actions":64`, fmt.Sprintf(`"max_actions":%d`, max(64, steps)), 1))
+		for _, s := range stores {
+			b.Run(fmt.Sprintf("%s/%dx%d", s.name, runs, steps), func(b *testing.B) {
+				store := s.open(b)
+				defer store.Close()
+				e := New(Config{Parallelism: 1}, Deps{Tools: tt, Store: store})
+				for b.Loop() {
+					var g errgroup.Group
+					for range runs {
+						g.Go(func() error {
+							run, err := e.Run(context.Background(), Request{Plan: plan})
+							if err == nil && run.Status != contracts.RunCompleted {
+								err = fmt.Errorf("run %s is %s: %+v", run.ID, run.Status, run.Error)
+							}
+							return err
+						})
+					}
+					if err := g.Wait(); err != nil {
+						b.Fatal(err)
+					}
 				}
-				if err := g.Wait(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			secs := b.Elapsed().Seconds()
-			b.ReportMetric(float64(b.N*runs)/secs, "runs/s")
-			b.ReportMetric(float64(b.N*runs*steps)/secs, "steps/s")
-		})
+				secs := b.Elapsed().Seconds()
+				b.ReportMetric(float64(b.N*runs)/secs, "runs/s")
+				b.ReportMetric(float64(b.N*runs*steps)/secs, "steps/s")
+			})
+		}
 	}
 }
 
@@ -74,7 +79,9 @@ func benchPostgres(b *testing.B) memory.Checkpointer {
 	dsn := pgtest.DSN(b)
 	schema := pgtest.Schema(b, dsn, "ordo_bench_")
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema))
+	// As many connections as the store benchmarks and their anchor use
+	// (memory/postgres/bench_test.go): commits are what a step costs.
+	st, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema), postgres.WithMaxConns(16))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,6 +60,8 @@ type Run struct {
 	LLMCalls    map[string]int `json:"llm_calls,omitempty"` // by role: planner, replanner, filler, verifier, composer, tool
 	Result      *RunResult     `json:"result,omitempty"`
 	Error       *Error         `json:"error,omitempty"`
+
+	logMark runLogMark // what the run's log already holds (see Delta)
 }
 
 // RunOptions are per-run switches that override configuration.
@@ -81,6 +83,9 @@ type RunOptions struct {
 	Locale   string   `json:"locale,omitempty"`
 	// Services restricts planning to these services or tool prefixes.
 	Services []string `json:"services,omitempty"`
+	// Direct marks a direct tool call (the MCP gateway): a one-action run
+	// that is never re-planned and whose answer is the tool's result.
+	Direct bool `json:"direct,omitempty"`
 }
 
 // HITLSwitches turn the human-in-the-loop points on and off (seed 002).

@@ -37,7 +37,7 @@ func (c completer) CompletePromptArgument(ctx context.Context, prompt string, ar
 
 // CompleteResourceArgument implements server.ResourceCompletionProvider.
 func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
-	if (uri == uriRunTemplate || uri == uriMermaidTmpl) && arg.Name == "id" {
+	if (uri == uriRunTemplate || uri == uriMermaidTmpl || uri == uriEventsTmpl) && arg.Name == "id" {
 		return c.runIDs(ctx, arg.Value)
 	}
 	return completion(nil), nil

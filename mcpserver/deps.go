@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/agent/llm"
@@ -19,6 +20,13 @@ type Engine interface {
 	Execute(ctx context.Context, runID string) (*contracts.Run, error)
 	Resume(ctx context.Context, runID string, d contracts.Decision) (*contracts.Run, error)
 	Get(ctx context.Context, runID string) (*contracts.Run, error)
+	// Log reads a run's log after a cursor (the event stream).
+	Log(ctx context.Context, runID string, after int64, limit int) ([]contracts.RunDelta, error)
+	// Fork starts a new run from a recorded one (fork_run).
+	Fork(ctx context.Context, req agent.ForkRequest) (*contracts.Run, error)
+	// Call and Confirm make the gateway's direct tool calls as runs.
+	Call(ctx context.Context, req agent.CallRequest) (*contracts.Run, error)
+	Confirm(ctx context.Context, runID string, d contracts.Decision, args json.RawMessage) (*contracts.Run, error)
 }
 
 // Request is the engine's run request.

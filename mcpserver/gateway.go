@@ -15,24 +15,19 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/ordo-run/ordo/agent/policy"
+	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 )
 
 // Gateway makes Ordo a policy-gated tool gateway (config expose_tools):
 // every catalog tool is published as an MCP tool of Ordo, and call_tool
-// calls any of them by catalog id. Each call passes the tenant policy,
-// the contract's validation (Tools.Call) and is recorded in Audit.
+// calls any of them by catalog id. Each call is a one-action run of the
+// engine (Engine.Call): the same policy, validation, redaction and run
+// record as a plan step, so run_status and list_runs show it.
 type Gateway struct {
 	// Tools is the live catalog; *host.Host satisfies it.
 	Tools GatewayTools
-	// Policy is the tenant policy; give the engine's (agent.Config.Policy),
-	// so a direct call is judged like the same call inside a plan.
-	Policy policy.Config
-	// Audit receives one run record per call. Give the engine's run store,
-	// so run_status and list_runs show the records.
-	Audit AuditStore
 	// Scopes, when set, gives a caller's granted scopes (as the engine's
 	// runs get them); without it only Policy.GrantedScopes count.
 	Scopes func(user string) []string
@@ -41,22 +36,12 @@ type Gateway struct {
 	ConfirmTTL time.Duration
 }
 
-// GatewayTools is what the gateway needs of the catalog.
+// GatewayTools is what the gateway needs of the catalog to publish it.
 type GatewayTools interface {
 	Lookup(name string) (*contracts.Tool, bool)
 	List() []*contracts.Tool
-	Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string) (json.RawMessage, error)
 	Subscribe(ctx context.Context) <-chan host.CatalogEvent
 }
-
-// AuditStore keeps gateway call records; memory.Checkpointer satisfies it.
-type AuditStore interface {
-	Save(ctx context.Context, run *contracts.Run) error
-}
-
-// gatewayGoal prefixes the goal of every gateway record, so an operator
-// can tell gateway calls from planned runs in list_runs.
-const gatewayGoal = "gateway call "
 
 // stateConfirm prefixes the request state of an inline confirmation.
 const stateConfirm = "confirm:"
@@ -92,8 +77,8 @@ func (s *Server) newGateway() (*gateway, error) {
 	switch {
 	case cfg.Tools == nil:
 		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "mcpserver: the gateway needs the tool catalog").With("field", "gateway.tools")
-	case cfg.Audit == nil:
-		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "mcpserver: the gateway needs an audit store").With("field", "gateway.audit")
+	case s.opts.Engine == nil:
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "mcpserver: the gateway needs the engine").With("field", "engine")
 	}
 	if cfg.ConfirmTTL <= 0 {
 		cfg.ConfirmTTL = 10 * time.Minute
@@ -321,9 +306,11 @@ func (s *Server) handleCallTool(ctx context.Context, req mcp.CallToolRequest, ra
 	return s.gw.call(ctx, req, a.Tool, a.Arguments)
 }
 
-// call runs one gateway call: policy first, then the tool (or a
-// confirmation), with an audit record of what happened. A tool the
-// catalog lacks is refused without a record: nothing was attempted.
+// call runs one gateway call through the engine (agent.Engine.Call), the
+// only writer of runs and caller of policy: the call is a one-action run
+// like any plan step. A call policy wants confirmed stops at step
+// approval: the person is asked inline when the client can elicit,
+// otherwise the run waits for the approve tool.
 func (g *gateway) call(ctx context.Context, req mcp.CallToolRequest, id string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	t, ok := g.cfg.Tools.Lookup(id)
 	if !ok {
@@ -332,27 +319,21 @@ func (g *gateway) call(ctx context.Context, req mcp.CallToolRequest, id string, 
 	if st := req.Params.RequestState; st != "" {
 		return g.confirmed(ctx, req, t, args, st)
 	}
-	scopes := g.scopes(ctx)
-	d := policy.Decide(g.cfg.Policy, gatewayAction(t, nil), t.Contract, scopes)
-	switch d.Decision {
-	case contracts.PolicyDeny:
-		run := g.record(ctx, t, args, d)
-		err := contracts.Errorf(contracts.CodePolicyDenied, "policy denies %s: %s", t.Name(), d.Reason).
-			With("tool", t.Name()).With("reason", d.Reason).With("run_id", run.ID)
-		g.finish(ctx, run, nil, nil, err)
+	run, err := g.s.opts.Engine.Call(ctx, agent.CallRequest{Tool: t.Name(), Args: args, UserID: identityFrom(ctx).User, Scopes: g.scopes(ctx)})
+	if err != nil {
 		return nil, err
-	case contracts.PolicyRequireConfirm:
-		if clientCaps(ctx).Elicitation != nil && req.Params.Task == nil {
-			token := g.confirm.add(pendingConfirm{user: identityFrom(ctx).User, tool: t.Name(), digest: argsDigest(args), decision: d})
-			return server.NewInputRequestBuilder(stateConfirm+token).Elicit(inputAnswer, confirmForm(t, args, d)).ToolResult(), nil
-		}
-		return g.viaApproval(ctx, t, args, scopes)
 	}
-	return g.invoke(ctx, t, args, d, nil)
+	if run.Status == contracts.RunInterrupted && clientCaps(ctx).Elicitation != nil && req.Params.Task == nil {
+		token := g.confirm.add(pendingConfirm{user: identityFrom(ctx).User, tool: t.Name(), digest: argsDigest(args), runID: run.ID})
+		form := confirmForm(t, args, run.Policy[agent.DirectAction].Reason)
+		return server.NewInputRequestBuilder(stateConfirm+token).Elicit(inputAnswer, form).ToolResult(), nil
+	}
+	return g.outcome(t, run)
 }
 
 // confirmed handles the answer to an inline confirmation: the retry must
-// name the same caller, tool and arguments the question was about.
+// name the same caller, tool and arguments the question was about; the
+// answer resumes the waiting run.
 func (g *gateway) confirmed(ctx context.Context, req mcp.CallToolRequest, t *contracts.Tool, args json.RawMessage, state string) (*mcp.CallToolResult, error) {
 	who := identityFrom(ctx).User
 	token, ok := strings.CutPrefix(state, stateConfirm)
@@ -370,128 +351,50 @@ func (g *gateway) confirmed(ctx context.Context, req mcp.CallToolRequest, t *con
 		form, _ = answer.Content.(map[string]any)
 	}
 	note, _ := form["note"].(string)
-	dec := contracts.DecisionRecord{
-		Interrupt: contracts.Interrupt{Kind: contracts.InterruptStepApproval, Message: "confirm " + t.Name() + ": " + p.decision.Reason,
-			PlanVersion: 1, ActionID: gatewayActionID, Tool: t.Name(), Payload: redactedPayload(t, args), CreatedAt: p.asked},
-		Decision: contracts.Decision{Kind: contracts.DecisionReject, By: who, Note: note},
-		At:       time.Now().UTC(),
+	d := contracts.Decision{Kind: contracts.DecisionReject, By: who, Note: note}
+	approved := answer != nil && answer.Action == mcp.ElicitationResponseActionAccept && form["decision"] == string(contracts.DecisionApprove)
+	if approved {
+		d.Kind = contracts.DecisionApprove
 	}
-	if answer != nil && answer.Action == mcp.ElicitationResponseActionAccept && form["decision"] == string(contracts.DecisionApprove) {
-		dec.Decision.Kind = contracts.DecisionApprove
-		return g.invoke(ctx, t, args, p.decision, &dec)
-	}
-	why := "rejected"
-	if answer == nil || answer.Action != mcp.ElicitationResponseActionAccept {
-		why = "not answered"
-		if answer != nil {
-			why = string(answer.Action)
-		}
-	}
-	run := g.record(ctx, t, args, p.decision)
-	run.Decisions = []contracts.DecisionRecord{dec}
-	err := contracts.Errorf(contracts.CodeRejected, "%s was not run: the confirmation was %s", t.Name(), why).
-		With("tool", t.Name()).With("run_id", run.ID)
-	g.finish(ctx, run, nil, nil, err)
-	return nil, err
-}
-
-// invoke calls the tool. Its record is saved before the call, so no call
-// happens unrecorded (a store failure refuses the call), and again with
-// the outcome.
-func (g *gateway) invoke(ctx context.Context, t *contracts.Tool, args json.RawMessage, d contracts.PolicyDecision, dec *contracts.DecisionRecord) (*mcp.CallToolResult, error) {
-	run := g.record(ctx, t, args, d)
-	if dec != nil {
-		run.Decisions = []contracts.DecisionRecord{*dec}
-	}
-	run.Status, run.Seq = contracts.RunRunning, 1
-	if err := g.cfg.Audit.Save(context.WithoutCancel(ctx), run); err != nil {
-		return nil, contracts.Errorf(contracts.CodeStore, "gateway: %s not called, its audit record could not be saved: %w", t.Name(), err).With("tool", t.Name())
-	}
-	step := contracts.StepRecord{ActionID: gatewayActionID, Tool: t.Name(), PlanVersion: 1, Attempt: 1,
-		IdempotencyKey: "gateway/" + run.ID, Payload: redactedPayload(t, args), StartedAt: time.Now().UTC()}
-	out, err := g.cfg.Tools.Call(ctx, t.Name(), args, step.IdempotencyKey)
-	if err != nil {
-		g.finish(ctx, run, &step, nil, err)
-		return nil, contracts.AsError(err).With("run_id", run.ID)
-	}
-	g.finish(ctx, run, &step, out, nil)
-	return toolResult(out)
-}
-
-// record starts the audit record of one call: a one-action run of the
-// caller, whose plan holds the redacted payload and whose policy is d.
-func (g *gateway) record(ctx context.Context, t *contracts.Tool, args json.RawMessage, d contracts.PolicyDecision) *contracts.Run {
-	now := time.Now().UTC()
-	var inputs map[string]any
-	_ = json.Unmarshal(redactedPayload(t, args), &inputs)
-	p := gatewayPlan(t, inputs)
-	return &contracts.Run{
-		FormatVersion: contracts.RunFormatVersion, ID: "run_" + newToken()[:24], UserID: identityFrom(ctx).User,
-		Goal: p.Goal, CreatedAt: now, UpdatedAt: now, Options: contracts.RunOptions{Timezone: p.Timezone},
-		Plans:  []contracts.PlanRevision{{Version: 1, Source: "gateway", Plan: *p, CreatedAt: now}},
-		Policy: map[string]contracts.PolicyDecision{gatewayActionID: d},
-	}
-}
-
-// finish saves run with its outcome (a step, when the tool was called)
-// and logs it; a failed save is logged, since the call already happened.
-func (g *gateway) finish(ctx context.Context, run *contracts.Run, step *contracts.StepRecord, out json.RawMessage, callErr error) {
-	now := time.Now().UTC()
-	run.Seq++
-	run.UpdatedAt = now
-	switch code := contracts.CodeOf(callErr); {
-	case callErr == nil:
-		run.Status = contracts.RunCompleted
-	case code == contracts.CodeRejected:
-		run.Status = contracts.RunRejected
-		run.Error = contracts.AsError(callErr)
-	default:
-		run.Status = contracts.RunFailed
-		run.Error = contracts.AsError(callErr)
-	}
-	if step != nil {
-		step.EndedAt = now
-		step.Status, step.Result = contracts.StepSucceeded, out
-		if callErr != nil {
-			step.Status, step.Error = contracts.StepFailed, contracts.AsError(callErr)
-		}
-		run.Steps = append(run.Steps, *step)
-	}
-	if err := g.cfg.Audit.Save(context.WithoutCancel(ctx), run); err != nil {
-		g.s.log.Error("gateway audit record not saved", "run_id", run.ID, "tool", run.Plans[0].Plan.Actions[0].Tool, "err", err)
-	}
-	g.s.log.Info("gateway call", "user", run.UserID, "tool", run.Plans[0].Plan.Actions[0].Tool, "status", run.Status,
-		"code", int(contracts.CodeOf(callErr)), "run_id", run.ID)
-}
-
-// viaApproval hands a call that needs confirmation, from a client that
-// cannot be asked inline, to the engine as a one-action run: policy stops
-// it at step approval, and the caller answers with the approve tool.
-func (g *gateway) viaApproval(ctx context.Context, t *contracts.Tool, args json.RawMessage, scopes []string) (*mcp.CallToolResult, error) {
-	var inputs map[string]any
-	if err := json.Unmarshal(args, &inputs); err != nil {
-		return nil, contracts.Errorf(contracts.CodeInvalidInput, "arguments of %s: want a JSON object: %w", t.Name(), err).With("field", "arguments")
-	}
-	eng := g.s.opts.Engine
-	run, err := eng.Plan(ctx, Request{Plan: gatewayPlan(t, inputs), UserID: identityFrom(ctx).User,
-		Options: contracts.RunOptions{HITL: &contracts.HITLSwitches{}, Scopes: scopes}})
-	if err == nil && run.Status == contracts.RunReady {
-		run, err = eng.Execute(ctx, run.ID)
-	}
+	run, err := g.s.opts.Engine.Confirm(ctx, p.runID, d, args)
 	if err != nil {
 		return nil, err
 	}
+	if !approved {
+		why := "rejected"
+		if answer == nil || answer.Action != mcp.ElicitationResponseActionAccept {
+			why = "not answered"
+			if answer != nil {
+				why = string(answer.Action)
+			}
+		}
+		return nil, contracts.Errorf(contracts.CodeRejected, "%s was not run: the confirmation was %s", t.Name(), why).
+			With("tool", t.Name()).With("run_id", run.ID)
+	}
+	return g.outcome(t, run)
+}
+
+// outcome is a direct call's run as the call's answer: the tool's result,
+// the run's coded error, or how to approve a run that waits.
+func (g *gateway) outcome(t *contracts.Tool, run *contracts.Run) (*mcp.CallToolResult, error) {
+	g.s.log.Info("gateway call", "user", run.UserID, "tool", t.Name(), "status", run.Status, "run_id", run.ID)
 	switch run.Status {
+	case contracts.RunCompleted:
+		if n := len(run.Steps); n > 0 && run.Steps[n-1].Status == contracts.StepSucceeded {
+			return toolResult(run.Steps[n-1].Result)
+		}
 	case contracts.RunInterrupted:
 		return nil, contracts.Errorf(contracts.CodeApprovalRequired,
 			"%s needs a person's confirmation (%s) and this client cannot be asked inline: run %s waits; call approve with {\"run_id\": %q, \"decision\": \"approve\"} (or \"reject\"), then run_status shows the result",
-			t.Name(), run.Policy[gatewayActionID].Reason, run.ID, run.ID).
+			t.Name(), run.Policy[agent.DirectAction].Reason, run.ID, run.ID).
 			With("run_id", run.ID).With("tool", t.Name()).With("decisions", decisionsFor(contracts.InterruptStepApproval))
-	case contracts.RunCompleted:
-		for i := len(run.Steps) - 1; i >= 0; i-- {
-			if st := run.Steps[i]; st.Status == contracts.StepSucceeded {
-				return toolResult(st.Result)
+	case contracts.RunFailed:
+		if run.Error != nil {
+			ce := contracts.Errorf(run.Error.Code, "%s", run.Error.Message)
+			for k, v := range run.Error.Details {
+				ce.With(k, v)
 			}
+			return nil, ce.With("run_id", run.ID)
 		}
 	}
 	return runResult(run, execView, "")
@@ -503,23 +406,6 @@ func (g *gateway) scopes(ctx context.Context) []string {
 		return nil
 	}
 	return g.cfg.Scopes(identityFrom(ctx).User)
-}
-
-// gatewayActionID is the action id of every gateway run.
-const gatewayActionID = "a1"
-
-// gatewayAction is the one action a gateway call is.
-func gatewayAction(t *contracts.Tool, inputs map[string]any) contracts.Action {
-	intent := "write"
-	if t.Contract.RiskLevel == contracts.RiskRead {
-		intent = "read"
-	}
-	return contracts.Action{ID: gatewayActionID, Tool: t.Name(), Intent: intent, Requires: []string{}, Produces: []string{}, Inputs: inputs}
-}
-
-func gatewayPlan(t *contracts.Tool, inputs map[string]any) *contracts.Plan {
-	return &contracts.Plan{Version: contracts.PlanVersion, Goal: gatewayGoal + t.Name(), Timezone: "UTC",
-		Actions: []contracts.Action{gatewayAction(t, inputs)}}
 }
 
 // redactedPayload hides the contract's secret fields; a payload that
@@ -545,9 +431,9 @@ func toolResult(out json.RawMessage) (*mcp.CallToolResult, error) {
 }
 
 // confirmForm asks a person whether a call policy flagged may run.
-func confirmForm(t *contracts.Tool, args json.RawMessage, d contracts.PolicyDecision) mcp.ElicitationParams {
+func confirmForm(t *contracts.Tool, args json.RawMessage, why string) mcp.ElicitationParams {
 	msg := fmt.Sprintf("Ordo: a client asks to call %s (risk %s).\nPolicy asks for confirmation: %s\nArguments: %s",
-		t.Name(), t.Contract.RiskLevel, d.Reason, redactedPayload(t, args))
+		t.Name(), t.Contract.RiskLevel, why, redactedPayload(t, args))
 	return mcp.ElicitationParams{
 		Message: msg,
 		RequestedSchema: map[string]any{"type": "object", "required": []string{"decision"}, "properties": map[string]any{
@@ -571,7 +457,7 @@ func argsDigest(args json.RawMessage) string {
 // pendingConfirm is a confirmation asked and not yet answered.
 type pendingConfirm struct {
 	user, tool, digest string
-	decision           contracts.PolicyDecision
+	runID              string          // gateway: the run that waits for the answer
 	runArgs            json.RawMessage // admin tools: the arguments to run with once confirmed (confirm.go)
 	asked              time.Time
 	seq                uint64 // order of asking

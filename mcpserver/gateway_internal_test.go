@@ -120,7 +120,7 @@ func BenchmarkGatewayCall(b *testing.B) {
 	}
 	store := memory.NewMemStore()
 	s, err := New(Options{Engine: agent.New(agent.Config{}, agent.Deps{Tools: h, Store: store}),
-		Gateway: &Gateway{Tools: h, Audit: store}})
+		Gateway: &Gateway{Tools: h}})
 	if err != nil {
 		b.Fatal(err)
 	}

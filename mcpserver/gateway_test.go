@@ -39,7 +39,7 @@ func newGatewayEnvWith(t *testing.T, cfg agent.Config, scopes func(string) []str
 	e.srv, err = mcpserver.New(mcpserver.Options{
 		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Admin: h, Version: "test",
 		Tokens:  []mcpserver.Token{{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}}},
-		Gateway: &mcpserver.Gateway{Tools: h, Policy: cfg.Policy, Audit: e.store, Scopes: scopes},
+		Gateway: &mcpserver.Gateway{Tools: h, Scopes: scopes},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,10 @@ const deliveryWait = 5 * time.Second
 // notifier turns the engine's events for one request into notifications
 // on that request: notifications/progress when the caller sent a progress
 // token (progress counts finished step attempts, the message says what
-// happened), and a log message per event for clients that asked for logs.
+// happened and ends with the run's cursor, "(cursor N)": the log entry the
+// event follows, to resume the events resource or stream from), and a log
+// message per event (the event itself, its seq the cursor) for clients
+// that asked for logs.
 type notifier struct {
 	s     *Server
 	ctx   context.Context
@@ -51,6 +54,7 @@ func (s *Server) newNotifier(ctx context.Context, req mcp.CallToolRequest) *noti
 // event is the job's event sink. It runs on the engine's goroutine, so
 // every notification of the call is queued before the call returns.
 func (n *notifier) event(ev Event) {
+	n.s.runWatch.wake(ev.RunID) // event streams following the run read on
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch ev.Kind {
@@ -129,5 +133,7 @@ func describeEvent(ev Event) string {
 	if ev.Message != "" {
 		parts = append(parts, "- "+ev.Message)
 	}
-	return fmt.Sprintf("run %s: %s", ev.RunID, strings.Join(parts, " "))
+	// The cursor is the run's log entry the event follows: read the events
+	// resource or stream after it to pick the run up from here.
+	return fmt.Sprintf("run %s: %s (cursor %d)", ev.RunID, strings.Join(parts, " "), ev.Seq)
 }

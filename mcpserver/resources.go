@@ -40,6 +40,10 @@ func (s *Server) registerResources() {
 		mcp.WithTemplateDescription("The run's current plan as a Mermaid flowchart."),
 		mcp.WithTemplateMIMEType("text/vnd.mermaid")),
 		s.readRun)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriEventsTmpl, "Run events",
+		mcp.WithTemplateDescription("The run's log entries after a cursor: {run_id, events: [{seq, kind, summary, at, entry}], next, status}. Read again with after=next to follow the run; nothing is lost or repeated. limit caps a page (default 500, at most 1000)."),
+		mcp.WithTemplateMIMEType("application/json")),
+		s.readEvents)
 }
 
 func (s *Server) readCatalog(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -60,6 +61,12 @@ type Server struct {
 	tokens *tokenTable
 	gw     *gateway
 	subs   *subscriptions
+
+	// runWatch wakes the event streams (events.go) following a run;
+	// closing ends them all (EndStreams).
+	runWatch  *runWatchers
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // New checks opts and builds the server with its tools and resources.
@@ -86,11 +93,13 @@ func New(opts Options) (*Server, error) {
 		opts.StdioIdentity = &Identity{User: "local"}
 	}
 	s := &Server{
-		opts:   opts,
-		log:    opts.Logger,
-		jobs:   newJobTable(),
-		tasks:  newTasks(),
-		tokens: newTokenTable(opts.Tokens),
+		opts:     opts,
+		log:      opts.Logger,
+		jobs:     newJobTable(),
+		tasks:    newTasks(),
+		tokens:   newTokenTable(opts.Tokens),
+		runWatch: newRunWatchers(),
+		closing:  make(chan struct{}),
 	}
 	s.subs = newSubscriptions(s)
 	hooks := s.subs.hooks()
@@ -141,8 +150,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	return stdio.Listen(ctx, in, out)
 }
 
-// Handler serves streamable HTTP at /mcp behind bearer-token auth and an
-// unauthenticated /healthz. mcp-go's DNS-rebinding protection stays on.
+// Handler serves streamable HTTP at /mcp and a run's events as
+// Server-Sent Events at GET /runs/{id}/events (events.go), both behind
+// bearer-token auth, and an unauthenticated /healthz. mcp-go's
+// DNS-rebinding protection stays on.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -151,6 +162,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.Handle("/mcp", s.authenticate(server.NewStreamableHTTPServer(s.mcp,
 		server.WithStreamableHTTPLogger(s.log))))
+	mux.Handle(eventsPath, s.authenticate(http.HandlerFunc(s.serveEvents)))
 	return mux
 }
 

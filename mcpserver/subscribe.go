@@ -80,14 +80,22 @@ func (b *subscriptions) hooks() *server.Hooks {
 	return h
 }
 
-// parseRunURI says which run a URI names and whether it is the plan graph;
-// ok is false for any other URI.
+// parseRunURI says which run a URI names (its record, its event log, with
+// or without a cursor) and whether it is the plan graph; ok is false for
+// any other URI.
 func parseRunURI(uri string) (runID string, mermaid, ok bool) {
 	rest, found := strings.CutPrefix(uri, runURIPrefix)
 	if !found {
 		return "", false, false
 	}
-	runID, mermaid = strings.CutSuffix(rest, mermaidURISuffx)
+	path, _, query := strings.Cut(rest, "?")
+	runID, events := strings.CutSuffix(path, "/events")
+	if !events {
+		if query {
+			return "", false, false
+		}
+		runID, mermaid = strings.CutSuffix(rest, mermaidURISuffx)
+	}
 	if runID == "" || strings.Contains(runID, "/") {
 		return "", false, false
 	}

@@ -57,6 +57,8 @@ func (s *Server) toolDefs() []*toolDef {
 			desc: "Execute a planned run (run_id), or plan and execute a goal or a plan in one call. Runs until completed, failed, rejected or interrupted (waiting for approval or input). Sends progress notifications when given a progress token; supports MCP tasks for long runs."},
 		{name: "approve", title: "Answer an interrupted run", input: "approve.input.json", output: "run.output.json", hints: runHints, tasks: true, handle: s.handleApprove,
 			desc: "Resume an interrupted run with a decision: approve, edit (plan or payload), reject, skip (a step) or answer (questions or missing inputs). Returns like execute."},
+		{name: "fork_run", title: "Fork a run", input: "fork_run.input.json", output: "run.output.json", hints: runHints, tasks: true, handle: s.handleForkRun,
+			desc: "Start a new run from one of your runs, from one action on: the recorded results of the steps before from_action are taken over (no tool or model call repeated), from_action and the actions that depend on it run again, optionally with an edited plan. The forked run is not changed. Use it to retry a failed run from the step that failed. Returns like execute."},
 		{name: "run_status", title: "Run record", input: "run_status.input.json", output: "run_status.output.json", hints: readHints, handle: s.handleRunStatus,
 			desc: "One run's full record: plan versions, policy, steps, state, decisions, errors and result."},
 	}

@@ -7,21 +7,38 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
-// Checkpointer stores runs at step boundaries so that any process sharing
-// the store can resume one exactly where it stopped.
+// Checkpointer keeps each run as an append-only log of entries
+// (contracts.RunDelta), so that any process sharing the store can resume a
+// run exactly where it stopped and a client can follow it entry by entry.
 //
-// Save writes run as the checkpoint numbered run.Seq. It succeeds only if
-// run.Seq is one more than the stored sequence (1 for a new run); any other
-// value is refused with contracts.CodeSequenceConflict, so two processes can
-// never both advance one run. Load returns contracts.CodeRunNotFound for an
-// unknown id.
+// Save appends run.Delta() as entry number run.Seq: the whole run for a
+// new run, else only what changed since the run was loaded or last saved,
+// so a step boundary writes O(1) bytes whatever the run's length. It
+// succeeds only if run.Seq is one more than the stored sequence (1 for a new
+// run); any other value is refused with contracts.CodeSequenceConflict, so
+// two processes can never both advance one run. On success the store marks
+// the run logged (run.MarkLogged). Now and then (a new run, a run waiting
+// for a person or finished, a log since the last snapshot larger than the
+// snapshot) the store also keeps a snapshot of the whole run, so that Load
+// reads a snapshot and a short tail. Load folds the run from its log and
+// returns contracts.CodeRunNotFound for an unknown id.
 type Checkpointer interface {
 	Save(ctx context.Context, run *contracts.Run) error
 	Load(ctx context.Context, id string) (*contracts.Run, error)
+	// Log returns up to limit entries of run id with Seq > after, in order
+	// (limit <= 0: all). Where compaction folded entries after `after`
+	// away, the first entry returned is a whole run (RunDelta.Run) at the
+	// sequence it was folded to. An unknown run is CodeRunNotFound.
+	Log(ctx context.Context, id string, after int64, limit int) ([]contracts.RunDelta, error)
 	List(ctx context.Context, f Filter) ([]RunSummary, error)
-	// Prune deletes finished runs last updated before olderThan and
-	// returns how many it deleted. Unfinished runs are never pruned.
+	// Prune deletes finished runs last updated before olderThan, log and
+	// snapshots with them, and returns how many it deleted. Unfinished runs
+	// are never pruned.
 	Prune(ctx context.Context, olderThan time.Time) (int, error)
+	// Compact folds the log of every finished run last updated before
+	// olderThan into one whole-run entry at the run's last sequence and
+	// returns how many runs it folded. Load gives the same run after it.
+	Compact(ctx context.Context, olderThan time.Time) (int, error)
 	Close() error
 }
 

@@ -49,6 +49,7 @@ func DecodeRun(data []byte, version int) (*contracts.Run, error) {
 		return nil, formatError(version, err)
 	}
 	run.FormatVersion = contracts.RunFormatVersion
+	run.MarkLogged()
 	return &run, nil
 }
 
@@ -104,4 +105,50 @@ func orNull(v json.RawMessage) json.RawMessage {
 		return json.RawMessage(`null`)
 	}
 	return v
+}
+
+// EncodeEntry serialises run's next log entry (run.Delta()) in the
+// current format (contracts.RunFormatVersion). A whole-run entry carries
+// the format version inside its run as a checkpoint does.
+func EncodeEntry(run *contracts.Run) ([]byte, error) {
+	d := run.Delta()
+	if d.Run != nil {
+		c := *d.Run
+		c.FormatVersion = contracts.RunFormatVersion
+		d.Run = &c
+	}
+	data, err := json.Marshal(d)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "encode run %q entry %d: %w", run.ID, run.Seq, err).With("field", "run")
+	}
+	return data, nil
+}
+
+// DecodeEntry reads a log entry written in format version. Entries exist
+// from format 1 on; older builds wrote only whole checkpoints (DecodeRun).
+func DecodeEntry(data []byte, version int) (*contracts.RunDelta, error) {
+	if version != contracts.RunFormatVersion {
+		return nil, contracts.Errorf(contracts.CodeCheckpointFormat,
+			"log entry format version %d is not readable by this build (reads %d)", version, contracts.RunFormatVersion).
+			With("field", "format_version").With("format_version", version)
+	}
+	var d contracts.RunDelta
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, formatError(version, err)
+	}
+	if d.Run != nil {
+		d.Run.FormatVersion = contracts.RunFormatVersion
+	}
+	return &d, nil
+}
+
+// NeedSnapshot says whether a store keeps a whole snapshot of run beside
+// the entry it appends: for a new run, a run that now waits for a person
+// or is finished (loaded again soon, or for good), and whenever the entries
+// since the last snapshot outweigh it (tailBytes >= snapBytes), which keeps
+// snapshot writes within a constant factor of entry writes — per-step cost
+// flat in the run's length — and bounds Load to a snapshot and a tail no
+// larger than it.
+func NeedSnapshot(run *contracts.Run, tailBytes, snapBytes int64) bool {
+	return run.Seq == 1 || run.Status.Final() || run.Status == contracts.RunInterrupted || tailBytes >= snapBytes
 }

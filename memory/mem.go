@@ -11,20 +11,32 @@ import (
 )
 
 // MemStore is a Checkpointer and Leaser held in process memory, for tests
-// and throw-away runs. It keeps each run as its encoded checkpoint, so a
-// caller never shares memory with the store: what Load returns is a fresh
-// copy and later changes to a saved value do not reach the store.
+// and throw-away runs. It keeps each run as its log of encoded entries and
+// the latest snapshot (an encoded checkpoint), so a caller never shares
+// memory with the store: what Load returns is a fresh copy, folded from the
+// snapshot and the entries after it, and later changes to a saved value do
+// not reach the store.
 type MemStore struct {
 	mu   sync.Mutex
 	runs map[string]*memRun
 }
 
 type memRun struct {
-	data     []byte
-	version  int
+	base    int64      // sequence of entries[0]; entries run on without gaps to sum.Seq
+	entries []memEntry // entries[0] is a whole run
+	snap    []byte     // the latest snapshot, a checkpoint of format snapVer at snapSeq
+	snapVer int
+	snapSeq int64
+	tail    int64 // bytes logged after the snapshot
+
 	sum      RunSummary
 	owner    string
 	leaseEnd time.Time
+}
+
+type memEntry struct {
+	version int
+	data    []byte
 }
 
 // NewMemStore returns an empty in-memory store.
@@ -36,7 +48,7 @@ var (
 	_ Importer     = (*MemStore)(nil)
 )
 
-// Save stores run as checkpoint run.Seq; see Checkpointer.
+// Save appends run.Delta() as entry run.Seq; see Checkpointer.
 func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -44,13 +56,28 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 	if err := CheckRun(run); err != nil {
 		return err
 	}
-	data, err := EncodeRun(run)
+	e, err := NewEntry(run)
 	if err != nil {
 		return err
 	}
+	// Encode a snapshot that is due outside the lock; the figures are
+	// checked again below.
+	s.mu.Lock()
+	r := s.runs[run.ID]
+	var before TailSize
+	if r != nil {
+		before = TailSize{Seq: r.sum.Seq, Tail: r.tail, Snap: int64(len(r.snap))}
+	}
+	s.mu.Unlock()
+	if r != nil && before.Seq == run.Seq-1 && before.Due(run, e) {
+		if err := e.AddSnapshot(run); err != nil {
+			return err
+		}
+	}
+
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.runs[run.ID]
+	r = s.runs[run.ID]
 	var stored int64
 	if r != nil {
 		stored = r.sum.Seq
@@ -59,33 +86,114 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 		return SequenceConflict(run.ID, run.Seq, stored)
 	}
 	if r == nil {
-		r = &memRun{}
+		r = &memRun{base: run.Seq}
 		s.runs[run.ID] = r
+	} else if e.Snap == nil && NeedSnapshot(run, r.tail+int64(len(e.Data)), int64(len(r.snap))) {
+		if err := e.AddSnapshot(run); err != nil {
+			return err
+		}
 	}
-	r.data, r.version, r.sum = data, contracts.RunFormatVersion, Summarize(run)
+	r.entries = append(r.entries, memEntry{version: contracts.RunFormatVersion, data: e.Data})
+	if e.Snap != nil {
+		r.snap, r.snapVer, r.snapSeq, r.tail = e.Snap, contracts.RunFormatVersion, run.Seq, 0
+	} else {
+		r.tail += int64(len(e.Data))
+	}
+	r.sum = Summarize(run)
+	run.MarkLogged()
 	return nil
 }
 
-// Load returns a copy of the latest checkpoint of run id.
+// Load folds run id from its snapshot and the entries after it.
 func (s *MemStore) Load(ctx context.Context, id string) (*contracts.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	r := s.runs[id]
-	var data []byte
-	var version int
+	var snap []byte
+	var ver int
+	var tail []StoredEntry
 	if r != nil {
-		data, version = r.data, r.version
+		snap, ver = r.snap, r.snapVer
+		tail = r.stored(r.snapSeq+1, 0)
 	}
 	s.mu.Unlock()
 	if r == nil {
 		return nil, NotFound(id)
 	}
-	return DecodeRun(data, version)
+	return FoldSnapshot(snap, ver, tail)
 }
 
-// Import implements Importer.
+// stored is up to limit (<= 0: all) entries from sequence from on. The
+// bytes are never changed once stored, so they may be read unlocked.
+func (r *memRun) stored(from int64, limit int) []StoredEntry {
+	from = max(from, r.base)
+	var out []StoredEntry
+	for i := from - r.base; i < int64(len(r.entries)); i++ {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		out = append(out, StoredEntry{Seq: r.base + i, Version: r.entries[i].version, Data: r.entries[i].data})
+	}
+	return out
+}
+
+// Log implements Checkpointer.
+func (s *MemStore) Log(ctx context.Context, id string, after int64, limit int) ([]contracts.RunDelta, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	r := s.runs[id]
+	var tail []StoredEntry
+	if r != nil {
+		tail = r.stored(after+1, limit)
+	}
+	s.mu.Unlock()
+	if r == nil {
+		return nil, NotFound(id)
+	}
+	return DecodeLog(tail)
+}
+
+// Compact implements Checkpointer.
+func (s *MemStore) Compact(ctx context.Context, olderThan time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.runs {
+		if !r.sum.Status.Final() || !r.sum.UpdatedAt.Before(olderThan) || len(r.entries) < 2 {
+			continue
+		}
+		snap, ver := r.snap, r.snapVer
+		if r.snapSeq != r.sum.Seq {
+			run, err := FoldSnapshot(r.snap, r.snapVer, r.stored(r.snapSeq+1, 0))
+			if err != nil {
+				return n, err
+			}
+			if snap, err = EncodeRun(run); err != nil {
+				return n, err
+			}
+			ver = contracts.RunFormatVersion
+		}
+		data, err := WholeEntry(snap, r.sum.Seq, r.sum.UpdatedAt)
+		if err != nil {
+			return n, err
+		}
+		r.base, r.entries = r.sum.Seq, []memEntry{{version: ver, data: data}}
+		r.snap, r.snapVer, r.snapSeq, r.tail = snap, ver, r.sum.Seq, 0
+		n++
+	}
+	return n, nil
+}
+
+// Import implements Importer: the checkpoint becomes the run's snapshot
+// and a whole-run entry at its sequence, both kept in the format it was
+// written in.
 func (s *MemStore) Import(ctx context.Context, data []byte, version int) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -94,12 +202,18 @@ func (s *MemStore) Import(ctx context.Context, data []byte, version int) error {
 	if err != nil {
 		return err
 	}
+	snap := slices.Clone(data)
+	entry, err := WholeEntry(snap, run.Seq, run.UpdatedAt)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.runs[run.ID]; r != nil {
 		return SequenceConflict(run.ID, run.Seq, r.sum.Seq)
 	}
-	s.runs[run.ID] = &memRun{data: slices.Clone(data), version: version, sum: Summarize(run)}
+	s.runs[run.ID] = &memRun{base: run.Seq, entries: []memEntry{{version: version, data: entry}},
+		snap: snap, snapVer: version, snapSeq: run.Seq, sum: Summarize(run)}
 	return nil
 }
 
@@ -131,7 +245,8 @@ func (s *MemStore) List(ctx context.Context, f Filter) ([]RunSummary, error) {
 	return out, nil
 }
 
-// Prune deletes finished runs last updated before olderThan.
+// Prune deletes finished runs last updated before olderThan, log and
+// snapshot with them.
 func (s *MemStore) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err

@@ -581,10 +581,10 @@ func TestMemoryAndTemplates(t *testing.T) {
 			}
 		}
 		_ = json.Unmarshal(s.Payload, &p)
-		if s.ActionID == "write_page" && s.Status == contracts.StepStarted && p.Title != "Q1 again" {
+		if s.ActionID == "write_page" && s.Status == contracts.StepSucceeded && p.Title != "Q1 again" {
 			t.Errorf("write_page payload %s", s.Payload)
 		}
-		if s.ActionID == "compose_post" && s.Status == contracts.StepStarted && (p.Values.Who != "the team" || p.Values.PageURL == "") {
+		if s.ActionID == "compose_post" && s.Status == contracts.StepSucceeded && (p.Values.Who != "the team" || p.Values.PageURL == "") {
 			t.Errorf("compose_post payload %s", s.Payload)
 		}
 	}

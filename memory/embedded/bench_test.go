@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -16,15 +18,40 @@ func benchStore(b *testing.B, synchronous string) *Store {
 	return s
 }
 
+// meter reports the bytes the file's live pages hold (WAL pages included).
+func meter(s *Store) storetest.Meter {
+	return storetest.Meter{Stored: func() int64 {
+		var pages, free, size int64
+		ctx := context.Background()
+		if err := s.r.QueryRowContext(ctx, `SELECT page_count, freelist_count, page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()`).
+			Scan(&pages, &free, &size); err != nil {
+			panic(err)
+		}
+		return (pages - free) * size
+	}}
+}
+
 // FULL is what Open uses; NORMAL is measured to show what durability costs.
 func BenchmarkSave(b *testing.B) {
 	for _, sync := range []string{"FULL", "NORMAL"} {
-		b.Run(sync, func(b *testing.B) { storetest.BenchSave(b, benchStore(b, sync)) })
+		b.Run(sync, func(b *testing.B) {
+			s := benchStore(b, sync)
+			storetest.BenchSave(b, s, 10, meter(s))
+		})
 	}
 }
 
+// BenchmarkConcurrentRuns: 100 runs at once, of 10 and of 100 steps; also
+// reports how many commits (syncs, under FULL) each step cost.
 func BenchmarkConcurrentRuns(b *testing.B) {
 	for _, sync := range []string{"FULL", "NORMAL"} {
-		b.Run(sync, func(b *testing.B) { storetest.BenchConcurrentRuns(b, benchStore(b, sync)) })
+		for _, steps := range []int{10, 100} {
+			b.Run(fmt.Sprintf("%s/100x%d", sync, steps), func(b *testing.B) {
+				s := benchStore(b, sync)
+				c0 := s.wr.commits.Load()
+				storetest.BenchConcurrentRuns(b, s, 100, steps, meter(s))
+				b.ReportMetric(float64(s.wr.commits.Load()-c0)/float64(b.N*100*steps), "commits/step")
+			})
+		}
 	}
 }

@@ -35,14 +35,21 @@ func (s *Store) Renew(ctx context.Context, runID, owner string, ttl time.Duratio
 }
 
 // leaseUpdate runs a lease statement and explains a refusal.
+// Lease changes are group-committed with the Saves (commit.go).
 func (s *Store) leaseUpdate(ctx context.Context, op, runID, owner, q string, args ...any) error {
-	res, err := s.w.ExecContext(ctx, q, args...)
+	var n int64
+	err := s.groupWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return memory.StoreError(op, err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return memory.StoreError(op, err)
-	} else if n == 1 {
+	if n == 1 {
 		return nil
 	}
 	var holder sql.NullString
@@ -62,7 +69,10 @@ func (s *Store) Release(ctx context.Context, runID, owner string) error {
 	if err := memory.CheckLease(runID, owner, time.Nanosecond, true); err != nil {
 		return err
 	}
-	_, err := s.w.ExecContext(ctx, `UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?`, runID, owner)
+	err := s.groupWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?`, runID, owner)
+		return err
+	})
 	if err != nil {
 		return memory.StoreError("release lease", err)
 	}
@@ -70,25 +80,25 @@ func (s *Store) Release(ctx context.Context, runID, owner string) error {
 }
 
 // ClaimExpired implements memory.Leaser; oldest-updated runs are claimed
-// first. The select and the update share one immediate transaction, so two
-// processes never claim the same run.
+// first. The select and the update share one immediate transaction (the
+// committer's), so two processes never claim the same run.
 func (s *Store) ClaimExpired(ctx context.Context, owner string, ttl time.Duration, limit int) ([]string, error) {
 	if err := memory.CheckClaim(owner, ttl, limit); err != nil {
 		return nil, err
 	}
-	ids, err := s.claim(ctx, owner, ttl, limit)
+	var ids []string
+	err := s.groupWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		ids, err = claim(ctx, tx, owner, ttl, limit)
+		return err
+	})
 	if err != nil {
 		return nil, memory.StoreError("claim expired runs", err)
 	}
 	return ids, nil
 }
 
-func (s *Store) claim(ctx context.Context, owner string, ttl time.Duration, limit int) ([]string, error) {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
+func claim(ctx context.Context, tx *sql.Tx, owner string, ttl time.Duration, limit int) ([]string, error) {
 	now := time.Now()
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE final = 0 AND lease_owner IS NOT NULL AND lease_until <= ?
 		ORDER BY updated_at, id LIMIT ?`, now.UnixNano(), limit)
@@ -114,5 +124,5 @@ func (s *Store) claim(ctx context.Context, owner string, ttl time.Duration, limi
 			return nil, err
 		}
 	}
-	return ids, tx.Commit()
+	return ids, nil
 }

@@ -30,6 +30,36 @@ CREATE INDEX runs_updated ON runs (updated_at DESC, id DESC);
 CREATE INDEX runs_user ON runs (user_id, updated_at DESC);
 CREATE INDEX runs_lease ON runs (lease_until) WHERE lease_owner IS NOT NULL AND final = 0;
 `,
+	// 1 -> 2: each run becomes an append-only log of entries plus its latest
+	// snapshot; the runs row keeps the summary, the sequence and the lease,
+	// and how many bytes were logged since the snapshot. A run's checkpoint
+	// becomes its snapshot and a whole-run entry at its sequence, in the
+	// format it was written in.
+	1: `
+CREATE TABLE run_log (
+	run_id         TEXT NOT NULL,
+	seq            INTEGER NOT NULL,
+	format_version INTEGER NOT NULL,  -- of data; below 1 only whole-run entries (old checkpoints)
+	whole          INTEGER NOT NULL,  -- 1 when the entry carries the whole run
+	data           BLOB NOT NULL,     -- the entry: a contracts.RunDelta as JSON
+	PRIMARY KEY (run_id, seq)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE run_snapshots (
+	run_id         TEXT PRIMARY KEY,
+	seq            INTEGER NOT NULL,
+	format_version INTEGER NOT NULL,  -- of data
+	data           BLOB NOT NULL      -- the whole run at seq, as a checkpoint
+) STRICT;
+INSERT INTO run_snapshots (run_id, seq, format_version, data) SELECT id, seq, format_version, data FROM runs;
+INSERT INTO run_log (run_id, seq, format_version, whole, data)
+	SELECT id, seq, format_version, 1,
+		CAST(json_object('seq', seq, 'updated_at', updated_at, 'run', json(CAST(data AS TEXT))) AS BLOB) FROM runs;
+ALTER TABLE runs ADD COLUMN tail_bytes INTEGER NOT NULL DEFAULT 0; -- entry bytes logged after the snapshot
+ALTER TABLE runs ADD COLUMN snap_bytes INTEGER NOT NULL DEFAULT 0; -- the snapshot's bytes
+UPDATE runs SET snap_bytes = length(data);
+ALTER TABLE runs DROP COLUMN data;
+ALTER TABLE runs DROP COLUMN format_version;
+`,
 }
 
 // migrate brings the schema up to date in one immediate transaction, so two

@@ -20,8 +20,10 @@ import (
 // and several processes may open the same file (leases and sequence checks
 // are SQL statements, so they hold across processes).
 type Store struct {
-	w *sql.DB // one connection: SQLite admits one writer, so writers queue in Go rather than spin on SQLITE_BUSY
-	r *sql.DB // readers: WAL lets them run beside the writer
+	w     *sql.DB // one connection: SQLite admits one writer, so writers queue in Go rather than spin on SQLITE_BUSY
+	r     *sql.DB // readers: WAL lets them run beside the writer
+	wr    writer  // the group committer of Saves (commit.go)
+	sizes memory.TailSizes
 }
 
 var (
@@ -38,10 +40,11 @@ const busyTimeout = 10 * time.Second
 // schema up to date. The parent directory is created private to the user.
 //
 // The file runs in WAL mode with synchronous=FULL: every acknowledged
-// checkpoint survives a crash of the process and of the machine. NORMAL
-// would survive a process crash too but could lose the last checkpoints on
-// power loss, and a lost checkpoint means an already-made tool call runs
-// again; docs/stores.md has the measured cost of FULL.
+// Save survives a crash of the process and of the machine. NORMAL would
+// survive a process crash too but could lose the last Saves on power loss,
+// and a lost entry means an already-made tool call runs again. Saves are
+// group-committed (commit.go), so FULL costs one sync per batch, not per
+// Save; docs/stores.md has the measured figures.
 func Open(path string) (*Store, error) { return open(path, "FULL") }
 
 func open(path, synchronous string) (*Store, error) {
@@ -77,11 +80,20 @@ func open(path, synchronous string) (*Store, error) {
 		return nil, memory.StoreError("open store", err)
 	}
 	r.SetMaxOpenConns(4)
-	return &Store{w: w, r: r}, nil
+	s := &Store{w: w, r: r}
+	if err := s.startWriter(ctx); err != nil {
+		r.Close()
+		w.Close()
+		return nil, memory.StoreError("open store", err)
+	}
+	return s, nil
 }
 
-// Close closes the file.
-func (s *Store) Close() error { return errors.Join(s.r.Close(), s.w.Close()) }
+// Close lets the Saves already queued commit, then closes the file.
+func (s *Store) Close() error {
+	s.wr.stop()
+	return errors.Join(s.r.Close(), s.w.Close())
+}
 
 // timeFormat is fixed-width so that text order is time order.
 const timeFormat = "2006-01-02T15:04:05.000000000Z"
@@ -97,65 +109,103 @@ func boolInt(b bool) int {
 	return 0
 }
 
-const insertRun = `INSERT INTO runs (id, user_id, goal, status, final, seq, format_version, created_at, updated_at, data)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
-
-// Save stores run as checkpoint run.Seq in one statement, which SQLite
-// makes atomic: the previous checkpoint stays whole until this one commits.
+// Save appends run.Delta() as entry run.Seq (see memory.Checkpointer).
+// Saves from all goroutines are group-committed: the committer takes
+// every Save queued while the previous commit was syncing and writes them
+// in one transaction, each checked on its own; Save returns once that
+// transaction is durable (synchronous=FULL), with its own result.
 func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	if err := memory.CheckRun(run); err != nil {
 		return err
 	}
-	data, err := memory.EncodeRun(run)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e, err := memory.NewEntry(run)
 	if err != nil {
 		return err
 	}
-	var res sql.Result
-	switch {
-	case run.Seq == 1:
-		res, err = s.w.ExecContext(ctx, insertRun, run.ID, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()),
-			run.Seq, contracts.RunFormatVersion, fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), data)
-	case run.Seq > 1:
-		res, err = s.w.ExecContext(ctx, `UPDATE runs SET user_id = ?, goal = ?, status = ?, final = ?, seq = ?,
-			format_version = ?, created_at = ?, updated_at = ?, data = ? WHERE id = ? AND seq = ?`,
-			run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
-			contracts.RunFormatVersion, fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), data, run.ID, run.Seq-1)
-	}
-	if err != nil {
-		return memory.StoreError("save checkpoint", err)
-	}
-	if res != nil {
-		if n, err := res.RowsAffected(); err != nil {
-			return memory.StoreError("save checkpoint", err)
-		} else if n == 1 {
-			return nil
+	if ts, ok := s.sizes.Get(run.ID, run.Seq-1); ok && ts.Due(run, e) {
+		if err := e.AddSnapshot(run); err != nil {
+			return err
 		}
 	}
-	return s.conflict(ctx, run)
-}
-
-// conflict builds the refusal for a write that was not the next sequence.
-func (s *Store) conflict(ctx context.Context, run *contracts.Run) error {
-	var stored int64
-	err := s.r.QueryRowContext(ctx, `SELECT seq FROM runs WHERE id = ?`, run.ID).Scan(&stored)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return memory.StoreError("save checkpoint", err)
+	if err := s.commit(ctx, run, e); err != nil {
+		return err
 	}
-	return memory.SequenceConflict(run.ID, run.Seq, stored)
+	run.MarkLogged()
+	return nil
 }
 
-// Load returns the latest checkpoint of run id, upgraded to the current format.
+// Load folds run id from its latest snapshot and the entries after it,
+// read in one statement (so from one consistent state of the file).
 func (s *Store) Load(ctx context.Context, id string) (*contracts.Run, error) {
-	var version int
-	var data []byte
-	err := s.r.QueryRowContext(ctx, `SELECT format_version, data FROM runs WHERE id = ?`, id).Scan(&version, &data)
-	if errors.Is(err, sql.ErrNoRows) {
+	rows, err := s.r.QueryContext(ctx, `SELECT 1, seq, format_version, data FROM run_snapshots WHERE run_id = ?1
+		UNION ALL
+		SELECT 0, l.seq, l.format_version, l.data FROM run_log l JOIN run_snapshots s ON s.run_id = l.run_id
+		WHERE l.run_id = ?1 AND l.seq > s.seq
+		ORDER BY 1 DESC, 2`, id)
+	if err != nil {
+		return nil, memory.StoreError("load run", err)
+	}
+	defer rows.Close()
+	var snap []byte
+	var snapVer int
+	var tail []memory.StoredEntry
+	for rows.Next() {
+		var isSnap int
+		var e memory.StoredEntry
+		if err := rows.Scan(&isSnap, &e.Seq, &e.Version, &e.Data); err != nil {
+			return nil, memory.StoreError("load run", err)
+		}
+		if isSnap == 1 {
+			snap, snapVer = e.Data, e.Version
+		} else {
+			tail = append(tail, e)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, memory.StoreError("load run", err)
+	}
+	if snap == nil {
 		return nil, memory.NotFound(id)
 	}
-	if err != nil {
-		return nil, memory.StoreError("load checkpoint", err)
+	return memory.FoldSnapshot(snap, snapVer, tail)
+}
+
+// Log implements memory.Checkpointer.
+func (s *Store) Log(ctx context.Context, id string, after int64, limit int) ([]contracts.RunDelta, error) {
+	if limit <= 0 {
+		limit = -1
 	}
-	return memory.DecodeRun(data, version)
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, format_version, data FROM run_log WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+		id, after, limit)
+	if err != nil {
+		return nil, memory.StoreError("read run log", err)
+	}
+	defer rows.Close()
+	var stored []memory.StoredEntry
+	for rows.Next() {
+		var e memory.StoredEntry
+		if err := rows.Scan(&e.Seq, &e.Version, &e.Data); err != nil {
+			return nil, memory.StoreError("read run log", err)
+		}
+		stored = append(stored, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, memory.StoreError("read run log", err)
+	}
+	if len(stored) == 0 {
+		var one int
+		err := s.r.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, memory.NotFound(id)
+		}
+		if err != nil {
+			return nil, memory.StoreError("read run log", err)
+		}
+	}
+	return memory.DecodeLog(stored)
 }
 
 // List returns summaries matching f, newest first.
@@ -214,34 +264,215 @@ func (s *Store) List(ctx context.Context, f memory.Filter) ([]memory.RunSummary,
 	return out, nil
 }
 
-// Prune deletes finished runs last updated before olderThan.
+// Prune deletes finished runs last updated before olderThan, with their
+// logs and snapshots, in one transaction.
 func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int, error) {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM runs WHERE final = 1 AND updated_at < ?`, fmtTime(olderThan))
-	if err != nil {
-		return 0, memory.StoreError("prune runs", err)
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		const doomed = `(SELECT id FROM runs WHERE final = 1 AND updated_at < ?)`
+		cut := fmtTime(olderThan)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM run_log WHERE run_id IN `+doomed, cut); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM run_snapshots WHERE run_id IN `+doomed, cut); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE final = 1 AND updated_at < ?`, cut)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, memory.StoreError("prune runs", err)
 	}
 	return int(n), nil
 }
 
-// Import implements memory.Importer.
+// Compact implements memory.Checkpointer: each finished run last updated
+// before olderThan whose log holds more than one entry gets its log
+// replaced, in a transaction of its own, by one whole-run entry at its
+// last sequence (its snapshot, which a finished run has at that sequence).
+func (s *Store) Compact(ctx context.Context, olderThan time.Time) (int, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id FROM runs r WHERE final = 1 AND updated_at < ?
+		AND EXISTS (SELECT 1 FROM run_log l WHERE l.run_id = r.id AND l.seq < r.seq)`, fmtTime(olderThan))
+	if err != nil {
+		return 0, memory.StoreError("compact runs", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, memory.StoreError("compact runs", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, memory.StoreError("compact runs", err)
+	}
+	n := 0
+	for _, id := range ids {
+		done, err := s.compactRun(ctx, id)
+		if err != nil {
+			return n, err
+		}
+		if done {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s *Store) compactRun(ctx context.Context, id string) (bool, error) {
+	done := false
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var seq int64
+		var updated string
+		err := tx.QueryRowContext(ctx, `SELECT seq, updated_at FROM runs WHERE id = ? AND final = 1`, id).Scan(&seq, &updated)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // pruned meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		var snapSeq int64
+		var ver int
+		var snap []byte
+		if err := tx.QueryRowContext(ctx, `SELECT seq, format_version, data FROM run_snapshots WHERE run_id = ?`, id).
+			Scan(&snapSeq, &ver, &snap); err != nil {
+			return err
+		}
+		if snapSeq != seq { // not expected for a finished run, but fold to be sure
+			tail, err := readLog(ctx, tx, id, snapSeq)
+			if err != nil {
+				return err
+			}
+			run, err := memory.FoldSnapshot(snap, ver, tail)
+			if err != nil {
+				return err
+			}
+			if snap, err = memory.EncodeRun(run); err != nil {
+				return err
+			}
+			ver = contracts.RunFormatVersion
+			if _, err := tx.ExecContext(ctx, `UPDATE run_snapshots SET seq = ?, format_version = ?, data = ? WHERE run_id = ?`,
+				seq, ver, snap, id); err != nil {
+				return err
+			}
+		}
+		at, err := parseTime(updated)
+		if err != nil {
+			return err
+		}
+		entry, err := memory.WholeEntry(snap, seq, at)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM run_log WHERE run_id = ?`, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_log (run_id, seq, format_version, whole, data) VALUES (?, ?, ?, 1, ?)`,
+			id, seq, ver, entry); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET tail_bytes = 0, snap_bytes = ? WHERE id = ?`, len(snap), id); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
+	if err != nil {
+		if contracts.CodeOf(err) == contracts.CodeCheckpointFormat {
+			return false, err
+		}
+		return false, memory.StoreError("compact run "+id, err)
+	}
+	return done, nil
+}
+
+// readLog reads run id's entries after seq.
+func readLog(ctx context.Context, tx *sql.Tx, id string, after int64) ([]memory.StoredEntry, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, format_version, data FROM run_log WHERE run_id = ? AND seq > ? ORDER BY seq`, id, after)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memory.StoredEntry
+	for rows.Next() {
+		var e memory.StoredEntry
+		if err := rows.Scan(&e.Seq, &e.Version, &e.Data); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// inTx runs fn in an immediate transaction on the writer connection.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Import implements memory.Importer: the checkpoint becomes the run's
+// snapshot and a whole-run entry at its sequence, both in the format it
+// was written in.
 func (s *Store) Import(ctx context.Context, data []byte, version int) error {
 	run, err := memory.CheckImport(data, version)
 	if err != nil {
 		return err
 	}
-	res, err := s.w.ExecContext(ctx, insertRun, run.ID, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()),
-		run.Seq, version, fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), slices.Clone(data))
+	snap := slices.Clone(data)
+	entry, err := memory.WholeEntry(snap, run.Seq, run.UpdatedAt)
+	if err != nil {
+		return err
+	}
+	won := false
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (id) DO NOTHING`,
+			run.ID, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
+			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), len(snap))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		won = true
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_snapshots (run_id, seq, format_version, data) VALUES (?, ?, ?, ?)`,
+			run.ID, run.Seq, version, snap); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO run_log (run_id, seq, format_version, whole, data) VALUES (?, ?, ?, 1, ?)`,
+			run.ID, run.Seq, version, entry)
+		return err
+	})
 	if err != nil {
 		return memory.StoreError("import checkpoint", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return memory.StoreError("import checkpoint", err)
-	} else if n == 0 {
+	if !won {
 		return s.conflict(ctx, run)
 	}
 	return nil
+}
+
+// conflict builds the refusal for a write that was not the next sequence.
+func (s *Store) conflict(ctx context.Context, run *contracts.Run) error {
+	var stored int64
+	err := s.r.QueryRowContext(ctx, `SELECT seq FROM runs WHERE id = ?`, run.ID).Scan(&stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return memory.StoreError("save checkpoint", err)
+	}
+	return memory.SequenceConflict(run.ID, run.Seq, stored)
 }

@@ -3,14 +3,18 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/pgtest"
+	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/postgres"
 	"github.com/ordo-run/ordo/memory/storetest"
 )
@@ -39,7 +43,7 @@ func TestConcurrentMigrate(t *testing.T) {
 		}
 		applied = append(applied, results[i]...)
 	}
-	if !slices.Equal(applied, []string{"0001_init"}) {
+	if !slices.Equal(applied, []string{"0001_init", "0002_run_log"}) {
 		t.Fatalf("applied across racers: %v, want each migration once", applied)
 	}
 	again, err := postgres.Migrate(context.Background(), dsn, postgres.WithSchema(schema))
@@ -77,10 +81,12 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
-// Save keeps every checkpoint and appends step and decision records once,
-// at the sequence that first held them; a refused write adds nothing, and
-// pruning removes a run's rows from every table.
-func TestHistoryTables(t *testing.T) {
+// Save appends one log row per sequence (the first a whole run, the
+// others deltas), a refused write adds nothing, the step_records and
+// decisions views list each record once at the entry that first held it,
+// the runs row no longer holds the run, and pruning removes a run's rows
+// from every table.
+func TestLogTables(t *testing.T) {
 	s := openTest(t)
 	defer s.Close()
 	ctx := context.Background()
@@ -88,7 +94,7 @@ func TestHistoryTables(t *testing.T) {
 	if err := s.Save(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	run = storetest.FullRun("hist", 2)
+	run.Seq, run.Status = 2, contracts.RunRunning
 	for a := 2; a <= 3; a++ {
 		run.Steps = append(run.Steps, contracts.StepRecord{ActionID: "a1", Tool: "cal.book", Attempt: a, Status: contracts.StepSucceeded, StartedAt: storetest.Base})
 	}
@@ -103,38 +109,38 @@ func TestHistoryTables(t *testing.T) {
 	if err := s.Save(ctx, stale); contracts.CodeOf(err) != contracts.CodeSequenceConflict {
 		t.Fatalf("stale save: %v", err)
 	}
-	// Seq 3 drops nothing from the log even if it carries no new records.
+	// Seq 3 is an entry even if it carries no new records.
 	run.Seq = 3
 	if err := s.Save(ctx, run); err != nil {
 		t.Fatal(err)
 	}
 
 	db := s.Pool()
-	var cps []int64
-	rows, _ := db.Query(ctx, `SELECT seq FROM checkpoints WHERE run_id = 'hist' ORDER BY seq`)
-	for rows.Next() {
-		var v int64
-		rows.Scan(&v)
-		cps = append(cps, v)
+	type entry struct {
+		seq   int64
+		whole bool
 	}
-	if rows.Err() != nil || !slices.Equal(cps, []int64{1, 2, 3}) {
-		t.Fatalf("checkpoints %v %v", cps, rows.Err())
+	rows, _ := db.Query(ctx, `SELECT seq, whole FROM run_log WHERE run_id = 'hist' ORDER BY seq`)
+	log, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (entry, error) {
+		var e entry
+		return e, r.Scan(&e.seq, &e.whole)
+	})
+	if err != nil || !slices.Equal(log, []entry{{1, true}, {2, false}, {3, false}}) {
+		t.Fatalf("run_log %v %v", log, err)
 	}
 	type step struct {
 		idx, attempt int
 		seq          int64
 		status       string
 	}
-	var steps []step
 	rows, _ = db.Query(ctx, `SELECT idx, seq, attempt, status FROM step_records WHERE run_id = 'hist' ORDER BY idx`)
-	for rows.Next() {
+	steps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (step, error) {
 		var st step
-		rows.Scan(&st.idx, &st.seq, &st.attempt, &st.status)
-		steps = append(steps, st)
-	}
+		return st, r.Scan(&st.idx, &st.seq, &st.attempt, &st.status)
+	})
 	want := []step{{idx: 0, attempt: 1, seq: 1, status: "failed"}, {idx: 1, attempt: 2, seq: 2, status: "succeeded"}, {idx: 2, attempt: 3, seq: 2, status: "succeeded"}}
-	if rows.Err() != nil || !slices.Equal(steps, want) {
-		t.Fatalf("step_records %+v, want %+v", steps, want)
+	if err != nil || !slices.Equal(steps, want) {
+		t.Fatalf("step_records %+v %v, want %+v", steps, err, want)
 	}
 	var kinds, by string
 	if err := db.QueryRow(ctx, `SELECT string_agg(interrupt || ':' || decision, ',' ORDER BY idx), string_agg(decided_by, ',' ORDER BY idx)
@@ -144,18 +150,130 @@ func TestHistoryTables(t *testing.T) {
 	if kinds != "plan_approval:edit,step_approval:approve" || by != "ana,bo" {
 		t.Fatalf("decisions %q by %q", kinds, by)
 	}
+	var cols int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema()
+		AND table_name = 'runs' AND column_name IN ('run', 'format_version', 'step_count', 'decision_count')`).Scan(&cols); err != nil || cols != 0 {
+		t.Fatalf("runs still has %d checkpoint columns %v", cols, err)
+	}
 
 	run.Seq, run.Status, run.UpdatedAt = 4, contracts.RunCompleted, storetest.Base
 	if err := s.Save(ctx, run); err != nil {
 		t.Fatal(err)
 	}
+	// Compaction leaves the views as they were, at the whole entry's seq.
+	if n, err := s.Compact(ctx, storetest.Base.Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("compact %d %v", n, err)
+	}
+	var nsteps, maxIdx, seq int
+	if err := db.QueryRow(ctx, `SELECT count(*), max(idx), min(seq) FROM step_records WHERE run_id = 'hist'`).Scan(&nsteps, &maxIdx, &seq); err != nil ||
+		nsteps != 3 || maxIdx != 2 || seq != 4 {
+		t.Fatalf("step_records after compaction: %d rows, max idx %d, seq %d, %v", nsteps, maxIdx, seq, err)
+	}
 	if n, err := s.Prune(ctx, storetest.Base.Add(time.Hour)); err != nil || n != 1 {
 		t.Fatalf("prune %d %v", n, err)
 	}
 	var left int
-	db.QueryRow(ctx, `SELECT (SELECT count(*) FROM checkpoints) + (SELECT count(*) FROM step_records) + (SELECT count(*) FROM decisions)`).Scan(&left)
+	db.QueryRow(ctx, `SELECT (SELECT count(*) FROM run_log) + (SELECT count(*) FROM run_snapshots) + (SELECT count(*) FROM runs)`).Scan(&left)
 	if left != 0 {
-		t.Fatalf("%d history rows left after prune", left)
+		t.Fatalf("%d rows left after prune", left)
+	}
+}
+
+// A database migrated from schema 0001, where each run was one checkpoint
+// document (plus every checkpoint, step and decision in tables of their
+// own): each run loads as it was, its log is one whole-run entry, the
+// step_records and decisions views show what the tables held, and it
+// carries on as deltas. A format 0 checkpoint is upgraded on load.
+func TestMigrateFrom0001(t *testing.T) {
+	dsn, schema := pgtest.DSN(t), newSchema(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	init, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := pgx.Identifier{schema}.Sanitize()
+	for _, q := range []string{`CREATE SCHEMA ` + sch, `SET search_path = ` + sch, string(init),
+		`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+		`INSERT INTO schema_migrations (version, name) VALUES (1, '0001_init')`} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := storetest.FullRun("v1", 3)
+	data, err := memory.EncodeRun(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := `INSERT INTO runs (id, user_id, goal, status, final, seq, format_version, created_at, updated_at, step_count, decision_count, run)
+		VALUES ($1, $2, $3, $4, false, $5, $6, $7, $8, $9, $10, $11)`
+	if _, err := conn.Exec(ctx, insert, full.ID, full.UserID, full.Goal, full.Status, full.Seq, 1, full.CreatedAt, full.UpdatedAt,
+		len(full.Steps), len(full.Decisions), data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO checkpoints (run_id, seq, format_version, run) VALUES ('v1', 3, 1, $1)`, data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO step_records (run_id, idx, seq, action_id, tool, attempt, status, record)
+		VALUES ('v1', 0, 1, 'a1', 'cal.book', 1, 'failed', '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	v0 := time.Date(2025, 11, 2, 9, 0, 5, 500_000_000, time.UTC)
+	if _, err := conn.Exec(ctx, insert, "run-v0", "ana", "email", "interrupted", 4, 0, v0.Add(-time.Minute), v0, 1, 0, storetest.RunV0); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Load(ctx, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(storetest.Canonical(t, got), storetest.Canonical(t, full)) {
+		t.Fatalf("migrated run differs: %+v", got)
+	}
+	old, err := s.Load(ctx, "run-v0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.RequireUpgradedV0(t, old)
+	for id, seq := range map[string]int64{"v1": 3, "run-v0": 4} {
+		log, err := s.Log(ctx, id, 0, 0)
+		if err != nil || len(log) != 1 || log[0].Run == nil || log[0].Seq != seq {
+			t.Fatalf("%s: log after migration %+v %v", id, log, err)
+		}
+	}
+	var views string
+	if err := s.Pool().QueryRow(ctx, `SELECT string_agg(run_id || '/' || idx || '/' || action_id || '/' || status, ',' ORDER BY run_id, idx)
+		FROM step_records`).Scan(&views); err != nil || views != "run-v0/0/a1/succeeded,v1/0/a1/failed" {
+		t.Fatalf("step_records after migration: %q %v", views, err)
+	}
+	for _, run := range []*contracts.Run{got, old} {
+		run.Seq++
+		run.Steps = append(run.Steps, storetest.LogStep(run.ID, len(run.Steps), "k", storetest.Base))
+		run.State["k"] = json.RawMessage(`1`)
+		run.Status = contracts.RunRunning
+		if err := s.Save(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		log, err := s.Log(ctx, run.ID, 0, 0)
+		if err != nil || len(log) != 2 || log[1].Run != nil {
+			t.Fatalf("%s: log after a save %+v %v", run.ID, log, err)
+		}
+		back, err := s.Load(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(storetest.Canonical(t, back), storetest.Canonical(t, run)) {
+			t.Fatalf("%s after a save differs", run.ID)
+		}
 	}
 }
 
@@ -187,9 +305,9 @@ func TestRedactedSecretNotStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hits int
-	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM runs WHERE run::text LIKE '%' || $1 || '%')
-		+ (SELECT count(*) FROM checkpoints WHERE run::text LIKE '%' || $1 || '%')
-		+ (SELECT count(*) FROM step_records WHERE record::text LIKE '%' || $1 || '%')`, secret).Scan(&hits); err != nil {
+	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM runs r WHERE r::text LIKE '%' || $1 || '%')
+		+ (SELECT count(*) FROM run_log WHERE entry::text LIKE '%' || $1 || '%')
+		+ (SELECT count(*) FROM run_snapshots WHERE run::text LIKE '%' || $1 || '%')`, secret).Scan(&hits); err != nil {
 		t.Fatal(err)
 	}
 	if hits != 0 || !strings.Contains(string(payload), contracts.Redacted) {

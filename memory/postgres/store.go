@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,6 +20,7 @@ import (
 type Store struct {
 	pool   *pgxpool.Pool
 	schema string
+	sizes  memory.TailSizes
 }
 
 var (
@@ -150,86 +150,105 @@ func storeError(op string, run *contracts.Run, err error) error {
 	return memory.StoreError(op, err)
 }
 
-// Save writes checkpoint run.Seq in one transaction: advance runs.seq from
-// Seq-1 (no row changed means a stale or skipping writer), keep the
-// checkpoint, and append the step and decision records not yet stored.
+// saveNew appends the first entry of a new run: the runs row (if no run
+// has the id), the whole-run entry and the snapshot, in one statement. It
+// returns the run's tail and snapshot bytes, or no row if the id is taken.
+const saveNew = `WITH u AS (
+	INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
+	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, $11) ON CONFLICT (id) DO NOTHING
+	RETURNING id
+), l AS (
+	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, 1, $8::integer, $9::boolean, $10::jsonb FROM u
+), s AS (
+	INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, 1, $8::integer, $12::jsonb FROM u
+)
+SELECT 0::bigint, $11::bigint FROM u`
+
+// saveNext appends entry $6 of a run: the runs row advances from $6 - 1
+// (no row changed means a stale or skipping writer, and nothing else is
+// written), the entry is inserted, and the snapshot replaced when $12 holds
+// one, in one statement. It returns how many rows advanced (0 or 1), the
+// stored sequence before the statement, and the run's new tail and
+// snapshot bytes.
+const saveNext = `WITH u AS (
+	UPDATE runs SET user_id = $2, goal = $3, status = $4, final = $5, seq = $6, created_at = $7, updated_at = $8,
+		tail_bytes = CASE WHEN $12::jsonb IS NULL THEN tail_bytes + $13 ELSE 0 END,
+		snap_bytes = CASE WHEN $12::jsonb IS NULL THEN snap_bytes ELSE $14 END
+	WHERE id = $1 AND seq = $6 - 1
+	RETURNING id, tail_bytes, snap_bytes
+), l AS (
+	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, $6, $9::integer, $10::boolean, $11::jsonb FROM u
+), s AS (
+	INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, $6, $9::integer, $12::jsonb FROM u WHERE $12::jsonb IS NOT NULL
+	ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, format_version = excluded.format_version, run = excluded.run
+)
+SELECT tail_bytes, snap_bytes FROM u`
+
+// Save appends run.Delta() as entry run.Seq (see memory.Checkpointer) in
+// one statement, so one transaction and one round trip: advance the runs
+// row from Seq-1, insert the entry, and, when memory.NeedSnapshot says so,
+// replace the run's snapshot. Whether a snapshot is due depends on the
+// bytes logged since the last one, which the store remembers for the runs
+// this process saved or loaded (memory.TailSizes); for any other run it
+// reads them first.
 func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	if err := memory.CheckRun(run); err != nil {
-		return err
-	}
-	data, err := memory.EncodeRun(run)
-	if err != nil {
 		return err
 	}
 	if run.Seq < 1 {
 		return s.conflict(ctx, run)
 	}
-	won := false
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var steps, decisions int
-		var err error
-		if run.Seq == 1 {
-			err = tx.QueryRow(ctx, `INSERT INTO runs (id, user_id, goal, status, final, seq, format_version, created_at, updated_at,
-				step_count, decision_count, run) VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $10, $11)
-				ON CONFLICT (id) DO NOTHING RETURNING 0, 0`,
-				run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), contracts.RunFormatVersion,
-				run.CreatedAt, run.UpdatedAt, len(run.Steps), len(run.Decisions), data).Scan(&steps, &decisions)
-		} else {
-			// o is the row before this update: the counts of records already stored.
-			err = tx.QueryRow(ctx, `UPDATE runs r SET user_id = $2, goal = $3, status = $4, final = $5, seq = $6,
-				format_version = $7, created_at = $8, updated_at = $9, step_count = greatest(o.step_count, $10),
-				decision_count = greatest(o.decision_count, $11), run = $12
-				FROM runs o WHERE r.id = $1 AND o.id = r.id AND r.seq = $6 - 1
-				RETURNING o.step_count, o.decision_count`,
-				run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq, contracts.RunFormatVersion,
-				run.CreatedAt, run.UpdatedAt, len(run.Steps), len(run.Decisions), data).Scan(&steps, &decisions)
+	e, err := memory.NewEntry(run)
+	if err != nil {
+		return err
+	}
+	if !e.Whole {
+		// A new, waiting or finished run always gets a snapshot; otherwise
+		// the bytes logged since the last one decide.
+		due := memory.NeedSnapshot(run, 0, 1)
+		if !due {
+			ts, ok := s.sizes.Get(run.ID, run.Seq-1)
+			if !ok {
+				var stored int64
+				err := s.pool.QueryRow(ctx, `SELECT seq, tail_bytes, snap_bytes FROM runs WHERE id = $1`, run.ID).Scan(&stored, &ts.Tail, &ts.Snap)
+				if errors.Is(err, pgx.ErrNoRows) || (err == nil && stored != run.Seq-1) {
+					return memory.SequenceConflict(run.ID, run.Seq, stored)
+				}
+				if err != nil {
+					return memory.StoreError("save checkpoint", err)
+				}
+			}
+			due = ts.Due(run, e)
 		}
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // refused; explained below, outside the transaction
+		if due {
+			if err := e.AddSnapshot(run); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		won = true
-		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO checkpoints (run_id, seq, format_version, run) VALUES ($1, $2, $3, $4)`,
-			run.ID, run.Seq, contracts.RunFormatVersion, data)
-		if err := queueRecords(b, run, steps, decisions); err != nil {
-			return err
-		}
-		return tx.SendBatch(ctx, b).Close()
-	})
+	}
+	var snap any
+	if e.Snap != nil {
+		snap = e.Snap
+	}
+	var next memory.TailSize
+	if run.Seq == 1 {
+		err = s.pool.QueryRow(ctx, saveNew, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(),
+			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, true, e.Data, len(e.Snap), e.Snap).
+			Scan(&next.Tail, &next.Snap)
+	} else {
+		err = s.pool.QueryRow(ctx, saveNext, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq,
+			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, e.Whole, e.Data, snap, len(e.Data), len(e.Snap)).
+			Scan(&next.Tail, &next.Snap)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.conflict(ctx, run)
+	}
 	if err != nil {
 		return storeError("save checkpoint", run, err)
 	}
-	if !won {
-		return s.conflict(ctx, run)
-	}
-	return nil
-}
-
-// queueRecords appends the step and decision records past the stored counts.
-func queueRecords(b *pgx.Batch, run *contracts.Run, steps, decisions int) error {
-	if steps < len(run.Steps) {
-		recs, err := json.Marshal(run.Steps[steps:])
-		if err != nil {
-			return err
-		}
-		b.Queue(`INSERT INTO step_records (run_id, idx, seq, action_id, tool, attempt, status, record)
-			SELECT $1, $2 + r.ord - 1, $3, r.rec->>'action_id', r.rec->>'tool', coalesce((r.rec->>'attempt')::int, 0),
-				r.rec->>'status', r.rec
-			FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS r(rec, ord)`, run.ID, steps, run.Seq, recs)
-	}
-	if decisions < len(run.Decisions) {
-		recs, err := json.Marshal(run.Decisions[decisions:])
-		if err != nil {
-			return err
-		}
-		b.Queue(`INSERT INTO decisions (run_id, idx, seq, interrupt, decision, decided_by, decided_at, record)
-			SELECT $1, $2 + r.ord - 1, $3, r.rec#>>'{interrupt,kind}', r.rec#>>'{decision,decision}',
-				coalesce(r.rec#>>'{decision,by}', ''), (r.rec->>'at')::timestamptz, r.rec
-			FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS r(rec, ord)`, run.ID, decisions, run.Seq, recs)
-	}
+	next.Seq = run.Seq
+	s.sizes.Set(run.ID, next, run.Status.Final())
+	run.MarkLogged()
 	return nil
 }
 
@@ -243,18 +262,82 @@ func (s *Store) conflict(ctx context.Context, run *contracts.Run) error {
 	return memory.SequenceConflict(run.ID, run.Seq, stored)
 }
 
-// Load returns the latest checkpoint of run id, upgraded to the current format.
+// Load folds run id from its latest snapshot and the entries after it,
+// read in one statement (one consistent view of the database). It also
+// remembers the run's log figures, so that saving it next needs no read.
 func (s *Store) Load(ctx context.Context, id string) (*contracts.Run, error) {
-	var version int
-	var data []byte
-	err := s.pool.QueryRow(ctx, `SELECT format_version, run FROM runs WHERE id = $1`, id).Scan(&version, &data)
-	if errors.Is(err, pgx.ErrNoRows) {
+	rows, err := s.pool.Query(ctx, `SELECT 1, s.seq, s.format_version, s.run, r.tail_bytes, r.snap_bytes
+			FROM run_snapshots s JOIN runs r ON r.id = s.run_id WHERE s.run_id = $1
+		UNION ALL
+		SELECT 0, l.seq, l.format_version, l.entry, 0, 0 FROM run_log l JOIN run_snapshots s ON s.run_id = l.run_id
+		WHERE l.run_id = $1 AND l.seq > s.seq
+		ORDER BY 1 DESC, 2`, id)
+	if err != nil {
+		return nil, memory.StoreError("load run", err)
+	}
+	var snap []byte
+	var snapVer int
+	var ts memory.TailSize
+	var tail []memory.StoredEntry
+	for rows.Next() {
+		var isSnap int
+		var e memory.StoredEntry
+		var t, sb int64
+		if err := rows.Scan(&isSnap, &e.Seq, &e.Version, &e.Data, &t, &sb); err != nil {
+			rows.Close()
+			return nil, memory.StoreError("load run", err)
+		}
+		if isSnap == 1 {
+			snap, snapVer, ts = e.Data, e.Version, memory.TailSize{Seq: e.Seq, Tail: t, Snap: sb}
+		} else {
+			tail = append(tail, e)
+			ts.Seq = e.Seq
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, memory.StoreError("load run", err)
+	}
+	if snap == nil {
 		return nil, memory.NotFound(id)
 	}
+	run, err := memory.FoldSnapshot(snap, snapVer, tail)
 	if err != nil {
-		return nil, memory.StoreError("load checkpoint", err)
+		return nil, err
 	}
-	return memory.DecodeRun(data, version)
+	s.sizes.Set(id, ts, run.Status.Final())
+	return run, nil
+}
+
+// Log implements memory.Checkpointer.
+func (s *Store) Log(ctx context.Context, id string, after int64, limit int) ([]contracts.RunDelta, error) {
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, format_version, entry FROM run_log WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+		id, after, lim)
+	if err != nil {
+		return nil, memory.StoreError("read run log", err)
+	}
+	stored, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (memory.StoredEntry, error) {
+		var e memory.StoredEntry
+		return e, row.Scan(&e.Seq, &e.Version, &e.Data)
+	})
+	if err != nil {
+		return nil, memory.StoreError("read run log", err)
+	}
+	if len(stored) == 0 {
+		var one int
+		err := s.pool.QueryRow(ctx, `SELECT 1 FROM runs WHERE id = $1`, id).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, memory.NotFound(id)
+		}
+		if err != nil {
+			return nil, memory.StoreError("read run log", err)
+		}
+	}
+	return memory.DecodeLog(stored)
 }
 
 // List returns summaries matching f, newest first.
@@ -313,44 +396,78 @@ func (s *Store) List(ctx context.Context, f memory.Filter) ([]memory.RunSummary,
 }
 
 // Prune deletes finished runs last updated before olderThan, with their
-// checkpoints, step records and decisions.
+// logs and snapshots (and, from before schema 0002, checkpoints), in one
+// statement.
 func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM runs WHERE final AND updated_at < $1`, olderThan)
+	var n int
+	err := s.pool.QueryRow(ctx, `WITH d AS (
+			DELETE FROM runs WHERE final AND updated_at < $1 RETURNING id
+		), l AS (
+			DELETE FROM run_log WHERE run_id IN (SELECT id FROM d)
+		), s AS (
+			DELETE FROM run_snapshots WHERE run_id IN (SELECT id FROM d)
+		)
+		SELECT count(*) FROM d`, olderThan).Scan(&n)
 	if err != nil {
 		return 0, memory.StoreError("prune runs", err)
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
-// Import implements memory.Importer: the checkpoint is kept in the format
-// it was written in and upgraded on load; its step and decision records are
-// stored in the current format.
+// Compact implements memory.Checkpointer in one statement: the log of each
+// finished run last updated before olderThan, if it holds more than one
+// entry, becomes one whole-run entry at the run's last sequence, built
+// from its snapshot (a finished run's snapshot is at that sequence).
+func (s *Store) Compact(ctx context.Context, olderThan time.Time) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `WITH c AS (
+			SELECT r.id, r.seq, r.updated_at, sn.format_version, sn.run
+			FROM runs r JOIN run_snapshots sn ON sn.run_id = r.id AND sn.seq = r.seq
+			WHERE r.final AND r.updated_at < $1 AND EXISTS (SELECT 1 FROM run_log l WHERE l.run_id = r.id AND l.seq < r.seq)
+			FOR UPDATE OF r
+		), d AS (
+			DELETE FROM run_log l USING c WHERE l.run_id = c.id AND l.seq < c.seq
+		), u AS (
+			UPDATE run_log l SET whole = true, format_version = c.format_version,
+				entry = jsonb_build_object('seq', c.seq, 'updated_at', c.updated_at, 'run', c.run)
+			FROM c WHERE l.run_id = c.id AND l.seq = c.seq
+		)
+		SELECT count(*) FROM c`, olderThan).Scan(&n)
+	if err != nil {
+		return 0, memory.StoreError("compact runs", err)
+	}
+	return n, nil
+}
+
+// Import implements memory.Importer: the checkpoint becomes the run's
+// snapshot and a whole-run entry at its sequence, both kept in the format
+// it was written in (and upgraded on load).
 func (s *Store) Import(ctx context.Context, data []byte, version int) error {
 	run, err := memory.CheckImport(data, version)
 	if err != nil {
 		return err
 	}
-	won := false
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO runs (id, user_id, goal, status, final, seq, format_version, created_at, updated_at,
-			step_count, decision_count, run) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
-			run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq, version,
-			run.CreatedAt, run.UpdatedAt, len(run.Steps), len(run.Decisions), slices.Clip(data))
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		won = true
-		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO checkpoints (run_id, seq, format_version, run) VALUES ($1, $2, $3, $4)`, run.ID, run.Seq, version, data)
-		if err := queueRecords(b, run, 0, 0); err != nil {
-			return err
-		}
-		return tx.SendBatch(ctx, b).Close()
-	})
+	entry, err := memory.WholeEntry(data, run.Seq, run.UpdatedAt)
+	if err != nil {
+		return err
+	}
+	var won int
+	err = s.pool.QueryRow(ctx, `WITH u AS (
+			INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $11) ON CONFLICT (id) DO NOTHING
+			RETURNING id
+		), l AS (
+			INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, $6, $9::integer, true, $10::jsonb FROM u
+		), s AS (
+			INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, $6, $9::integer, $12::jsonb FROM u
+		)
+		SELECT count(*) FROM u`,
+		run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq, run.CreatedAt, run.UpdatedAt,
+		version, entry, len(data), slices.Clip(data)).Scan(&won)
 	if err != nil {
 		return storeError("import checkpoint", run, err)
 	}
-	if !won {
+	if won == 0 {
 		return s.conflict(ctx, run)
 	}
 	return nil

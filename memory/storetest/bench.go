@@ -13,45 +13,113 @@ import (
 	"github.com/ordo-run/ordo/memory"
 )
 
-// stepsPerRun is how many checkpoints the benchmarks write per run.
-const stepsPerRun = 10
-
-// benchRun is checkpoint seq of a run that has done seq-1 steps, each with
-// a small payload and result, roughly what the engine writes per step.
-func benchRun(id string, seq int64) *contracts.Run {
-	run := SimpleRun(id, "bench", contracts.RunRunning, seq, Base.Add(time.Duration(seq)*time.Second))
-	run.State = map[string]json.RawMessage{}
-	for i := range seq - 1 {
-		run.Steps = append(run.Steps, contracts.StepRecord{ActionID: fmt.Sprintf("a%d", i), Tool: "notes.write",
-			PlanVersion: 1, Attempt: 1, IdempotencyKey: fmt.Sprintf("%s/v1/a%d/1", id, i), Status: contracts.StepSucceeded,
-			Payload:   json.RawMessage(`{"title":"weekly report","body":"numbers for the week, twelve rows"}`),
-			Result:    json.RawMessage(`{"id":"note-1234","url":"https://notes.example/n/1234"}`),
-			StartedAt: Base, EndedAt: Base.Add(time.Second)})
-		run.State[fmt.Sprintf("note_%d", i)] = json.RawMessage(`{"id":"note-1234"}`)
+// benchStep appends step i of run to it as the engine does at a step
+// boundary: a step record with a small payload and result, the state key
+// it produced, the clock; the last step also finishes the run.
+func benchStep(run *contracts.Run, i, steps int) {
+	key := fmt.Sprintf("note_%d", i)
+	at := Base.Add(time.Duration(i) * time.Second)
+	run.Steps = append(run.Steps, contracts.StepRecord{ActionID: fmt.Sprintf("a%d", i), Tool: "notes.write",
+		PlanVersion: 1, Attempt: 1, IdempotencyKey: fmt.Sprintf("%s/v1/a%d/1", run.ID, i), Status: contracts.StepSucceeded,
+		Payload:   json.RawMessage(`{"title":"weekly report","body":"numbers for the week, twelve rows"}`),
+		Result:    json.RawMessage(`{"id":"note-1234","url":"https://notes.example/n/1234"}`),
+		Produced:  []string{key},
+		StartedAt: at, EndedAt: at.Add(time.Millisecond)})
+	if run.State == nil {
+		run.State = map[string]json.RawMessage{}
 	}
+	run.State[key] = json.RawMessage(`{"id":"note-1234"}`)
+	run.Seq++
+	run.UpdatedAt = at.Add(time.Millisecond)
+	if i == steps-1 {
+		run.Status = contracts.RunCompleted
+		run.Result = &contracts.RunResult{Answer: "done", Composer: "template"}
+	}
+}
+
+// benchNew is a new run with a one-action-per-step plan, as the engine
+// saves it first.
+func benchNew(id string, steps int) *contracts.Run {
+	run := SimpleRun(id, "bench", contracts.RunRunning, 1, Base)
+	plan := contracts.Plan{Version: contracts.PlanVersion, Goal: run.Goal}
+	for i := range steps {
+		plan.Actions = append(plan.Actions, contracts.Action{ID: fmt.Sprintf("a%d", i), Tool: "notes.write", Intent: "write",
+			Produces: []string{fmt.Sprintf("note_%d", i)}})
+	}
+	run.Plans = []contracts.PlanRevision{{Version: 1, Source: "caller", Plan: plan, CreatedAt: Base}}
+	run.Policy = map[string]contracts.PolicyDecision{}
 	return run
 }
 
-// BenchSave measures one checkpoint write per step of runs of ten steps
-// and reports the p50 and p95 latency of a single Save.
-func BenchSave(b *testing.B, s memory.Checkpointer) {
-	ctx := context.Background()
-	// Build the values first: only Save is timed.
-	runs := make([]*contracts.Run, b.N)
-	for i := range b.N {
-		runs[i] = benchRun(fmt.Sprintf("bench-%d", i/stepsPerRun), int64(i%stepsPerRun)+1)
+// Meter lets a benchmark report what a store wrote, where the store can
+// say: Stored is the bytes the store's tables hold now, WAL the bytes of
+// write-ahead log written so far (both may be nil).
+type Meter struct {
+	Stored func() int64
+	WAL    func() int64
+}
+
+func (m Meter) read() (stored, wal int64) {
+	if m.Stored != nil {
+		stored = m.Stored()
 	}
-	lat := make([]time.Duration, b.N)
+	if m.WAL != nil {
+		wal = m.WAL()
+	}
+	return
+}
+
+func (m Meter) report(b *testing.B, stored0, wal0 int64, steps int) {
+	stored, wal := m.read()
+	if m.Stored != nil {
+		b.ReportMetric(float64(stored-stored0)/float64(steps), "stored-B/step")
+	}
+	if m.WAL != nil {
+		b.ReportMetric(float64(wal-wal0)/float64(steps), "wal-B/step")
+	}
+}
+
+// BenchSave measures the Save of one step boundary, the way the engine
+// makes them: each run is created (Save at seq 1, not timed), loaded once,
+// and then saved after each of its steps (timed), so every timed Save
+// appends one step record. b.N is the number of timed Saves; runs have
+// steps steps each. It reports the p50 and p95 latency of a Save.
+func BenchSave(b *testing.B, s memory.Checkpointer, steps int, m Meter) {
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	live := map[string]*contracts.Run{}
+	stored0, wal0 := m.read()
 	b.ResetTimer()
-	for i := range b.N {
+	for n := 0; n < b.N; n++ {
+		b.StopTimer()
+		id := fmt.Sprintf("bench-%d", n/steps)
+		i := n % steps
+		var run *contracts.Run
+		if i == 0 {
+			if err := s.Save(ctx, benchNew(id, steps)); err != nil {
+				b.Fatal(err)
+			}
+			var err error
+			if run, err = s.Load(ctx, id); err != nil {
+				b.Fatal(err)
+			}
+			live[id] = run
+		}
+		run = live[id]
+		benchStep(run, i, steps)
+		b.StartTimer()
 		t0 := time.Now()
-		if err := s.Save(ctx, runs[i]); err != nil {
+		if err := s.Save(ctx, run); err != nil {
 			b.Fatal(err)
 		}
-		lat[i] = time.Since(t0)
+		lat = append(lat, time.Since(t0))
+		if i == steps-1 {
+			delete(live, id)
+		}
 	}
 	b.StopTimer()
 	reportPercentiles(b, lat)
+	m.report(b, stored0, wal0, b.N)
 }
 
 func reportPercentiles(b *testing.B, lat []time.Duration) {
@@ -61,32 +129,40 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(at(0.95), "p95-ns")
 }
 
-// BenchConcurrentRuns drives 100 runs at once, each writing ten
-// checkpoints (and loading once, as a resume would), against one store, and
-// reports checkpoints written per second.
-func BenchConcurrentRuns(b *testing.B, s memory.Checkpointer) {
-	const runs = 100
+// BenchConcurrentRuns drives runs runs at once against one store, as the
+// engine would: each is created (Save at seq 1), loaded once, saved after
+// each of its steps steps (one step record appended per Save, the last
+// finishing the run), and loaded again at the end, as a client reading the
+// result would. It reports steps (Saves after a step) per second and, where
+// m can say, stored and write-ahead-log bytes per step.
+func BenchConcurrentRuns(b *testing.B, s memory.Checkpointer, runs, steps int, m Meter) {
 	ctx := context.Background()
 	var total time.Duration
+	stored0, wal0 := m.read()
 	for n := range b.N {
-		vals := make([][]*contracts.Run, runs)
-		for r := range runs {
-			for seq := int64(1); seq <= stepsPerRun; seq++ {
-				vals[r] = append(vals[r], benchRun(fmt.Sprintf("conc-%d-%d", n, r), seq))
-			}
-		}
 		errs := make(chan error, runs)
 		var wg sync.WaitGroup
 		t0 := time.Now()
 		for r := range runs {
 			wg.Go(func() {
-				for _, v := range vals[r] {
-					if err := s.Save(ctx, v); err != nil {
+				id := fmt.Sprintf("conc-%d-%d", n, r)
+				if err := s.Save(ctx, benchNew(id, steps)); err != nil {
+					errs <- err
+					return
+				}
+				run, err := s.Load(ctx, id)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i := range steps {
+					benchStep(run, i, steps)
+					if err := s.Save(ctx, run); err != nil {
 						errs <- err
 						return
 					}
 				}
-				if _, err := s.Load(ctx, vals[r][0].ID); err != nil {
+				if _, err := s.Load(ctx, id); err != nil {
 					errs <- err
 				}
 			})
@@ -98,6 +174,6 @@ func BenchConcurrentRuns(b *testing.B, s memory.Checkpointer) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N*runs*stepsPerRun)/total.Seconds(), "checkpoints/s")
-	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/100runs")
+	b.ReportMetric(float64(b.N*runs*steps)/total.Seconds(), "steps/s")
+	m.report(b, stored0, wal0, b.N*runs*steps)
 }

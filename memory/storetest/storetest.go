@@ -42,6 +42,11 @@ func Run(t *testing.T, open func(t *testing.T) memory.Checkpointer) {
 		{"Prune", testPrune},
 		{"ManyRuns", testManyRuns},
 		{"OldFormat", testOldFormat},
+		{"Log", testLog},
+		{"LogEntrySize", testLogEntrySize},
+		{"Compact", testCompact},
+		{"PruneLog", testPruneLog},
+		{"HandBuilt", testHandBuilt},
 		{"Leases", testLeases},
 		{"ClaimRace", testClaimRace},
 	}
@@ -123,6 +128,9 @@ func testRoundTrip(t *testing.T, s memory.Checkpointer) {
 func requireAllSet(t *testing.T, run *contracts.Run) {
 	v := reflect.ValueOf(run).Elem()
 	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue // the store's bookkeeping (the log mark), not data
+		}
 		if v.Field(i).IsZero() {
 			t.Fatalf("fixture FullRun leaves Run.%s unset; set it so the round trip covers it", v.Type().Field(i).Name)
 		}
@@ -394,11 +402,37 @@ func testOldFormat(t *testing.T, s memory.Checkpointer) {
 	if err != nil || len(list) != 1 || list[0].Seq != 4 || list[0].Status != contracts.RunInterrupted {
 		t.Fatalf("list after import: %+v %v", list, err)
 	}
-	// The upgraded run carries on in the current format.
-	got.Seq++
-	got.Status = contracts.RunCompleted
-	mustSave(t, s, got)
-	requireSame(t, got, mustLoad(t, s, "run-v0"))
+	if log := mustLog(t, s, "run-v0", 0, 0); len(log) != 1 || log[0].Run == nil || log[0].Seq != 4 {
+		t.Fatalf("log of an imported run: %v, want one whole run at 4", seqs(log))
+	} else {
+		RequireUpgradedV0(t, log[0].Run)
+	}
+	// The upgraded run carries on in the current format, as deltas.
+	d := &driver{t: t, s: s, run: got, start: got.UpdatedAt.Add(-4 * time.Second), want: map[int64]*contracts.Run{4: clone(t, got)}}
+	d.step(false, func(run *contracts.Run) {
+		run.Decisions = append(run.Decisions, contracts.DecisionRecord{Interrupt: *run.Interrupt,
+			Decision: contracts.Decision{Kind: contracts.DecisionApprove, By: "ana"}, At: run.UpdatedAt})
+		run.Interrupt = nil
+		run.Status = contracts.RunRunning
+	})
+	d.addStep(false)
+	d.addStep(true)
+	d.step(false, func(run *contracts.Run) { run.Status = contracts.RunCompleted })
+	log := mustLog(t, s, "run-v0", 0, 0)
+	if got := seqs(log); !reflect.DeepEqual(got, seqRange(4, 8)) {
+		t.Fatalf("log after carrying on: %v", got)
+	}
+	for _, e := range log[1:] {
+		if e.Run != nil {
+			t.Fatalf("entry %d after the import is a whole run", e.Seq)
+		}
+	}
+	folded, err := contracts.FoldRun(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireSame(t, d.run, folded)
+	requireSame(t, d.run, mustLoad(t, s, "run-v0"))
 }
 
 // RequireUpgradedV0 checks that RunV0 was upgraded to the current format

@@ -23,6 +23,16 @@ func (s scoped) Plan(ctx context.Context, req agent.Request) (*contracts.Run, er
 	return s.Engine.Plan(ctx, req)
 }
 
+// Fork gives the new run the scopes policy grants the user who forks it
+// (the MCP caller), not those of the run it forks.
+func (s scoped) Fork(ctx context.Context, req agent.ForkRequest) (*contracts.Run, error) {
+	req.Scopes = s.policy.ScopesFor(req.UserID)
+	if req.Scopes == nil {
+		req.Scopes = []string{} // none granted; nil would keep the forked run's
+	}
+	return s.Engine.Fork(ctx, req)
+}
+
 // MCPServer builds the MCP server over the app's engine, store, catalog,
 // recommender and plugin admin. Without a configured model it offers MCP
 // sampling (the calling client's model) to plan.
@@ -52,7 +62,7 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 		Version:       version,
 	}
 	if a.Config.ExposeTools {
-		opts.Gateway = &mcpserver.Gateway{Tools: a.Host, Policy: EngineConfig(a.Config).Policy, Audit: a.Store,
+		opts.Gateway = &mcpserver.Gateway{Tools: a.Host,
 			Scopes: a.Config.Policy.ScopesFor} // as scoped gives the engine's runs
 	}
 	if a.LLM == nil {

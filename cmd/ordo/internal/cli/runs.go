@@ -21,14 +21,24 @@ import (
 func newRunsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show, resume, prune stored runs, and save one as a template",
+		Short: "List, show, resume, fork, replay, follow, compact and prune stored runs, and save one as a template",
+		Long: `Runs are stored as append-only logs: each step boundary appends an entry numbered by the
+run's sequence (the cursor). show prints a run; replay prints it rebuilt from its log
+entry by entry; events prints (and --follow follows) the entries after a cursor; fork
+starts a new run from a recorded one, from one action on; compact folds finished runs'
+logs into one snapshot each; prune deletes finished runs.`,
 		Example: `  ordo runs list --status interrupted
   ordo runs show run_0123abcd --json
   ordo runs resume run_0123abcd
+  ordo runs fork run_0123abcd --from post_summary
+  ordo runs replay run_0123abcd
+  ordo runs events run_0123abcd --after 12 --follow
+  ordo runs compact
   ordo runs prune --older-than 168h
   ordo runs save-template run_0123abcd q1-report`,
 	}
-	cmd.AddCommand(newRunsListCmd(g), newRunsShowCmd(g), newRunsResumeCmd(g), newRunsPruneCmd(g), newRunsSaveTemplateCmd(g))
+	cmd.AddCommand(newRunsListCmd(g), newRunsShowCmd(g), newRunsResumeCmd(g), newRunsForkCmd(g), newRunsReplayCmd(g),
+		newRunsEventsCmd(g), newRunsCompactCmd(g), newRunsPruneCmd(g), newRunsSaveTemplateCmd(g))
 	return cmd
 }
 

@@ -28,11 +28,16 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [--http [ADDR]]",
 		Short: "Serve Ordo over MCP (stdio by default, or streamable HTTP)",
-		Long: `Serve the MCP tools plan, execute, approve, run_status, list_runs, search_tools and the
+		Long: `Serve the MCP tools plan, execute, approve, fork_run, run_status, list_runs, search_tools and the
 admin plugin tools. Over stdio (the default) the client is the local user with the admin
 role; over HTTP every request needs a bearer token from http.tokens. Plugins dropped into
 plugins_dir are picked up while serving. Finished runs older than retention.runs are
-pruned at start and daily.`,
+pruned at start and daily, and the logs of the other runs that finished over an hour ago
+are compacted to one snapshot each (as 'ordo runs compact' does).
+
+With --http, GET /runs/ID/events on the same listener streams a run's log entries as
+Server-Sent Events (same bearer tokens; a user sees only their own runs), resumable with
+Last-Event-ID; the MCP resource ordo://runs/ID/events?after=N pages the same entries.`,
 		Example: `  ordo serve
   ordo serve --http                 # on http.listen (default 127.0.0.1:7411)
   ORDO_TOKEN_ALICE=... ordo serve --http 0.0.0.0:7411 --config ordo.yaml
@@ -89,6 +94,7 @@ pruned at start and daily.`,
 				return contracts.Errorf(contracts.CodeInvalidConfig, "listen on %s: %w", httpAddr, err).With("key", "http.listen")
 			}
 			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			hs.RegisterOnShutdown(srv.EndStreams) // event streams hold their connections open
 			log.Info("serving MCP over HTTP", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version(),
 				"tools", len(a.Host.List()), "llm", a.LLM != nil, "tokens", len(cfg.HTTP.Tokens))
 			go func() {
@@ -108,20 +114,31 @@ pruned at start and daily.`,
 	return cmd
 }
 
-// prune removes finished runs past retention now and then daily.
+// compactGrace is how long serve leaves a finished run's log entry by
+// entry, for clients still reading its events, before compacting it.
+const compactGrace = time.Hour
+
+// prune removes finished runs past retention, and folds the logs of the
+// finished runs that remain into one snapshot each (Compact), now and then
+// daily.
 func prune(ctx context.Context, a *app.App) {
 	keep := a.Config.Retention.Runs
-	if keep <= 0 {
-		return
-	}
 	tick := time.NewTicker(24 * time.Hour)
 	defer tick.Stop()
 	for {
-		n, err := a.Store.Prune(ctx, time.Now().Add(-keep))
+		if keep > 0 {
+			n, err := a.Store.Prune(ctx, time.Now().Add(-keep))
+			if err != nil && ctx.Err() == nil {
+				a.Log.Error("prune runs", "err", err)
+			} else if n > 0 {
+				a.Log.Info("pruned finished runs", "count", n, "older_than", keep)
+			}
+		}
+		n, err := a.Store.Compact(ctx, time.Now().Add(-compactGrace))
 		if err != nil && ctx.Err() == nil {
-			a.Log.Error("prune runs", "err", err)
+			a.Log.Error("compact runs", "err", err)
 		} else if n > 0 {
-			a.Log.Info("pruned finished runs", "count", n, "older_than", keep)
+			a.Log.Info("compacted finished runs", "count", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+const forkPlan = `{"version":"1.0","goal":"fetch, format, publish","timezone":"UTC","actions":[
+ {"id":"fetch","tool":"data.fetch","intent":"read","requires":[],"produces":["rows"],"inputs":{"q":"sales"}},
+ {"id":"side","tool":"data.fetch","intent":"read","requires":[],"produces":["other"],"inputs":{"q":"costs"}},
+ {"id":"format","tool":"data.format","intent":"transform","requires":["rows"],"produces":["text"],"input_bindings":{"rows":"rows"}},
+ {"id":"publish","tool":"data.publish","intent":"write","requires":["text"],"produces":["url"],"input_bindings":{"text":"text"}}]}`
+
+// forkTools: format fails until fixed is set.
+func forkTools(t *testing.T, fixed *atomic.Bool) *testTools {
+	obj := func(prop string) string {
+		return `{"type":"object","required":["` + prop + `"],"properties":{"` + prop + `":{}}}`
+	}
+	return newTools(t,
+		tool("data.fetch", contracts.RiskRead, obj("q"), obj("rows"), map[string]string{"rows": "$.rows", "other": "$.rows"},
+			func(_ context.Context, c sdk.Call) (any, error) {
+				return map[string]any{"rows": "rows of " + c.Payload["q"].(string)}, nil
+			}),
+		tool("data.format", contracts.RiskRead, obj("rows"), obj("text"), map[string]string{"text": "$.text"},
+			func(_ context.Context, c sdk.Call) (any, error) {
+				if !fixed.Load() {
+					return nil, sdk.ToolError(false, "formatter down")
+				}
+				return map[string]any{"text": "table: " + c.Payload["rows"].(string)}, nil
+			}),
+		tool("data.publish", contracts.RiskRead, obj("text"), obj("url"), map[string]string{"url": "$.url"},
+			func(_ context.Context, c sdk.Call) (any, error) {
+				return map[string]any{"url": "https://x/" + c.Payload["text"].(string)}, nil
+			}),
+	)
+}
+
+// A failed run is not a dead end: a fork from the failed step takes the
+// results before it (no call repeated) and runs the rest.
+func TestForkFromFailedStep(t *testing.T) {
+	var fixed atomic.Bool
+	tt := forkTools(t, &fixed)
+	store := newStore()
+	e := New(Config{}, Deps{Tools: tt, Store: store})
+	ctx := context.Background()
+	src, err := e.Run(ctx, Request{Plan: mustPlan(t, forkPlan), UserID: "ada"})
+	wantStatus(t, src, err, contracts.RunFailed)
+	if n := len(tt.Calls("data.fetch")); n != 2 {
+		t.Fatalf("fetch called %d times", n)
+	}
+
+	if _, err := e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "nope"}); contracts.CodeOf(err) != contracts.CodeInvalidInput {
+		t.Fatalf("fork from an unknown action: %v", err)
+	}
+	if _, err := e.Fork(ctx, ForkRequest{RunID: "run_missing", FromAction: "format"}); contracts.CodeOf(err) != contracts.CodeRunNotFound {
+		t.Fatalf("fork of an unknown run: %v", err)
+	}
+
+	fixed.Store(true)
+	run, err := e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "format"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if n := len(tt.Calls("data.fetch")); n != 2 {
+		t.Fatalf("the fork called fetch again: %d calls", n)
+	}
+	if run.ID == src.ID || run.UserID != "ada" || run.Plans[0].Source != "fork" || run.LLMCalls["planner"] != 0 {
+		t.Fatalf("fork run: id %s user %s plans %+v", run.ID, run.UserID, run.Plans)
+	}
+	if got := stateOf(t, run, "url"); got != "https://x/table: rows of sales" {
+		t.Fatalf("url = %v", got)
+	}
+	again, _ := store.Load(ctx, src.ID)
+	if again.Status != contracts.RunFailed || again.Seq != src.Seq {
+		t.Fatalf("the forked run changed: %s seq %d", again.Status, again.Seq)
+	}
+
+	// An edited plan is validated against the state taken over.
+	edited := mustPlan(t, `{"version":"1.0","goal":"publish raw","timezone":"UTC","actions":[
+	 {"id":"fetch","tool":"data.fetch","intent":"read","requires":[],"produces":["rows"],"inputs":{"q":"sales"}},
+	 {"id":"publish","tool":"data.publish","intent":"write","requires":["rows"],"produces":["url"],"input_bindings":{"text":"rows"}}]}`)
+	run, err = e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "publish", Plan: edited})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if got := stateOf(t, run, "url"); got != "https://x/rows of sales" || len(tt.Calls("data.fetch")) != 2 {
+		t.Fatalf("edited fork: url %v, fetch calls %d", got, len(tt.Calls("data.fetch")))
+	}
+	bad := mustPlan(t, `{"version":"1.0","goal":"x","timezone":"UTC","actions":[
+	 {"id":"publish","tool":"data.publish","intent":"write","requires":["nothing"],"produces":["url"]}]}`)
+	run, err = e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "publish", Plan: bad})
+	if err != nil || run.Status != contracts.RunFailed || run.Error.Code != contracts.CodePlanFailed {
+		t.Fatalf("a fork with a plan that does not check: %v %+v", err, run)
+	}
+}
+
+// The store's log of a run the engine drove folds back to the run it
+// returned, entry by entry, and each step boundary is one entry.
+func TestRunLogFoldsToTheRun(t *testing.T) {
+	var fixed atomic.Bool
+	fixed.Store(true)
+	tt := forkTools(t, &fixed)
+	store := newStore()
+	run, err := New(Config{}, Deps{Tools: tt, Store: store}).Run(context.Background(), Request{Plan: mustPlan(t, forkPlan)})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	entries, err := store.Log(context.Background(), run.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded, err := contracts.FoldRun(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(run)
+	got, _ := json.Marshal(folded)
+	if string(want) != string(got) {
+		t.Fatalf("folded log differs from the run\nwant %s\ngot  %s", want, got)
+	}
+	// created (with the checked plan), running, 4 steps, completed
+	if len(entries) != 7 || int64(len(entries)) != run.Seq {
+		for _, e := range entries {
+			t.Logf("%d %s %s", e.Seq, e.Kind(), e.Summary())
+		}
+		t.Fatalf("%d entries for seq %d, want 7", len(entries), run.Seq)
+	}
+}

@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// This file holds a run's transitions, the only code that writes runs:
+// the lease prologue (withRun), the one switch on what to do with a run in
+// each status (advance), and the writes that end a step boundary (save,
+// interrupt, fail, finish). Every write appends one entry to the run's log.
+
+// withRun holds runID's lease, loads the run and hands it to step; the
+// lease is let go with step's result (keepOnCancel: see hold).
+func (e *Engine) withRun(ctx context.Context, runID string, keepOnCancel bool, step func(context.Context, *contracts.Run) error) (_ *contracts.Run, err error) {
+	ctx, end, err := e.hold(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { end(err, keepOnCancel) }()
+	run, err := e.deps.Store.Load(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	return run, step(ctx, run)
+}
+
+// caller says who asks advance to move a run on.
+type caller int
+
+const (
+	byExecute caller = iota // Execute: a ready run, or one a stopped process left
+	byResume                // Resume: a person's decision (or none, to continue)
+	byRecover               // Recover: a run whose driver died
+)
+
+// advance moves a loaded, held run on from wherever it stands: the one
+// place that decides what each status allows. A finished run cannot move;
+// an interrupted one moves only with a decision that fits; a pending run
+// with its checked plan continues after planning; a ready or running one
+// executes (a call that was in flight is re-issued under its key).
+func (e *Engine) advance(ctx context.Context, run *contracts.Run, by caller, d contracts.Decision) error {
+	switch {
+	case run.Status.Final():
+		if by == byRecover {
+			return nil
+		}
+		return contracts.Errorf(contracts.CodeRunAlreadyFinished, "run %s is %s", run.ID, run.Status).With("run", run.ID)
+	case run.Status == contracts.RunInterrupted && run.Interrupt != nil:
+		switch by {
+		case byResume:
+			return e.decide(ctx, run, d)
+		case byExecute:
+			return contracts.Errorf(contracts.CodeInvalidInput, "run %s waits for a %s decision: resume it", run.ID, run.Interrupt.Kind).
+				With("run", run.ID).With("interrupt", run.Interrupt.Kind)
+		}
+		return nil // it waits for its person; Recover only lets the lease go
+	case by == byResume && d.Kind != "":
+		return contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s is %s and waits for no decision", run.ID, run.Status).With("run", run.ID)
+	case planned(run):
+		return e.continuePlanned(ctx, run)
+	case run.Status == contracts.RunPending:
+		if by == byRecover {
+			return e.fail(ctx, run, contracts.Errorf(contracts.CodePlanFailed,
+				"the server planning this run stopped before the plan was checkpointed; plan the goal again").With("run", run.ID))
+		}
+		return contracts.Errorf(contracts.CodeInvalidInput, "run %s has no plan yet", run.ID).With("run", run.ID)
+	case run.Status == contracts.RunInterrupted:
+		return contracts.Errorf(contracts.CodeRunNotInterrupted, "run %s is interrupted with no question", run.ID).With("run", run.ID)
+	}
+	switch by {
+	case byResume:
+		e.emit(ctx, run, EventResumed, "", "", "continue")
+	case byRecover:
+		e.emit(ctx, run, EventResumed, "", "", "recovered by "+e.cfg.Owner)
+	}
+	return e.execute(ctx, run)
+}
+
+// save appends what changed in run since its last write to its log, as
+// its next sequence number. A refused write (CodeSequenceConflict: another
+// process advanced the run) is returned as is; the caller must stop
+// driving the run. Saving never observes cancellation so a cancelled run
+// still leaves its checkpoint. Once the run's lease is lost nothing more is
+// written (CodeLeaseHeld); a new run's first write takes its lease.
+func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
+	if err := checkLease(ctx, run.ID); err != nil {
+		return err
+	}
+	run.Seq++
+	run.UpdatedAt = e.now()
+	if err := e.deps.Store.Save(context.WithoutCancel(ctx), run); err != nil {
+		run.Seq--
+		if contracts.CodeOf(err) == contracts.CodeSequenceConflict {
+			e.log.Warn("run advanced elsewhere; stopping", "run", run.ID, "seq", run.Seq+1)
+			return err
+		}
+		return contracts.Errorf(contracts.CodeStore, "checkpoint run %s: %w", run.ID, err).With("run", run.ID)
+	}
+	if run.Seq == 1 {
+		return e.created(ctx, run.ID)
+	}
+	e.remember(run)
+	return nil
+}
+
+// interrupt records in as the run's question and checkpoints it.
+func (e *Engine) interrupt(ctx context.Context, run *contracts.Run, in *contracts.Interrupt) error {
+	in.CreatedAt = e.now()
+	run.Interrupt = in
+	run.Status = contracts.RunInterrupted
+	if err := e.save(ctx, run); err != nil {
+		return err
+	}
+	e.emit(ctx, run, EventInterrupted, in.ActionID, in.Tool, string(in.Kind)+": "+in.Message)
+	return nil
+}
+
+// fail ends the run closed: the coded error, a template answer saying what
+// happened, and the audit trail as it stands.
+func (e *Engine) fail(ctx context.Context, run *contracts.Run, err error) error {
+	run.Status = contracts.RunFailed
+	run.Error = contracts.AsError(err)
+	run.Interrupt = nil
+	run.Result = &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
+	if serr := e.save(ctx, run); serr != nil {
+		return serr
+	}
+	e.emit(ctx, run, EventFailed, "", "", run.Error.Message)
+	return nil
+}
+
+// finish ends the run as completed or rejected with a composed answer: one
+// composer LLM call, or a template when there is no model, it fails, or
+// the run is a direct tool call.
+func (e *Engine) finish(ctx context.Context, run *contracts.Run, status contracts.RunStatus) error {
+	run.Status = status
+	run.Interrupt = nil
+	run.Result = e.compose(ctx, run)
+	if err := e.save(ctx, run); err != nil {
+		return err
+	}
+	kind := EventCompleted
+	if status == contracts.RunRejected {
+		kind = EventRejected
+	}
+	e.emit(ctx, run, kind, "", "", run.Result.Answer)
+	return nil
+}

@@ -1,0 +1,292 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
+)
+
+// Group commit. SQLite has one writer and, with synchronous=FULL, every
+// commit syncs the write-ahead log: one transaction per Save would cap the
+// store at one Save per sync. Instead Save hands its encoded entry to one
+// committer goroutine and waits; the committer takes everything queued
+// (the Saves that arrived while the previous transaction was syncing),
+// applies each in the same immediate transaction, commits once, and only
+// then gives each caller its own result. Each Save is checked on its own
+// before anything of it is written, so one Save's sequence conflict
+// neither fails nor rolls back another's. A write that fails (the disk,
+// not the caller) fails its own Save: the transaction is rolled back and
+// the rest of the batch is applied again in a new one. (Savepoints would
+// isolate it too, but cost a statement journal write per Save.)
+
+// maxBatch bounds one group commit.
+const maxBatch = 512
+
+var errClosed = errors.New("store is closed")
+
+// saveReq is one Save, or one other small write (fn), waiting for the
+// committer.
+type saveReq struct {
+	ctx  context.Context
+	fn   func(ctx context.Context, tx *sql.Tx) error // a write other than a Save: leases
+	run  *contracts.Run                              // read by the committer only while Save waits
+	e    memory.Entry
+	next memory.TailSize // the run's figures after this entry
+	err  error
+	bad  bool // its write failed: not retried with the batch
+	done chan struct{}
+}
+
+// writer holds what the committer owns.
+type writer struct {
+	queue     chan *saveReq
+	closeMu   sync.RWMutex // held for reading while sending on queue
+	closed    bool
+	closeOnce sync.Once
+	stopped   chan struct{}
+	commits   atomic.Int64 // transactions committed, for tests
+
+	// Statements prepared on the writer connection.
+	selRun, insRun, updRun, insLog, putSnap *sql.Stmt
+}
+
+func (s *Store) startWriter(ctx context.Context) error {
+	w := &s.wr
+	w.queue = make(chan *saveReq, 4*maxBatch)
+	w.stopped = make(chan struct{})
+	for _, p := range []struct {
+		dst **sql.Stmt
+		q   string
+	}{
+		{&w.selRun, `SELECT seq, tail_bytes, snap_bytes FROM runs WHERE id = ?`},
+		{&w.insRun, `INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.updRun, `UPDATE runs SET user_id = ?, goal = ?, status = ?, final = ?, seq = ?, created_at = ?, updated_at = ?,
+			tail_bytes = ?, snap_bytes = ? WHERE id = ?`},
+		{&w.insLog, `INSERT INTO run_log (run_id, seq, format_version, whole, data) VALUES (?, ?, ?, ?, ?)`},
+		{&w.putSnap, `INSERT INTO run_snapshots (run_id, seq, format_version, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, format_version = excluded.format_version, data = excluded.data`},
+	} {
+		st, err := s.w.PrepareContext(ctx, p.q)
+		if err != nil {
+			w.closeStmts()
+			return err
+		}
+		*p.dst = st
+	}
+	go s.commitLoop()
+	return nil
+}
+
+func (w *writer) closeStmts() {
+	for _, st := range []*sql.Stmt{w.selRun, w.insRun, w.updRun, w.insLog, w.putSnap} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// stop lets the committer finish what is queued and waits for it.
+func (w *writer) stop() {
+	w.closeOnce.Do(func() {
+		w.closeMu.Lock()
+		w.closed = true
+		close(w.queue)
+		w.closeMu.Unlock()
+		<-w.stopped
+		w.closeStmts()
+	})
+}
+
+// commit queues e and waits for the transaction that holds it. A Save
+// whose context ends before the committer reaches it is not written; once
+// reached, it is waited for (its transaction is bounded by busy_timeout),
+// so that the caller never hears "failed" about a Save that committed.
+func (s *Store) commit(ctx context.Context, run *contracts.Run, e memory.Entry) error {
+	req := &saveReq{ctx: ctx, run: run, e: e, done: make(chan struct{})}
+	if err := s.enqueue(req); err != nil {
+		return err
+	}
+	if req.err == nil {
+		s.sizes.Set(run.ID, req.next, run.Status.Final())
+	}
+	return req.err
+}
+
+// groupWrite runs fn in the committer's next transaction, beside the
+// Saves queued with it, and returns once that transaction is durable. fn
+// may run more than once (if another write in its batch fails, the batch
+// is applied again), so it must only record its outcome, not act on it.
+// Lease changes use it, so that they cost no sync of their own.
+func (s *Store) groupWrite(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	req := &saveReq{ctx: ctx, fn: fn, done: make(chan struct{})}
+	if err := s.enqueue(req); err != nil {
+		return err
+	}
+	return req.err
+}
+
+func (s *Store) enqueue(req *saveReq) error {
+	w := &s.wr
+	w.closeMu.RLock()
+	if w.closed {
+		w.closeMu.RUnlock()
+		return memory.StoreError("save checkpoint", errClosed)
+	}
+	w.queue <- req
+	w.closeMu.RUnlock()
+	<-req.done
+	return nil
+}
+
+func (s *Store) commitLoop() {
+	w := &s.wr
+	defer close(w.stopped)
+	batch := make([]*saveReq, 0, maxBatch)
+	for req := range w.queue {
+		batch = append(batch[:0], req)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-w.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		s.commitBatch(batch)
+		clear(batch)
+	}
+}
+
+// commitBatch writes batch in one transaction and reports to each caller.
+func (s *Store) commitBatch(batch []*saveReq) {
+	defer func() {
+		for _, req := range batch {
+			close(req.done)
+		}
+	}()
+	for s.tryBatch(batch) {
+	}
+}
+
+// tryBatch applies the batch's Saves not marked bad in one transaction and
+// commits it. If a write fails it marks that Save bad, rolls back and
+// returns true: the caller tries the rest again.
+func (s *Store) tryBatch(batch []*saveReq) (again bool) {
+	ctx := context.Background()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		for _, req := range batch {
+			if !req.bad {
+				req.err = memory.StoreError("save checkpoint", err)
+			}
+		}
+		return false
+	}
+	w := &s.wr
+	st := txStmts{tx.StmtContext(ctx, w.selRun), tx.StmtContext(ctx, w.insRun), tx.StmtContext(ctx, w.updRun),
+		tx.StmtContext(ctx, w.insLog), tx.StmtContext(ctx, w.putSnap)}
+	written := 0
+	for _, req := range batch {
+		if req.bad {
+			continue
+		}
+		if req.err = req.ctx.Err(); req.err != nil {
+			continue
+		}
+		var wrote bool
+		if req.fn != nil {
+			req.err = req.fn(ctx, tx) // the caller wraps it
+			wrote = req.err != nil
+		} else {
+			wrote, req.err = st.apply(ctx, req)
+		}
+		switch {
+		case req.err == nil:
+			written++
+		case wrote:
+			req.bad = true
+			tx.Rollback()
+			return true
+		}
+	}
+	if written == 0 {
+		tx.Rollback()
+		return false
+	}
+	err = tx.Commit()
+	w.commits.Add(1)
+	if err != nil {
+		for _, req := range batch {
+			if req.err == nil {
+				req.err = memory.StoreError("save checkpoint", err)
+			}
+		}
+	}
+	return false
+}
+
+type txStmts struct {
+	selRun, insRun, updRun, insLog, putSnap *sql.Stmt
+}
+
+// apply checks and writes one Save inside the batch's transaction; wrote
+// says whether a failure came after something of it may have been written.
+func (st txStmts) apply(ctx context.Context, req *saveReq) (wrote bool, err error) {
+	run, e := req.run, &req.e
+	var stored, tail, snap int64
+	err = st.selRun.QueryRowContext(ctx, run.ID).Scan(&stored, &tail, &snap)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, memory.StoreError("save checkpoint", err)
+	}
+	if run.Seq != stored+1 {
+		return false, memory.SequenceConflict(run.ID, run.Seq, stored)
+	}
+	// The row's figures decide; Save encoded a snapshot ahead only if its
+	// cache said one was due.
+	if e.Snap == nil && memory.NeedSnapshot(run, tail+int64(len(e.Data)), snap) {
+		if err := e.AddSnapshot(run); err != nil {
+			return false, err
+		}
+	}
+	req.next = memory.TailSize{Tail: tail, Snap: snap}.Next(run.Seq, *e)
+	if err := st.write(ctx, run, e, req.next); err != nil {
+		return true, memory.StoreError("save checkpoint", err)
+	}
+	return false, nil
+}
+
+func (st txStmts) write(ctx context.Context, run *contracts.Run, e *memory.Entry, next memory.TailSize) error {
+	var err error
+	if run.Seq == 1 {
+		_, err = st.insRun.ExecContext(ctx, run.ID, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
+			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), next.Tail, next.Snap)
+	} else {
+		_, err = st.updRun.ExecContext(ctx, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
+			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), next.Tail, next.Snap, run.ID)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := st.insLog.ExecContext(ctx, run.ID, run.Seq, contracts.RunFormatVersion, boolInt(e.Whole), e.Data); err != nil {
+		return err
+	}
+	if e.Snap != nil {
+		if _, err := st.putSnap.ExecContext(ctx, run.ID, run.Seq, contracts.RunFormatVersion, e.Snap); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package memory
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// Entry is what a store appends to a run's log for one Save, encoded.
+type Entry struct {
+	Data  []byte // the encoded contracts.RunDelta, format contracts.RunFormatVersion
+	Whole bool   // Data carries the whole run (then Snap is that run, encoded as a checkpoint)
+	Snap  []byte // the whole run as a checkpoint (EncodeRun), when Whole or when a snapshot was asked for
+}
+
+// NewEntry encodes the entry Save appends for run: run.Delta(), or a
+// whole-run entry when the run is new to the store (Seq 1, whatever its
+// log mark says) or was never logged. A whole entry comes with its Snap;
+// AddSnapshot gives a delta one.
+func NewEntry(run *contracts.Run) (Entry, error) {
+	d := run.Delta()
+	if d.Run != nil || run.Seq == 1 {
+		snap, err := EncodeRun(run)
+		if err != nil {
+			return Entry{}, err
+		}
+		data, err := WholeEntry(snap, run.Seq, run.UpdatedAt)
+		if err != nil {
+			return Entry{}, err
+		}
+		return Entry{Data: data, Whole: true, Snap: snap}, nil
+	}
+	data, err := json.Marshal(d)
+	if err != nil {
+		return Entry{}, contracts.Errorf(contracts.CodeInvalidInput, "encode run %q entry %d: %w", run.ID, run.Seq, err).With("field", "run")
+	}
+	return Entry{Data: data}, nil
+}
+
+// AddSnapshot encodes run, whose entry e is, as e's snapshot.
+func (e *Entry) AddSnapshot(run *contracts.Run) error {
+	if e.Snap != nil {
+		return nil
+	}
+	snap, err := EncodeRun(run)
+	e.Snap = snap
+	return err
+}
+
+// wholeEntry is the shape of a whole-run log entry around a checkpoint
+// kept as it was written.
+type wholeEntry struct {
+	Seq       int64           `json:"seq"`
+	UpdatedAt time.Time       `json:"updated_at"`
+	Run       json.RawMessage `json:"run"`
+}
+
+// WholeEntry wraps a checkpoint (in whatever format version it was
+// written) as a whole-run log entry numbered seq. In the current format
+// the result is exactly what EncodeEntry writes for a whole run; an entry
+// around an older checkpoint is stored with that checkpoint's format
+// version and read back by DecodeLogEntry.
+func WholeEntry(checkpoint []byte, seq int64, updated time.Time) ([]byte, error) {
+	data, err := json.Marshal(wholeEntry{Seq: seq, UpdatedAt: updated, Run: checkpoint})
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "encode whole-run entry %d: %w", seq, err).With("field", "run")
+	}
+	return data, nil
+}
+
+// DecodeLogEntry reads a stored log entry of format version. Entries in
+// the current format are DecodeEntry's; an entry stored with an older
+// version can only be a whole-run entry around a checkpoint an older build
+// wrote (imported, or migrated from a store that kept only checkpoints),
+// and its run is upgraded as DecodeRun upgrades a checkpoint.
+func DecodeLogEntry(data []byte, version int) (*contracts.RunDelta, error) {
+	if version >= 1 {
+		return DecodeEntry(data, version)
+	}
+	var w wholeEntry
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, formatError(version, err)
+	}
+	if len(w.Run) == 0 || string(w.Run) == "null" {
+		return nil, formatError(version, contracts.Errorf(contracts.CodeCheckpointFormat, "log entry %d in format %d is not a whole run", w.Seq, version))
+	}
+	run, err := DecodeRun(w.Run, version)
+	if err != nil {
+		return nil, err
+	}
+	return &contracts.RunDelta{Seq: w.Seq, UpdatedAt: w.UpdatedAt, Run: run}, nil
+}
+
+// StoredEntry is a log entry as a store holds it.
+type StoredEntry struct {
+	Seq     int64
+	Version int
+	Data    []byte
+}
+
+// FoldSnapshot rebuilds a run from its snapshot (a checkpoint of format
+// version) and the log entries after it, in order.
+func FoldSnapshot(snap []byte, version int, tail []StoredEntry) (*contracts.Run, error) {
+	run, err := DecodeRun(snap, version)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range tail {
+		d, err := DecodeLogEntry(e.Data, e.Version)
+		if err != nil {
+			return nil, err
+		}
+		if err := run.Apply(d); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
+}
+
+// DecodeLog decodes stored entries for Checkpointer.Log.
+func DecodeLog(stored []StoredEntry) ([]contracts.RunDelta, error) {
+	out := make([]contracts.RunDelta, 0, len(stored))
+	for _, e := range stored {
+		d, err := DecodeLogEntry(e.Data, e.Version)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *d)
+	}
+	return out, nil
+}
+
+// TailSizes remembers, per run, the bytes a store logged since the run's
+// last snapshot and that snapshot's size, as of the run's last sequence,
+// so that Save can apply NeedSnapshot (and encode the snapshot outside the
+// store's critical section) without reading the store first. It is a
+// cache: a store that finds no entry for the sequence before the one it
+// saves reads the figures from its own rows. Safe for concurrent use.
+type TailSizes struct {
+	mu   sync.Mutex
+	runs map[string]TailSize
+}
+
+// TailSize is one run's entry in TailSizes.
+type TailSize struct {
+	Seq        int64 // the sequence the figures hold at
+	Tail, Snap int64 // bytes logged since the snapshot; the snapshot's bytes
+}
+
+// tailSizesMax bounds the cache; past it the cache starts over.
+const tailSizesMax = 1 << 14
+
+// Get returns the figures of run id as of sequence seq.
+func (t *TailSizes) Get(id string, seq int64) (TailSize, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.runs[id]
+	return s, ok && s.Seq == seq
+}
+
+// Set records the figures of run id; a final run is forgotten.
+func (t *TailSizes) Set(id string, s TailSize, final bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if final {
+		delete(t.runs, id)
+		return
+	}
+	if t.runs == nil || len(t.runs) >= tailSizesMax {
+		t.runs = map[string]TailSize{}
+	}
+	t.runs[id] = s
+}
+
+// Next is the figures after appending e to a run whose figures were s.
+func (s TailSize) Next(seq int64, e Entry) TailSize {
+	if e.Snap != nil {
+		return TailSize{Seq: seq, Snap: int64(len(e.Snap))}
+	}
+	return TailSize{Seq: seq, Tail: s.Tail + int64(len(e.Data)), Snap: s.Snap}
+}
+
+// Due says whether appending e to run, whose figures before it are s,
+// should also write a snapshot: NeedSnapshot, with e counted in the tail.
+func (s TailSize) Due(run *contracts.Run, e Entry) bool {
+	return e.Snap != nil || NeedSnapshot(run, s.Tail+int64(len(e.Data)), s.Snap)
+}

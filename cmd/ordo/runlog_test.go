@@ -114,11 +114,11 @@ func TestRunsForkRetriesFailedStep(t *testing.T) {
 		t.Fatalf("source after the fork: %s seq %d (was %d)", again.Status, again.Seq, src.Seq)
 	}
 
-	// --yes approves without asking.
+	// --yes approves without asking, as ordo run --yes does.
 	r = e.ordo("", "runs", "fork", src.ID, "--from", "read", "--yes", "--json")
 	r.want(t, 0)
-	if got := r.run(t); got.Status != contracts.RunCompleted || len(got.Decisions) != 1 || got.Decisions[0].Decision.By != "local" {
-		t.Fatalf("fork --yes: %s %+v", got.Status, got.Decisions)
+	if got := r.run(t); got.Status != contracts.RunCompleted || len(got.Decisions) != 0 || !got.Options.AutoApprove || !got.Options.AutoApprovePolicy {
+		t.Fatalf("fork --yes: %s %+v %+v", got.Status, got.Decisions, got.Options)
 	}
 }
 

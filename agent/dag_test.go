@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
@@ -50,22 +52,43 @@ func TestParallelActionsOverlap(t *testing.T) {
 	}
 }
 
+// A failing branch leaves the other branch's state; the failing call is
+// retried by the host's one retry loop (retries.max_attempts, a retryable
+// tool error, the same idempotency key), not by the engine under new keys.
 func TestFailingBranchKeepsOtherBranchState(t *testing.T) {
 	out := `{"type":"object","required":["v"],"properties":{"v":{"type":"string"}}}`
-	tt := newTools(t,
+	var mu sync.Mutex
+	var keys []string
+	h, err := host.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	p, err := host.InProcess(
 		tool("good.run", contracts.RiskRead, `{"type":"object"}`, out, map[string]string{"good": "$.v"}, returns(map[string]any{"v": "fine"})),
 		tool("bad.run", contracts.RiskRead, `{"type":"object"}`, out, map[string]string{"bad": "$.v"},
-			func(context.Context, sdk.Call) (any, error) { return nil, sdk.ToolError(true, "boom") }))
+			func(_ context.Context, c sdk.Call) (any, error) {
+				mu.Lock()
+				keys = append(keys, c.IdempotencyKey)
+				mu.Unlock()
+				return nil, sdk.ToolError(true, "boom")
+			}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddProvider(context.Background(), "t", "1", p); err != nil {
+		t.Fatal(err)
+	}
 	plan := mustPlan(t, `{"version":"1.0","goal":"two","timezone":"UTC","actions":[
 	 {"id":"g","tool":"good.run","intent":"read","requires":[],"produces":["good"]},
 	 {"id":"b","tool":"bad.run","intent":"read","requires":[],"produces":["bad"],"retries":{"max_attempts":2}}]}`)
-	run, err := New(Config{Parallelism: 2}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: plan})
+	run, err := New(Config{Parallelism: 2}, Deps{Tools: h}).Run(context.Background(), Request{Plan: plan})
 	wantStatus(t, run, err, contracts.RunFailed)
 	if stateOf(t, run, "good") != "fine" || run.State["bad"] != nil || len(run.State) != 1 {
 		t.Fatalf("state = %v", run.State)
 	}
-	if n := len(tt.Calls("bad.run")); n != 2 {
-		t.Fatalf("bad.run attempts = %d, want 2 (retries.max_attempts)", n)
+	if len(keys) != 2 || keys[0] != keys[1] {
+		t.Fatalf("bad.run calls under keys %v, want 2 (retries.max_attempts) under one key", keys)
 	}
 	if run.Error.Code != contracts.CodeToolFailed {
 		t.Fatalf("error = %+v", run.Error)

@@ -19,7 +19,8 @@ import (
 )
 
 // Tools is the engine's view of the tool catalog: the host implements it.
-// Call validates the payload and result against the contract and retries
+// Call validates the payload and result against the contract — the one
+// place they are validated; the engine does not repeat it — and retries
 // retryable tool errors; the key is the same for a re-issued call.
 type Tools interface {
 	Lookup(name string) (*contracts.Tool, bool)

@@ -129,7 +129,7 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 						dataErr = err
 						break
 					}
-					if f := e.recordFailure(ctx, run, prog, a, nil, err); f != nil {
+					if f := e.recordFailure(ctx, run, prog, a, nil, err, false); f != nil {
 						fail = f
 						break
 					}
@@ -190,7 +190,7 @@ func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, prog *progr
 	}
 	e.setState(run, state, values, &rec)
 	if err != nil {
-		f := e.recordFailure(ctx, run, prog, o.action, &rec, err)
+		f := e.recordFailure(ctx, run, prog, o.action, &rec, err, o.err != nil)
 		if serr := e.save(ctx, run); serr != nil {
 			return nil, serr
 		}
@@ -221,8 +221,14 @@ func (e *Engine) setState(run *contracts.Run, state, values map[string]any, rec 
 }
 
 // recordFailure appends a failed attempt (rec nil: it failed before any
-// call) and says whether the action is out of attempts.
-func (e *Engine) recordFailure(ctx context.Context, run *contracts.Run, prog *progress, a contracts.Action, rec *contracts.StepRecord, err error) *failure {
+// call) and says whether the action is out of attempts. A tool call's own
+// error (called) gets no other attempt here: Tools.Call already repeated
+// it as far as it was safe (the host's one retry loop, errors marked
+// Retryable, the call's own key). The engine makes a new attempt, under a
+// new key, only of what the call could not see: a valid result that
+// failed verification, or a model's error around the call (filler,
+// critic).
+func (e *Engine) recordFailure(ctx context.Context, run *contracts.Run, prog *progress, a contracts.Action, rec *contracts.StepRecord, err error, called bool) *failure {
 	ce := contracts.AsError(err)
 	if rec == nil {
 		now := e.now()
@@ -233,7 +239,7 @@ func (e *Engine) recordFailure(ctx context.Context, run *contracts.Run, prog *pr
 	run.Steps = append(run.Steps, *rec)
 	prog.record(*rec)
 	e.emit(ctx, run, EventStepFailed, a.ID, a.Tool, ce.Message)
-	if retryable(ce) && rec.Attempt < e.maxAttempts(a, ce) {
+	if !called && retryable(ce) && rec.Attempt < e.maxAttempts(a, ce) {
 		return nil
 	}
 	return &failure{a.ID, ce}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 )
 
 // prepare readies one attempt of action a: it binds the payload and stops
@@ -60,6 +61,10 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 		}, nil
 	}
 	if !approved && e.needsApproval(run, a) {
+		// Nobody is asked to approve a payload Tools.Call would refuse.
+		if err := tool.ValidateInput(payload); err != nil {
+			return o, nil, err
+		}
 		reason := run.Policy[a.ID].Reason
 		if reason == "" {
 			reason = "step approval is on"
@@ -71,9 +76,6 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 		if !e.approvedByMemory(ctx, run, in) {
 			return o, in, nil
 		}
-	}
-	if err := tool.ValidateInput(payload); err != nil {
-		return o, nil, err
 	}
 	attempt := prog.tries[a.ID] + 1
 	o.started = contracts.StepRecord{
@@ -270,8 +272,11 @@ func redact(tool *contracts.Tool, payload json.RawMessage) json.RawMessage {
 // not abort a call in flight: the run stops at the next step boundary.
 func (e *Engine) call(ctx context.Context, o outcome) outcome {
 	ctx = context.WithoutCancel(ctx)
-	if o.started.Attempt > 1 && o.action.Retries != nil && o.action.Retries.BackoffMS > 0 {
-		time.Sleep(time.Duration(o.action.Retries.BackoffMS) * time.Millisecond)
+	if r := o.action.Retries; r != nil && r.MaxAttempts > 0 {
+		// The action's retries bound the one retry loop, the host's: it
+		// repeats errors marked Retryable under the call's own key.
+		backoff := time.Duration(r.BackoffMS) * time.Millisecond
+		ctx = host.WithCallRetry(ctx, host.RetryPolicy{MaxAttempts: r.MaxAttempts, BaseDelay: backoff, MaxDelay: max(backoff, 2*time.Second)})
 	}
 	if o.action.TimeoutMS > 0 {
 		var cancel context.CancelFunc
@@ -286,18 +291,15 @@ func (e *Engine) call(ctx context.Context, o outcome) outcome {
 	return o
 }
 
-// verify checks a result by code: the output schema, the keys the action
-// declared it produces (which later actions require), each success
-// criterion against the state as it would become; then, in llm mode, the
-// critic. It returns the state updates; with a missing produces key, the
+// verify checks a result by code — the keys the action declared it
+// produces (which later actions require), each success criterion against
+// the state as it would become; then, in llm mode, the critic. The output
+// schema was checked by Tools.Call, once. It returns the state updates; with a missing produces key, the
 // keys the valid result did yield come back beside the error.
 func (e *Engine) verify(ctx context.Context, run *contracts.Run, a contracts.Action, tool *contracts.Tool, raw json.RawMessage, state map[string]any, attempt int) (map[string]any, error) {
 	result, err := contracts.DecodeJSON(raw)
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeToolInvalidOutput, "result of %s: %w", a.ID, err).With("action", a.ID)
-	}
-	if err := tool.ValidateOutput(result); err != nil {
-		return nil, err
 	}
 	values, err := tool.ProduceKeys(result, a.Produces)
 	if err != nil {

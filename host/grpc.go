@@ -63,8 +63,10 @@ func (p *grpcProvider) Call(ctx context.Context, tool string, payload json.RawMe
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineUnixMs = dl.UnixMilli()
 	}
-	var to peer.Peer // stays empty unless the call got a connection to the plugin
-	resp, err := p.rpc.Call(ctx, req, grpc.WaitForReady(false), grpc.Peer(&to))
+	// to stays empty unless the call got a connection to the plugin; gRPC
+	// fails fast (no WaitForReady) by default.
+	var to peer.Peer
+	resp, err := p.rpc.Call(ctx, req, grpc.Peer(&to))
 	if err != nil {
 		return nil, p.transportError(ctx, tool, err, to.Addr != nil)
 	}

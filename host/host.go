@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -27,6 +28,13 @@ type Host struct {
 
 	watchStop context.CancelFunc
 	watchDone chan struct{}
+
+	cache     *contractCache
+	bringCtx  context.Context // ends at Close: plugins still starting in the background give up
+	stopBring context.CancelFunc
+	bringing  sync.WaitGroup
+	// bringSlots bounds the plugins started in the background at once.
+	bringSlots chan struct{}
 }
 
 // New builds a host, starts the configured plugins and, with
@@ -49,11 +57,21 @@ func New(opts ...Option) (*Host, error) {
 		Retry(o.retry),            // only errors marked retryable, backoff + jitter
 		Timeout(o.defaultTimeout), // per attempt; a shorter ctx deadline wins
 	}, o.middleware...)...)
+	h.bringCtx, h.stopBring = context.WithCancel(context.Background())
+	h.bringSlots = make(chan struct{}, max(1, runtime.NumCPU()-1))
+	h.cache = newContractCache(o.dataDir)
+	// The configured plugins start concurrently. One whose contracts are
+	// cached for its binary joins the catalog at once and starts in the
+	// background (calls to it wait for it); New waits for the others.
+	var wg sync.WaitGroup
 	for _, spec := range o.plugins {
-		if err := h.addPlugin(context.Background(), spec, originConfig); err != nil {
-			h.log.Error("plugin refused", "plugin", spec.Name, "err", err)
-		}
+		wg.Go(func() {
+			if err := h.addPlugin(context.Background(), spec, originConfig); err != nil {
+				h.log.Error("plugin refused", "plugin", spec.Name, "err", err)
+			}
+		})
 	}
+	wg.Wait()
 	for _, spec := range o.upstreams {
 		if err := h.addUpstream(context.Background(), spec, originConfig); err != nil {
 			h.log.Error("upstream refused", "upstream", spec.Name, "err", err)
@@ -256,6 +274,11 @@ func describe(ctx context.Context, p ToolProvider) ([]*contracts.Tool, error) {
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodePluginRefused, "describe: %w", err)
 	}
+	return checkContracts(cs)
+}
+
+// checkContracts checks each contract and refuses a name given twice.
+func checkContracts(cs []contracts.Contract) ([]*contracts.Tool, error) {
 	tools := make([]*contracts.Tool, 0, len(cs))
 	seen := map[string]bool{}
 	for i, c := range cs {
@@ -336,6 +359,8 @@ func (h *Host) Close() error {
 		h.watchStop()
 		<-h.watchDone
 	}
+	h.stopBring()
+	h.bringing.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.drainTimeout+5*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -217,6 +217,21 @@ func TestInProcessProvider(t *testing.T) {
 	}
 	_, err = h.Call(ctx, "test.wrong", json.RawMessage(`{}`), "")
 	wantCode(t, err, contracts.CodeToolInvalidOutput)
+	// The payload is checked before the tool runs (the SDK leaves it to
+	// the host): echo would otherwise fail decoding a number as text.
+	_, err = h.Call(ctx, "test.echo", json.RawMessage(`{"text":5}`), "")
+	if ce := wantCode(t, err, contracts.CodeSchemaViolation); ce.Details["instance_location"] != "/text" {
+		t.Fatalf("details %v", ce.Details)
+	}
+	// A call's own retry policy replaces the host's.
+	_, err = h.Call(WithCallRetry(ctx, RetryPolicy{MaxAttempts: 1}), "test.flaky", json.RawMessage(`{"id":"once","failures":1}`), "k")
+	if ce := wantCode(t, err, contracts.CodeToolFailed); !ce.Retryable || ce.Details["attempts"] != nil {
+		t.Fatalf("one attempt: %+v", ce)
+	}
+	out, err = h.Call(WithCallRetry(ctx, RetryPolicy{MaxAttempts: 5}), "test.flaky", json.RawMessage(`{"id":"five","failures":4}`), "k")
+	if err != nil || string(out) != `{"attempts":5}` {
+		t.Fatalf("five attempts: %s %v", out, err)
+	}
 	err = h.AddProvider(ctx, "builtin", "v1", p)
 	wantCode(t, err, contracts.CodePluginRefused)
 	if err := h.RemovePlugin(ctx, "builtin"); err != nil {

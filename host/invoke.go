@@ -120,13 +120,37 @@ type RetryPolicy struct {
 // DefaultRetryPolicy is three attempts, 100 ms then 200 ms apart (jittered).
 var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}
 
+// callRetryKey carries a per-call RetryPolicy (WithCallRetry).
+type callRetryKey struct{}
+
+// WithCallRetry returns ctx carrying p as the retry policy of the calls
+// made with it, in place of the host's (WithRetry): the engine passes an
+// action's own retries this way, so tool calls are retried in one layer,
+// here, under one rule (Retryable errors only, one idempotency key).
+func WithCallRetry(ctx context.Context, p RetryPolicy) context.Context {
+	return context.WithValue(ctx, callRetryKey{}, p)
+}
+
 // Retry repeats an attempt whose error is Retryable, with exponential
 // backoff and jitter (each delay uniform in [d/2, d]), until it succeeds,
 // the attempts are spent or ctx ends. Other errors return at once. Every
-// attempt carries the same idempotency key.
+// attempt carries the same idempotency key. A policy set on ctx with
+// WithCallRetry replaces p for that call.
+//
+// Retryable is the one definition of what may be retried: an error is
+// marked so only where repeating the call is known to be safe and useful —
+// the call never reached the tool (CodeToolUnavailable), the plugin died
+// during a call to an idempotent tool or an idempotent_with_key tool given
+// a key (CodeToolCrashed), or the tool itself said so (sdk.ToolError(true,
+// ...), an upstream MCP dial failure). Timeouts, other crashes, schema
+// violations and invalid results are final.
 func Retry(p RetryPolicy) Middleware {
 	return func(next Invoker) Invoker {
 		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
+			p := p
+			if cp, ok := ctx.Value(callRetryKey{}).(RetryPolicy); ok {
+				p = cp
+			}
 			delay := p.BaseDelay
 			for attempt := 1; ; attempt++ {
 				inv.Attempt = attempt
@@ -141,7 +165,10 @@ func Retry(p RetryPolicy) Middleware {
 					}
 					return nil, ce
 				}
-				wait := delay/2 + rand.N(delay/2+1)
+				wait := time.Duration(0)
+				if delay > 0 {
+					wait = delay/2 + rand.N(delay/2+1)
+				}
 				select {
 				case <-time.After(wait):
 				case <-ctx.Done():

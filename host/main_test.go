@@ -15,6 +15,7 @@ var (
 	testPluginBin   string
 	roguePluginBin  string
 	shadowPluginBin string // describes notes.create_page
+	barePluginBin   string // a go-plugin echo without the SDK (BenchmarkPluginCall)
 )
 
 func TestMain(m *testing.M) {
@@ -26,8 +27,9 @@ func TestMain(m *testing.M) {
 	testPluginBin = filepath.Join(dir, "testplugin")
 	roguePluginBin = filepath.Join(dir, "rogueplugin")
 	shadowPluginBin = filepath.Join(dir, "shadowplugin")
+	barePluginBin = filepath.Join(dir, "bareplugin")
 	for bin, pkg := range map[string]string{testPluginBin: "./testdata/testplugin", roguePluginBin: "./testdata/rogueplugin",
-		shadowPluginBin: "./testdata/shadowplugin"} {
+		shadowPluginBin: "./testdata/shadowplugin", barePluginBin: "./testdata/bareplugin"} {
 		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
 			os.Exit(1)

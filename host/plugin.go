@@ -28,9 +28,13 @@ type PluginSpec struct {
 	Path string `json:"path" yaml:"path"`
 	// SHA256 is the hex digest the binary must have. Empty pins the digest
 	// found at first start (or refuses, with WithRequireChecksum).
-	SHA256 string            `json:"sha256,omitempty" yaml:"sha256,omitempty"`
-	Env    map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
-	Args   []string          `json:"args,omitempty" yaml:"args,omitempty"`
+	SHA256 string `json:"sha256,omitempty" yaml:"sha256,omitempty"`
+	// PinFound, with SHA256 empty, pins the binary found at start without
+	// a warning, even with WithRequireChecksum: for plugins shipped beside
+	// Ordo, trusted as found.
+	PinFound bool              `json:"-" yaml:"-"`
+	Env      map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
+	Args     []string          `json:"args,omitempty" yaml:"args,omitempty"`
 }
 
 // AddPlugin verifies, starts and admits a plugin: checksum, handshake,
@@ -56,7 +60,9 @@ func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) er
 }
 
 // admitPlugin checks spec, starts the first instance, registers the source
-// and starts its supervisor.
+// and starts its supervisor. A plugin whose contracts are cached for its
+// binary (see contractCache) is registered with them at once, in state
+// starting, and its process is started in the background (bringUp).
 func (h *Host) admitPlugin(ctx context.Context, src *source, spec PluginSpec) error {
 	if err := checkName(spec.Name); err != nil {
 		return err
@@ -69,6 +75,14 @@ func (h *Host) admitPlugin(ctx context.Context, src *source, spec PluginSpec) er
 		return err
 	}
 	src.spec = spec
+	if tools, ok := h.cachedTools(spec); ok {
+		if err := h.admitTools(src, tools); err != nil {
+			return err
+		}
+		h.bringing.Add(1)
+		go h.bringUp(src)
+		return nil
+	}
 	in, err := h.start(ctx, spec)
 	if err != nil {
 		return err
@@ -77,13 +91,152 @@ func (h *Host) admitPlugin(ctx context.Context, src *source, spec PluginSpec) er
 		return err
 	}
 	src.setRunning(in)
+	h.remember(spec, in)
+	h.supervised(src)
+	h.log.Info("plugin started", "plugin", spec.Name, "version", in.version, "pid", in.pid(), "tools", len(h.cat.names(src)))
+	return nil
+}
+
+// supervised starts src's supervisor, unless src was retired meanwhile.
+func (h *Host) supervised(src *source) {
 	sctx, stop := context.WithCancel(context.Background())
 	src.mu.Lock()
+	if src.retired {
+		src.mu.Unlock()
+		stop()
+		return
+	}
 	src.stopSup, src.supDone = stop, make(chan struct{})
 	src.mu.Unlock()
 	go h.supervise(sctx, src)
-	h.log.Info("plugin started", "plugin", spec.Name, "version", in.version, "pid", in.pid(), "tools", len(h.cat.names(src)))
+}
+
+// cachedTools returns the checked tools the cache holds for spec's binary.
+func (h *Host) cachedTools(spec PluginSpec) ([]*contracts.Tool, bool) {
+	e, ok := h.cache.valid(spec)
+	if !ok {
+		return nil, false
+	}
+	cs, err := e.contracts()
+	if err != nil {
+		return nil, false
+	}
+	tools, err := checkContracts(cs)
+	if err != nil {
+		return nil, false
+	}
+	return tools, true
+}
+
+// admitTools registers src with tools and no instance yet: state starting.
+func (h *Host) admitTools(src *source, tools []*contracts.Tool) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return contracts.Errorf(contracts.CodeToolUnavailable, "host is closed")
+	}
+	if old, dup := h.sources[src.name]; dup && old != src {
+		return errDuplicate(src.name)
+	}
+	if err := h.cat.set(src, tools); err != nil {
+		return err
+	}
+	src.mu.Lock()
+	src.state = StateStarting
+	src.mu.Unlock()
+	h.sources[src.name] = src
 	return nil
+}
+
+// bringUp starts the process of a plugin admitted from the cache. What it
+// describes replaces the cached tools (catalog events for any difference).
+// If it cannot start, the plugin is refused as if New had started it: its
+// tools leave the catalog, the calls waiting for it fail as unavailable,
+// and its cache entry is dropped.
+func (h *Host) bringUp(src *source) {
+	defer h.bringing.Done()
+	ctx := h.bringCtx
+	spec := src.spec
+	// Starting a plugin is CPU work (checksum, keys, a process); leave a
+	// core to whatever is answering while the cached list is served.
+	select {
+	case h.bringSlots <- struct{}{}:
+		defer func() { <-h.bringSlots }()
+	case <-ctx.Done():
+		return
+	}
+	in, err := h.start(ctx, spec)
+	var tools []*contracts.Tool
+	if err == nil {
+		if tools, err = h.describeAgain(ctx, src, in); err != nil {
+			in.stop()
+		}
+	}
+	h.mu.Lock()
+	current := !h.closed && h.sources[src.name] == src
+	if err == nil && current {
+		if err = h.cat.set(src, tools); err != nil {
+			in.stop()
+		}
+	}
+	if err != nil && current {
+		delete(h.sources, src.name)
+		if src.origin != originAPI {
+			h.refused[src.name] = PluginInfo{Name: src.name, Kind: kindPlugin, Origin: src.origin, Path: spec.Path,
+				SHA256: spec.SHA256, State: StateRefused, Error: err.Error(), stamp: src.stamp}
+		}
+	}
+	h.mu.Unlock()
+	switch {
+	case err != nil && current:
+		h.cache.forget(src.name)
+		h.log.Error("plugin refused", "plugin", src.name, "err", err)
+		h.retire(context.Background(), src)
+		return
+	case err != nil: // removed or closed meanwhile; nothing started
+		return
+	case !current || !src.setRunning(in):
+		in.stop()
+		return
+	}
+	h.remember(spec, in)
+	h.supervised(src)
+	h.log.Info("plugin started", "plugin", spec.Name, "version", in.version, "pid", in.pid(), "tools", len(tools))
+}
+
+// describeAgain is describe for a plugin listed from the cache: the tools
+// already in the catalog are kept (not compiled again) when the process
+// describes them exactly as the cache did.
+func (h *Host) describeAgain(ctx context.Context, src *source, in *instance) ([]*contracts.Tool, error) {
+	cs, err := in.prov.Describe(ctx)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodePluginRefused, "describe: %w", err)
+	}
+	listed := map[string]*contracts.Tool{}
+	for _, n := range h.cat.names(src) {
+		if e, ok := h.cat.lookup(n); ok && e.src == src {
+			listed[n] = e.tool
+		}
+	}
+	tools := make([]*contracts.Tool, 0, len(cs))
+	for _, c := range cs {
+		t := listed[c.Tool]
+		if t == nil || !sameContract(t.Contract, c) {
+			return checkContracts(cs)
+		}
+		tools = append(tools, t)
+	}
+	if len(tools) != len(listed) {
+		return checkContracts(cs)
+	}
+	return tools, nil
+}
+
+// remember caches what a started plugin described.
+func (h *Host) remember(spec PluginSpec, in *instance) {
+	if cs, err := in.prov.Describe(context.Background()); err == nil {
+		h.cache.store(spec, in.version, cs)
+	}
 }
 
 // pin checks the spec's fields and fills in SHA256 when it is missing.
@@ -96,9 +249,12 @@ func (h *Host) pin(spec PluginSpec) (PluginSpec, error) {
 		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q path: %w", spec.Name, err).With("field", "path")
 	}
 	spec.Path = abs
-	actual, err := PluginSHA256(abs)
+	actual, err := h.sha256Of(spec)
 	if err != nil {
 		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q: %w", spec.Name, err).With("field", "path")
+	}
+	if spec.SHA256 == "" && spec.PinFound {
+		spec.SHA256 = actual
 	}
 	if spec.SHA256 == "" {
 		if h.opts.requireChecksum {
@@ -119,6 +275,18 @@ func (h *Host) pin(spec PluginSpec) (PluginSpec, error) {
 	}
 	spec.SHA256 = want
 	return spec, nil
+}
+
+// sha256Of is the checksum of spec's binary: from the contract cache when
+// its entry is for the file as it is now (the checksum is checked again
+// on the bytes executed), else read and hashed.
+func (h *Host) sha256Of(spec PluginSpec) (string, error) {
+	if h.cache != nil {
+		if e, ok := h.cache.valid(PluginSpec{Name: spec.Name, Path: spec.Path, Env: spec.Env, Args: spec.Args}); ok {
+			return e.SHA256, nil
+		}
+	}
+	return PluginSHA256(spec.Path)
 }
 
 // PluginSHA256 is the hex SHA-256 of the executable file at path: the

@@ -22,9 +22,9 @@ type ToolProvider interface {
 }
 
 // InProcess serves Go tools inside Ordo through the same sdk.Server code a
-// plugin binary runs, so built-in tools (and benchmarks) get the same
-// validation as plugins. It fails with CodeInvalidContract on a broken
-// contract.
+// plugin binary runs (sdk.Server.Run: the host's chain checks payloads and
+// results, once, as for plugins). It fails with CodeInvalidContract on a
+// broken contract.
 func InProcess(tools ...sdk.Tool) (ToolProvider, error) {
 	s, err := sdk.NewServer(tools...)
 	if err != nil {
@@ -40,7 +40,7 @@ func (p inProcess) Describe(context.Context) ([]contracts.Contract, error) {
 }
 
 func (p inProcess) Call(ctx context.Context, tool string, payload json.RawMessage, key string) (json.RawMessage, error) {
-	return p.s.Call(ctx, tool, payload, key)
+	return p.s.Run(ctx, tool, payload, key)
 }
 
 func (p inProcess) Close() error { return nil }

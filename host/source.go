@@ -23,6 +23,7 @@ const (
 
 // Plugin states.
 const (
+	StateStarting   = "starting" // listed from cached contracts while its process starts; calls wait for it
 	StateRunning    = "running"
 	StateRestarting = "restarting" // crashed or unhealthy; calls fail with CodeToolUnavailable
 	StateFailed     = "failed"     // cannot be restarted (e.g. its binary changed); tools stay unavailable
@@ -219,7 +220,9 @@ func (s *source) available() bool {
 	cur := s.cur
 	s.mu.Unlock()
 	if cur == nil {
-		return false
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.state == StateStarting // a call waits for it
 	}
 	c, ok := cur.prov.(connectivity)
 	return !ok || c.Connected()

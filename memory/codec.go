@@ -107,23 +107,6 @@ func orNull(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// EncodeEntry serialises run's next log entry (run.Delta()) in the
-// current format (contracts.RunFormatVersion). A whole-run entry carries
-// the format version inside its run as a checkpoint does.
-func EncodeEntry(run *contracts.Run) ([]byte, error) {
-	d := run.Delta()
-	if d.Run != nil {
-		c := *d.Run
-		c.FormatVersion = contracts.RunFormatVersion
-		d.Run = &c
-	}
-	data, err := json.Marshal(d)
-	if err != nil {
-		return nil, contracts.Errorf(contracts.CodeInvalidInput, "encode run %q entry %d: %w", run.ID, run.Seq, err).With("field", "run")
-	}
-	return data, nil
-}
-
 // DecodeEntry reads a log entry written in format version. Entries exist
 // from format 1 on; older builds wrote only whole checkpoints (DecodeRun).
 func DecodeEntry(data []byte, version int) (*contracts.RunDelta, error) {

@@ -59,7 +59,7 @@ type wholeEntry struct {
 
 // WholeEntry wraps a checkpoint (in whatever format version it was
 // written) as a whole-run log entry numbered seq. In the current format
-// the result is exactly what EncodeEntry writes for a whole run; an entry
+// the result is exactly what NewEntry writes for a whole run; an entry
 // around an older checkpoint is stored with that checkpoint's format
 // version and read back by DecodeLogEntry.
 func WholeEntry(checkpoint []byte, seq int64, updated time.Time) ([]byte, error) {

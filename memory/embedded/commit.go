@@ -18,7 +18,7 @@ import (
 // (the Saves that arrived while the previous transaction was syncing),
 // applies each in the same immediate transaction, commits once, and only
 // then gives each caller its own result. Each Save is checked on its own
-// before anything of it is written, so one Save's sequence conflict
+// by the WHERE clause of its own write, so one Save's sequence conflict
 // neither fails nor rolls back another's. A write that fails (the disk,
 // not the caller) fails its own Save: the transaction is rolled back and
 // the rest of the batch is applied again in a new one. (Savepoints would
@@ -52,7 +52,7 @@ type writer struct {
 	commits   atomic.Int64 // transactions committed, for tests
 
 	// Statements prepared on the writer connection.
-	selRun, insRun, updRun, insLog, putSnap *sql.Stmt
+	selSeq, insRun, updRun, setSizes, insLog, putSnap *sql.Stmt
 }
 
 func (s *Store) startWriter(ctx context.Context) error {
@@ -63,11 +63,14 @@ func (s *Store) startWriter(ctx context.Context) error {
 		dst **sql.Stmt
 		q   string
 	}{
-		{&w.selRun, `SELECT seq, tail_bytes, snap_bytes FROM runs WHERE id = ?`},
+		{&w.selSeq, `SELECT seq FROM runs WHERE id = ?`},
 		{&w.insRun, `INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&w.updRun, `UPDATE runs SET user_id = ?, goal = ?, status = ?, final = ?, seq = ?, created_at = ?, updated_at = ?,
-			tail_bytes = ?, snap_bytes = ? WHERE id = ?`},
+			tail_bytes = CASE WHEN ? THEN 0 ELSE tail_bytes + ? END,
+			snap_bytes = CASE WHEN ? THEN ? ELSE snap_bytes END
+			WHERE id = ? AND seq = ? RETURNING tail_bytes, snap_bytes`},
+		{&w.setSizes, `UPDATE runs SET tail_bytes = ?, snap_bytes = ? WHERE id = ?`},
 		{&w.insLog, `INSERT INTO run_log (run_id, seq, format_version, whole, data) VALUES (?, ?, ?, ?, ?)`},
 		{&w.putSnap, `INSERT INTO run_snapshots (run_id, seq, format_version, data) VALUES (?, ?, ?, ?)
 			ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, format_version = excluded.format_version, data = excluded.data`},
@@ -84,7 +87,7 @@ func (s *Store) startWriter(ctx context.Context) error {
 }
 
 func (w *writer) closeStmts() {
-	for _, st := range []*sql.Stmt{w.selRun, w.insRun, w.updRun, w.insLog, w.putSnap} {
+	for _, st := range []*sql.Stmt{w.selSeq, w.insRun, w.updRun, w.setSizes, w.insLog, w.putSnap} {
 		if st != nil {
 			st.Close()
 		}
@@ -196,8 +199,8 @@ func (s *Store) tryBatch(batch []*saveReq) (again bool) {
 		return false
 	}
 	w := &s.wr
-	st := txStmts{tx.StmtContext(ctx, w.selRun), tx.StmtContext(ctx, w.insRun), tx.StmtContext(ctx, w.updRun),
-		tx.StmtContext(ctx, w.insLog), tx.StmtContext(ctx, w.putSnap)}
+	st := txStmts{tx.StmtContext(ctx, w.selSeq), tx.StmtContext(ctx, w.insRun), tx.StmtContext(ctx, w.updRun),
+		tx.StmtContext(ctx, w.setSizes), tx.StmtContext(ctx, w.insLog), tx.StmtContext(ctx, w.putSnap)}
 	written := 0
 	for _, req := range batch {
 		if req.bad {
@@ -239,54 +242,68 @@ func (s *Store) tryBatch(batch []*saveReq) (again bool) {
 }
 
 type txStmts struct {
-	selRun, insRun, updRun, insLog, putSnap *sql.Stmt
+	selSeq, insRun, updRun, setSizes, insLog, putSnap *sql.Stmt
 }
 
 // apply checks and writes one Save inside the batch's transaction; wrote
 // says whether a failure came after something of it may have been written.
+// The sequence check is the write's own WHERE clause (seq 1: the insert's
+// ON CONFLICT), so nothing is written for a refused Save; whether a
+// snapshot is due is then known from the row's byte counts, which the
+// update returns.
 func (st txStmts) apply(ctx context.Context, req *saveReq) (wrote bool, err error) {
 	run, e := req.run, &req.e
-	var stored, tail, snap int64
-	err = st.selRun.QueryRowContext(ctx, run.ID).Scan(&stored, &tail, &snap)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return false, memory.StoreError("save checkpoint", err)
-	}
-	if run.Seq != stored+1 {
-		return false, memory.SequenceConflict(run.ID, run.Seq, stored)
-	}
-	// The row's figures decide; Save encoded a snapshot ahead only if its
-	// cache said one was due.
-	if e.Snap == nil && memory.NeedSnapshot(run, tail+int64(len(e.Data)), snap) {
-		if err := e.AddSnapshot(run); err != nil {
-			return false, err
+	var n int64
+	if run.Seq == 1 {
+		req.next = memory.TailSize{Seq: 1, Snap: int64(len(e.Snap))}
+		res, err := st.insRun.ExecContext(ctx, run.ID, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
+			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), req.next.Tail, req.next.Snap)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		if err != nil {
+			return true, memory.StoreError("save checkpoint", err)
+		}
+	} else {
+		withSnap := e.Snap != nil
+		err := st.updRun.QueryRowContext(ctx, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
+			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), boolInt(withSnap), len(e.Data), boolInt(withSnap), len(e.Snap),
+			run.ID, run.Seq-1).Scan(&req.next.Tail, &req.next.Snap)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return true, memory.StoreError("save checkpoint", err)
+		default:
+			n = 1
+		}
+		req.next.Seq = run.Seq
+		if n == 1 && !withSnap && memory.NeedSnapshot(run, req.next.Tail, req.next.Snap) {
+			// Save's cache did not know the run: the row's counts say a
+			// snapshot is due.
+			if err := e.AddSnapshot(run); err != nil {
+				return true, err
+			}
+			req.next = memory.TailSize{Seq: run.Seq, Snap: int64(len(e.Snap))}
+			if _, err := st.setSizes.ExecContext(ctx, req.next.Tail, req.next.Snap, run.ID); err != nil {
+				return true, memory.StoreError("save checkpoint", err)
+			}
 		}
 	}
-	req.next = memory.TailSize{Tail: tail, Snap: snap}.Next(run.Seq, *e)
-	if err := st.write(ctx, run, e, req.next); err != nil {
-		return true, memory.StoreError("save checkpoint", err)
-	}
-	return false, nil
-}
-
-func (st txStmts) write(ctx context.Context, run *contracts.Run, e *memory.Entry, next memory.TailSize) error {
-	var err error
-	if run.Seq == 1 {
-		_, err = st.insRun.ExecContext(ctx, run.ID, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
-			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), next.Tail, next.Snap)
-	} else {
-		_, err = st.updRun.ExecContext(ctx, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
-			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), next.Tail, next.Snap, run.ID)
-	}
-	if err != nil {
-		return err
+	if n != 1 {
+		var stored int64
+		err := st.selSeq.QueryRowContext(ctx, run.ID).Scan(&stored)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, memory.StoreError("save checkpoint", err)
+		}
+		return false, memory.SequenceConflict(run.ID, run.Seq, stored)
 	}
 	if _, err := st.insLog.ExecContext(ctx, run.ID, run.Seq, contracts.RunFormatVersion, boolInt(e.Whole), e.Data); err != nil {
-		return err
+		return true, memory.StoreError("save checkpoint", err)
 	}
 	if e.Snap != nil {
 		if _, err := st.putSnap.ExecContext(ctx, run.ID, run.Seq, contracts.RunFormatVersion, e.Snap); err != nil {
-			return err
+			return true, memory.StoreError("save checkpoint", err)
 		}
 	}
-	return nil
+	return false, nil
 }

@@ -36,14 +36,17 @@ CREATE INDEX runs_lease ON runs (lease_until) WHERE lease_owner IS NOT NULL AND 
 	// becomes its snapshot and a whole-run entry at its sequence, in the
 	// format it was written in.
 	1: `
+-- Rows are appended in rowid order (the pages a group commit writes are
+-- the last few, not one per run); (run_id, seq) is a small unique index.
 CREATE TABLE run_log (
+	id             INTEGER PRIMARY KEY,
 	run_id         TEXT NOT NULL,
 	seq            INTEGER NOT NULL,
 	format_version INTEGER NOT NULL,  -- of data; below 1 only whole-run entries (old checkpoints)
 	whole          INTEGER NOT NULL,  -- 1 when the entry carries the whole run
 	data           BLOB NOT NULL,     -- the entry: a contracts.RunDelta as JSON
-	PRIMARY KEY (run_id, seq)
-) STRICT, WITHOUT ROWID;
+	UNIQUE (run_id, seq)
+) STRICT;
 CREATE TABLE run_snapshots (
 	run_id         TEXT PRIMARY KEY,
 	seq            INTEGER NOT NULL,

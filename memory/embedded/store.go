@@ -125,7 +125,10 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	if err != nil {
 		return err
 	}
-	if ts, ok := s.sizes.Get(run.ID, run.Seq-1); ok && ts.Due(run, e) {
+	// A snapshot the cache (or the run's status) says is due is encoded
+	// here, outside the committer; one the committer finds due from the
+	// stored counts, it encodes itself.
+	if ts, ok := s.sizes.Get(run.ID, run.Seq-1); memory.NeedSnapshot(run, 0, 1) || (ok && ts.Due(run, e)) {
 		if err := e.AddSnapshot(run); err != nil {
 			return err
 		}

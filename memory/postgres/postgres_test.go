@@ -306,8 +306,8 @@ func TestRedactedSecretNotStored(t *testing.T) {
 	}
 	var hits int
 	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM runs r WHERE r::text LIKE '%' || $1 || '%')
-		+ (SELECT count(*) FROM run_log WHERE entry::text LIKE '%' || $1 || '%')
-		+ (SELECT count(*) FROM run_snapshots WHERE run::text LIKE '%' || $1 || '%')`, secret).Scan(&hits); err != nil {
+		+ (SELECT count(*) FROM run_log WHERE convert_from(entry, 'UTF8') LIKE '%' || $1 || '%')
+		+ (SELECT count(*) FROM run_snapshots WHERE convert_from(run, 'UTF8') LIKE '%' || $1 || '%')`, secret).Scan(&hits); err != nil {
 		t.Fatal(err)
 	}
 	if hits != 0 || !strings.Contains(string(payload), contracts.Redacted) {

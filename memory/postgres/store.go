@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -140,14 +141,40 @@ func pgCode(err error) string {
 	return ""
 }
 
-// storeError codes a database failure. JSON that Postgres cannot hold
-// (JSONB refuses \u0000 in strings) is the caller's input, not a fault.
+// storeError codes a database failure.
 func storeError(op string, run *contracts.Run, err error) error {
 	if c := pgCode(err); c == "22P05" || c == "22021" {
-		return contracts.Errorf(contracts.CodeInvalidInput, "run %q holds text PostgreSQL cannot store: %w", run.ID, err).
-			With("field", "run").With("run_id", run.ID)
+		return nulRefused(run, err)
 	}
 	return memory.StoreError(op, err)
+}
+
+// nulRefused is the refusal of a run holding text PostgreSQL text and
+// JSONB cannot (\u0000): the store keeps JSON as bytes, but the SQL views
+// over the log read it as JSONB, so such a run is the caller's bad input.
+func nulRefused(run *contracts.Run, err error) error {
+	return contracts.Errorf(contracts.CodeInvalidInput, "run %q holds text PostgreSQL cannot store: %w", run.ID, err).
+		With("field", "run").With("run_id", run.ID)
+}
+
+// hasNUL reports whether JSON text escapes a NUL character (\u0000 with
+// the backslash not itself escaped).
+func hasNUL(data []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte(`u0000`))
+		if j < 0 {
+			return false
+		}
+		j += i
+		n := 0
+		for k := j - 1; k >= 0 && data[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 1 {
+			return true
+		}
+		i = j + 5
+	}
 }
 
 // saveNew appends the first entry of a new run: the runs row (if no run
@@ -158,9 +185,9 @@ const saveNew = `WITH u AS (
 	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, $11) ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ), l AS (
-	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, 1, $8::integer, $9::boolean, $10::jsonb FROM u
+	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, 1, $8::integer, $9::boolean, $10::bytea FROM u
 ), s AS (
-	INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, 1, $8::integer, $12::jsonb FROM u
+	INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, 1, $8::integer, $12::bytea FROM u
 )
 SELECT 0::bigint, $11::bigint FROM u`
 
@@ -172,14 +199,14 @@ SELECT 0::bigint, $11::bigint FROM u`
 // snapshot bytes.
 const saveNext = `WITH u AS (
 	UPDATE runs SET user_id = $2, goal = $3, status = $4, final = $5, seq = $6, created_at = $7, updated_at = $8,
-		tail_bytes = CASE WHEN $12::jsonb IS NULL THEN tail_bytes + $13 ELSE 0 END,
-		snap_bytes = CASE WHEN $12::jsonb IS NULL THEN snap_bytes ELSE $14 END
+		tail_bytes = CASE WHEN $12::bytea IS NULL THEN tail_bytes + $13 ELSE 0 END,
+		snap_bytes = CASE WHEN $12::bytea IS NULL THEN snap_bytes ELSE $14 END
 	WHERE id = $1 AND seq = $6 - 1
 	RETURNING id, tail_bytes, snap_bytes
 ), l AS (
-	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, $6, $9::integer, $10::boolean, $11::jsonb FROM u
+	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, $6, $9::integer, $10::boolean, $11::bytea FROM u
 ), s AS (
-	INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, $6, $9::integer, $12::jsonb FROM u WHERE $12::jsonb IS NOT NULL
+	INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, $6, $9::integer, $12::bytea FROM u WHERE $12::bytea IS NOT NULL
 	ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, format_version = excluded.format_version, run = excluded.run
 )
 SELECT tail_bytes, snap_bytes FROM u`
@@ -225,6 +252,9 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 				return err
 			}
 		}
+	}
+	if hasNUL(e.Data) || hasNUL(e.Snap) {
+		return nulRefused(run, errors.New("a string holds \\u0000"))
 	}
 	var snap any
 	if e.Snap != nil {
@@ -429,7 +459,8 @@ func (s *Store) Compact(ctx context.Context, olderThan time.Time) (int, error) {
 			DELETE FROM run_log l USING c WHERE l.run_id = c.id AND l.seq < c.seq
 		), u AS (
 			UPDATE run_log l SET whole = true, format_version = c.format_version,
-				entry = jsonb_build_object('seq', c.seq, 'updated_at', c.updated_at, 'run', c.run)
+				entry = convert_to('{"seq":' || c.seq || ',"updated_at":' || to_json(c.updated_at)::text
+					|| ',"run":' || convert_from(c.run, 'UTF8') || '}', 'UTF8')
 			FROM c WHERE l.run_id = c.id AND l.seq = c.seq
 		)
 		SELECT count(*) FROM c`, olderThan).Scan(&n)
@@ -451,15 +482,18 @@ func (s *Store) Import(ctx context.Context, data []byte, version int) error {
 	if err != nil {
 		return err
 	}
+	if hasNUL(entry) {
+		return nulRefused(run, errors.New("a string holds \\u0000"))
+	}
 	var won int
 	err = s.pool.QueryRow(ctx, `WITH u AS (
 			INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $11) ON CONFLICT (id) DO NOTHING
 			RETURNING id
 		), l AS (
-			INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, $6, $9::integer, true, $10::jsonb FROM u
+			INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, $6, $9::integer, true, $10::bytea FROM u
 		), s AS (
-			INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, $6, $9::integer, $12::jsonb FROM u
+			INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, $6, $9::integer, $12::bytea FROM u
 		)
 		SELECT count(*) FROM u`,
 		run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq, run.CreatedAt, run.UpdatedAt,

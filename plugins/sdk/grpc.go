@@ -101,12 +101,14 @@ func (g *service) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRe
 }
 
 func (g *service) Call(ctx context.Context, req *pb.CallRequest) (*pb.CallResponse, error) {
-	if req.DeadlineUnixMs > 0 {
+	// The gRPC deadline carries the same bound as deadline_unix_ms; the
+	// field is for a host that sets no gRPC deadline.
+	if _, set := ctx.Deadline(); !set && req.DeadlineUnixMs > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, time.UnixMilli(req.DeadlineUnixMs))
 		defer cancel()
 	}
-	out, err := g.s.Call(ctx, req.Tool, req.PayloadJson, req.IdempotencyKey)
+	out, err := g.s.Run(ctx, req.Tool, req.PayloadJson, req.IdempotencyKey)
 	if err != nil {
 		return &pb.CallResponse{Outcome: &pb.CallResponse_Error{Error: ErrorToWire(err)}}, nil
 	}

@@ -16,14 +16,22 @@ type Call struct {
 	// IdempotencyKey is the same for every attempt of one plan step: a
 	// handler with side effects returns its first result for a repeated key.
 	IdempotencyKey string
+
+	raw json.RawMessage // the payload as it arrived, for Decode
 }
 
 // Decode copies the payload into v (a pointer to a struct, usually) through
-// JSON, so struct tags and json.Number conversion apply as usual.
+// JSON, so struct tags and json.Number conversion apply as usual. In a call
+// the SDK made it reads the payload as it arrived (one decoding, not an
+// encoding of Payload and a decoding), so changes a handler made to Payload
+// do not show in it.
 func (c Call) Decode(v any) error {
-	data, err := json.Marshal(c.Payload)
-	if err != nil {
-		return contracts.Errorf(contracts.CodeInvalidInput, "payload of %s: %w", c.Tool, err)
+	data := []byte(c.raw)
+	if len(data) == 0 {
+		var err error
+		if data, err = json.Marshal(c.Payload); err != nil {
+			return contracts.Errorf(contracts.CodeInvalidInput, "payload of %s: %w", c.Tool, err)
+		}
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return contracts.Errorf(contracts.CodeInvalidInput, "payload of %s: %w", c.Tool, err).With("tool", c.Tool)

@@ -132,9 +132,69 @@ func TestGRPCService(t *testing.T) {
 	if string(resp.GetResultJson()) != `{"sum":3}` {
 		t.Fatalf("%v", resp)
 	}
-	resp, _ = g.Call(context.Background(), &pb.CallRequest{Tool: "math.add", PayloadJson: []byte(`{}`)})
+	// The host checked the payload against the schema before sending it;
+	// the service only refuses what is not a JSON object.
+	resp, _ = g.Call(context.Background(), &pb.CallRequest{Tool: "math.add", PayloadJson: []byte(`[1,2]`)})
 	if resp.GetError().GetCode() != int32(contracts.CodeSchemaViolation) {
 		t.Fatalf("%v", resp)
+	}
+}
+
+// TestRunLeavesSchemasToTheHost: behind a host (the gRPC service, the
+// in-process provider) the SDK checks neither schema, since the host checks
+// both with the same codes; Call, for callers without a host, checks both.
+func TestRunLeavesSchemasToTheHost(t *testing.T) {
+	ctx := context.Background()
+	bad := addTool(func(_ context.Context, c Call) (any, error) {
+		var in struct{ A, B any }
+		if err := c.Decode(&in); err != nil {
+			return nil, err
+		}
+		return map[string]any{"sum": "x", "a": in.A}, nil
+	})
+	s, err := NewServer(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Run(ctx, "math.add", json.RawMessage(`{"a":"1"}`), "")
+	if err != nil || string(out) != `{"a":"1","sum":"x"}` {
+		t.Fatalf("Run: %s %v", out, err)
+	}
+	_, err = s.Call(ctx, "math.add", json.RawMessage(`{"a":"1"}`), "")
+	code(t, err, contracts.CodeSchemaViolation)
+	_, err = s.Call(ctx, "math.add", json.RawMessage(`{"a":1,"b":2}`), "")
+	code(t, err, contracts.CodeToolInvalidOutput)
+	_, err = s.Run(ctx, "math.add", json.RawMessage(`"a"`), "")
+	code(t, err, contracts.CodeSchemaViolation)
+	g := NewGRPCService(s, "v1")
+	resp, err := g.Call(ctx, &pb.CallRequest{Tool: "math.add", PayloadJson: []byte(`{"a":1,"b":2}`)})
+	if err != nil || string(resp.GetResultJson()) != `{"a":1,"sum":"x"}` {
+		t.Fatalf("service: %v %v", resp, err)
+	}
+}
+
+// TestDecode: a call the SDK made decodes the payload as it arrived; one
+// built by hand (tests) decodes Payload.
+func TestDecode(t *testing.T) {
+	var got struct {
+		A json.Number
+		B string
+	}
+	s, err := NewServer(addTool(func(_ context.Context, c Call) (any, error) {
+		return map[string]int{"sum": 1}, c.Decode(&got)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(context.Background(), "math.add", json.RawMessage(`{"a":12345678901234567890,"b":"x"}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if got.A != "12345678901234567890" || got.B != "x" {
+		t.Fatalf("%+v", got)
+	}
+	c := Call{Tool: "t", Payload: map[string]any{"a": json.Number("7"), "b": "y"}}
+	if err := c.Decode(&got); err != nil || got.A != "7" || got.B != "y" {
+		t.Fatalf("%+v %v", got, err)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // Server runs a set of tools without any transport. NewServer checks the
-// contracts once; Call is safe for concurrent use.
+// contracts once; Call and Run are safe for concurrent use.
 type Server struct {
 	tools map[string]entry
 	names []string // sorted, for a stable Describe
@@ -59,8 +59,26 @@ func (s *Server) Describe() []contracts.Contract {
 // validates it against the output schema. Every error is a *contracts.Error:
 // CodeUnknownTool, CodeSchemaViolation, CodeToolFailed (Retryable as the
 // handler said), CodeToolTimeout or CodeToolInvalidOutput, or whatever coded
-// error the handler returned.
+// error the handler returned. Call is for callers that do not check the
+// schemas themselves (tests of a plugin's tools, say); behind an Ordo host
+// the SDK uses Run.
 func (s *Server) Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string) (json.RawMessage, error) {
+	return s.call(ctx, tool, payload, idempotencyKey, true)
+}
+
+// Run is Call without the two schema checks, for a caller that makes them
+// itself: the Ordo host checks every payload against the input schema
+// before it sends it and every result against the output schema after it
+// returns (with the same codes, CodeSchemaViolation and
+// CodeToolInvalidOutput), so the gRPC service and the host's in-process
+// provider run each call through Run and each value is checked once. Run
+// still refuses a payload that is not a JSON object (CodeSchemaViolation)
+// and a result that does not marshal (CodeToolInvalidOutput).
+func (s *Server) Run(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string) (json.RawMessage, error) {
+	return s.call(ctx, tool, payload, idempotencyKey, false)
+}
+
+func (s *Server) call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string, check bool) (json.RawMessage, error) {
 	e, ok := s.tools[tool]
 	if !ok {
 		return nil, contracts.Errorf(contracts.CodeUnknownTool, "no tool %q in this plugin", tool).With("tool", tool)
@@ -69,16 +87,21 @@ func (s *Server) Call(ctx context.Context, tool string, payload json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	if err := e.tool.ValidateInput(args); err != nil {
-		return nil, err
+	if check {
+		if err := e.tool.ValidateInput(args); err != nil {
+			return nil, err
+		}
 	}
-	result, err := runHandler(ctx, e.handler, Call{Tool: tool, Payload: args, IdempotencyKey: idempotencyKey})
+	result, err := runHandler(ctx, e.handler, Call{Tool: tool, Payload: args, IdempotencyKey: idempotencyKey, raw: payload})
 	if err != nil {
 		return nil, handlerError(ctx, tool, err)
 	}
 	out, err := json.Marshal(result)
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeToolInvalidOutput, "result of %s does not marshal to JSON: %w", tool, err).With("tool", tool)
+	}
+	if !check {
+		return out, nil
 	}
 	decoded, err := contracts.DecodeJSON(out)
 	if err != nil {

@@ -10,7 +10,7 @@ CREATE TABLE run_log (
     seq            bigint NOT NULL,
     format_version integer NOT NULL,  -- of entry; below 1 only whole-run entries around old checkpoints
     whole          boolean NOT NULL,  -- the entry carries the whole run
-    entry          jsonb NOT NULL,
+    entry          bytea NOT NULL,    -- JSON (UTF-8) as Ordo wrote it: no JSONB parse on write or print on read
     PRIMARY KEY (run_id, seq)
 );
 
@@ -19,7 +19,7 @@ CREATE TABLE run_snapshots (
     run_id         text PRIMARY KEY,
     seq            bigint NOT NULL,
     format_version integer NOT NULL,  -- of run
-    run            jsonb NOT NULL
+    run            bytea NOT NULL     -- JSON (UTF-8)
 );
 
 -- Snapshots and whole-run entries over ~2 KB are compressed: lz4 where the
@@ -35,9 +35,10 @@ END $$;
 -- A run's latest checkpoint becomes its snapshot and a whole-run entry at
 -- its sequence, in the format it was written in.
 INSERT INTO run_snapshots (run_id, seq, format_version, run)
-    SELECT id, seq, format_version, run FROM runs;
+    SELECT id, seq, format_version, convert_to(run::text, 'UTF8') FROM runs;
 INSERT INTO run_log (run_id, seq, format_version, whole, entry)
-    SELECT id, seq, format_version, true, jsonb_build_object('seq', seq, 'updated_at', updated_at, 'run', run) FROM runs;
+    SELECT id, seq, format_version, true,
+        convert_to(jsonb_build_object('seq', seq, 'updated_at', updated_at, 'run', run)::text, 'UTF8') FROM runs;
 
 ALTER TABLE runs
     ADD COLUMN tail_bytes bigint NOT NULL DEFAULT 0,  -- entry bytes logged after the snapshot
@@ -60,10 +61,10 @@ DROP TABLE decisions;
 CREATE FUNCTION ordo_array(v jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS
     $$ SELECT CASE WHEN jsonb_typeof(v) = 'array' THEN v ELSE '[]'::jsonb END $$;
 
--- The entries a run's current value is folded from: the last whole-run
--- entry and those after it.
+-- The entries a run's current value is folded from (the last whole-run
+-- entry and those after it), as JSONB.
 CREATE VIEW run_log_current AS
-    SELECT l.* FROM run_log l
+    SELECT l.run_id, l.seq, l.format_version, l.whole, convert_from(l.entry, 'UTF8')::jsonb AS entry FROM run_log l
     WHERE l.seq >= (SELECT max(b.seq) FROM run_log b WHERE b.run_id = l.run_id AND b.whole);
 
 CREATE VIEW step_records AS

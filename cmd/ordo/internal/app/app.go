@@ -281,13 +281,9 @@ func PluginSpecs(cfg *config.Config, log *slog.Logger) []host.PluginSpec {
 				log.Warn("bundled plugin not found; its tools are unavailable", "plugin", name, "err", err)
 				continue
 			}
-			// Shipped beside ordo, so trusted as found: pin what is there now.
-			sum, err := host.PluginSHA256(path)
-			if err != nil {
-				log.Warn("bundled plugin unreadable; its tools are unavailable", "plugin", name, "err", err)
-				continue
-			}
-			specs = append(specs, host.PluginSpec{Name: name, Path: path, SHA256: sum, Env: env})
+			// Shipped beside ordo, so trusted as found: the host pins what
+			// is there when it starts it (hashing it once, not here too).
+			specs = append(specs, host.PluginSpec{Name: name, Path: path, PinFound: true, Env: env})
 		}
 	}
 	for _, p := range cfg.Plugins {

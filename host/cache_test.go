@@ -1,0 +1,174 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// startHost is New with the test's quiet options and plugins declared in
+// configuration, closed at the end of the test.
+func startHost(t *testing.T, data string, specs ...PluginSpec) *Host {
+	t.Helper()
+	h, err := New(WithLogger(quietLogger()), WithDataDir(data), WithStartTimeout(30*time.Second), WithPlugins(specs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func echoDescription(t *testing.T, h *Host) string {
+	t.Helper()
+	tool, ok := h.Lookup("test.echo")
+	if !ok {
+		t.Fatalf("test.echo is not listed: %v", h.Plugins())
+	}
+	return tool.Contract.Description
+}
+
+// editCache rewrites the description of test.echo in plugin name's cache
+// entry, keeping the entry valid, so the test can tell a listing served
+// from the cache from one the plugin described.
+func editCache(t *testing.T, data, name, desc string) {
+	t.Helper()
+	file := filepath.Join(data, "plugin-contracts", name+".json")
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range e.Contracts {
+		var ct contracts.Contract
+		if err := json.Unmarshal(c, &ct); err != nil {
+			t.Fatal(err)
+		}
+		if ct.Tool == "test.echo" {
+			ct.Description = desc
+			e.Contracts[i], _ = json.Marshal(ct)
+		}
+	}
+	raw, _ = json.Marshal(e)
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStartFromCachedContracts: a plugin started once is listed at the
+// next New from its cached contracts before its process is up; calls wait
+// for the process, and what it describes replaces the cached listing. A
+// binary rewritten since (a new checksum) is never listed from the cache.
+func TestStartFromCachedContracts(t *testing.T) {
+	data := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "testplugin")
+	copyExec(t, testPluginBin, bin)
+	spec := PluginSpec{Name: "test", Path: bin}
+	h := startHost(t, data, spec)
+	real := echoDescription(t, h)
+	h.Close()
+
+	editCache(t, data, "test", "from the cache")
+	h = startHost(t, data, spec)
+	if got := echoDescription(t, h); got != "from the cache" {
+		t.Fatalf("New listed test.echo as %q; want the cached listing", got)
+	}
+	if !h.Available("test.echo") {
+		t.Fatal("a starting plugin's tools are unavailable; calls to them wait")
+	}
+	out, err := h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "k")
+	if err != nil || string(out) != `{"key":"k","text":"hi"}` {
+		t.Fatalf("call while starting: %s %v", out, err)
+	}
+	waitFor(t, func() bool { return echoDescription(t, h) == real }, "the plugin's own description replaces the cached one")
+	if p := h.Plugins(); len(p) != 1 || p[0].State != StateRunning || p[0].SHA256 != sha(t, bin) {
+		t.Fatalf("plugins %+v", p)
+	}
+	h.Close()
+
+	// The same bytes written again: a new file, so the entry no longer
+	// describes it and New starts the plugin before listing it.
+	editCache(t, data, "test", "stale")
+	copyExec(t, testPluginBin, bin)
+	h = startHost(t, data, spec)
+	if got := echoDescription(t, h); got != real {
+		t.Fatalf("after the binary changed, New listed test.echo as %q", got)
+	}
+	h.Close()
+
+	// A checksum in the spec that the cached binary does not have: refused
+	// as before, not listed from the cache.
+	h = startHost(t, data, PluginSpec{Name: "test", Path: bin, SHA256: sha(t, roguePluginBin)})
+	if _, ok := h.Lookup("test.echo"); ok {
+		t.Fatal("a plugin whose checksum does not match was listed")
+	}
+	if p := h.Plugins(); len(p) != 1 || p[0].State != StateRefused {
+		t.Fatalf("plugins %+v", p)
+	}
+}
+
+// TestCachedPluginThatCannotStart: a plugin listed from the cache whose
+// process then fails to start is refused as New would refuse it: its tools
+// leave the catalog, the waiting call fails as unavailable and the cache
+// entry is dropped.
+func TestCachedPluginThatCannotStart(t *testing.T) {
+	data := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "plug")
+	copyExec(t, testPluginBin, bin)
+	spec := PluginSpec{Name: "test", Path: bin, Env: map[string]string{"X": "1"}}
+	h := startHost(t, data, spec)
+	h.Close()
+	// Forge an entry for the rogue binary speaking protocol 2, as the
+	// cache would hold for a plugin that started before.
+	e, ok := newContractCache(data).valid(spec)
+	if !ok {
+		t.Fatal("no cache entry after a start")
+	}
+	rogue := filepath.Join(t.TempDir(), "plug")
+	copyExec(t, roguePluginBin, rogue)
+	spec = PluginSpec{Name: "test", Path: rogue, Env: map[string]string{"ROGUE_MODE": "v2"}}
+	e.Path, e.SHA256, e.Setup = rogue, sha(t, rogue), setupHash(spec)
+	e.Stamp, _ = stampOf(rogue)
+	raw, _ := json.Marshal(e)
+	if err := os.WriteFile(filepath.Join(data, "plugin-contracts", "test.json"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h = startHost(t, data, spec)
+	var wg sync.WaitGroup
+	var callErr error
+	if _, ok := h.Lookup("test.echo"); ok {
+		wg.Go(func() { _, callErr = h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "") })
+	}
+	waitFor(t, func() bool { _, ok := h.Lookup("test.echo"); return !ok }, "the tools of a plugin that cannot start leave the catalog")
+	wg.Wait()
+	if callErr != nil {
+		if c := contracts.CodeOf(callErr); c != contracts.CodeToolUnavailable && c != contracts.CodeUnknownTool {
+			t.Fatalf("waiting call: %v", callErr)
+		}
+	}
+	if p := h.Plugins(); len(p) != 1 || p[0].State != StateRefused {
+		t.Fatalf("plugins %+v", p)
+	}
+	if _, err := os.Stat(filepath.Join(data, "plugin-contracts", "test.json")); !os.IsNotExist(err) {
+		t.Fatalf("cache entry kept: %v", err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

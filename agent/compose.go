@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -63,6 +64,12 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 		}
 	}
 	actions := indexActions(run)
+	producers := map[string]int{} // a key set by one step only is the state's value
+	for _, s := range run.Steps {
+		for _, k := range s.Produced {
+			producers[k]++
+		}
+	}
 	for _, s := range run.Steps {
 		if s.Status == contracts.StepStarted {
 			continue
@@ -70,7 +77,10 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 		a := actions.of(s)
 		fmt.Fprintf(&b, "\n- %s: %s", describeAction(a), s.Status)
 		if len(s.Produced) > 0 {
-			own := e.producedBy(s)
+			var own map[string]json.RawMessage
+			if slices.ContainsFunc(s.Produced, func(k string) bool { return producers[k] > 1 }) {
+				own = e.producedBy(s)
+			}
 			var kv []string
 			for _, k := range s.Produced {
 				v, ok := own[k]

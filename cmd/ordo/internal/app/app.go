@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ordo-run/ordo/agent"
@@ -41,6 +42,10 @@ type App struct {
 	stopFollow context.CancelFunc
 	followDone chan struct{}
 	closeOnce  sync.Once
+	// runEvents hears every engine event once an MCP server is built
+	// (MCPServer), so its event streams wake at once on runs that no MCP
+	// request drives (recovered by Watch, driven by the CLI's engine).
+	runEvents atomic.Pointer[func(agent.Event)]
 }
 
 // Options tune the assembly for one subcommand.
@@ -118,9 +123,15 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 }
 
 // deps are the engine's collaborators, with model m. Progress events are
-// subscribed per call (agent.WithEvents), not here.
+// subscribed per call (agent.WithEvents); every event also reaches the MCP
+// server's event streams (runEvents).
 func (a *App) deps(m llm.LLM) agent.Deps {
 	return agent.Deps{
+		Events: func(ev agent.Event) {
+			if f := a.runEvents.Load(); f != nil {
+				(*f)(ev)
+			}
+		},
 		Tools:       a.Host,
 		LLM:         m,
 		Store:       a.Store,

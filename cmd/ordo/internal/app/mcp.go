@@ -70,7 +70,13 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 			return scoped{agent.New(EngineConfig(a.Config), a.deps(model)), a.Config.Policy}
 		}
 	}
-	return mcpserver.New(opts)
+	srv, err := mcpserver.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	wake := srv.RunEvent
+	a.runEvents.Store(&wake)
+	return srv, nil
 }
 
 // Tokens resolves the configured HTTP tokens. A token whose variable is

@@ -19,7 +19,9 @@ import (
 // BenchmarkConcurrentRuns: 100 runs of 10 no-op steps each, and 100 runs
 // of 100, all at once through one engine against one store (every step
 // checkpointed, leases on); reports whole runs and steps per second. The
-// Postgres case needs ORDO_TEST_POSTGRES_DSN.
+// Postgres case needs ORDO_TEST_POSTGRES_DSN; it first measures, in the
+// same run, the anchor (single-row commits from 16 writers on the same
+// database, pgtest.SingleRowCommits) and reports steps/s as x-anchor.
 //
 //	go test -run '^$' -bench 'ConcurrentRuns' -benchtime 3x ./agent/
 func BenchmarkConcurrentRuns(b *testing.B) {
@@ -38,6 +40,13 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 		{"postgres", benchPostgres},
 	}
 	const runs = 100
+	var anchor float64
+	b.Run("postgres/anchor-16-writers", func(b *testing.B) {
+		st := benchPostgres(b).(*postgres.Store)
+		defer st.Close()
+		anchor = pgtest.SingleRowCommits(b, st.Pool(), 16, 1000)
+		b.ReportMetric(anchor, "rows/s")
+	})
 	for _, steps := range []int{10, 100} {
 		out := `{"type":"object","required":["v"],"properties":{"v":{"type":"integer"}}}`
 		produces := map[string]string{}
@@ -69,6 +78,9 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 				secs := b.Elapsed().Seconds()
 				b.ReportMetric(float64(b.N*runs)/secs, "runs/s")
 				b.ReportMetric(float64(b.N*runs*steps)/secs, "steps/s")
+				if s.name == "postgres" && anchor > 0 {
+					b.ReportMetric(float64(b.N*runs*steps)/secs/anchor, "x-anchor")
+				}
 			})
 		}
 	}

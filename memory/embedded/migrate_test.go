@@ -3,7 +3,6 @@ package embedded
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -69,32 +68,7 @@ func TestMigrateCheckpointsToLog(t *testing.T) {
 		}
 	}
 	// Both carry on as deltas.
-	for _, run := range []*contracts.Run{got, old} {
-		run.Seq++
-		run.Steps = append(run.Steps, storetest.LogStep(run.ID, len(run.Steps), "k", storetest.Base))
-		run.State["k"] = json.RawMessage(`1`)
-		run.Status = contracts.RunRunning
-		if err := s.Save(ctx, run); err != nil {
-			t.Fatal(err)
-		}
-		log, err := s.Log(ctx, run.ID, 0, 0)
-		if err != nil || len(log) != 2 || log[1].Run != nil {
-			t.Fatalf("%s: log after a save %+v %v", run.ID, log, err)
-		}
-		folded, err := contracts.FoldRun(log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := s.Load(ctx, run.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range []*contracts.Run{folded, back} {
-			if g, w := storetest.Canonical(t, r), storetest.Canonical(t, run); fmt.Sprint(g) != fmt.Sprint(w) {
-				t.Fatalf("%s after a save:\n%v\n%v", run.ID, g, w)
-			}
-		}
-	}
+	storetest.RequireCarriesOn(t, s, got, old)
 	var cols int
 	if err := s.r.QueryRow(`SELECT count(*) FROM pragma_table_info('runs') WHERE name IN ('data', 'format_version')`).Scan(&cols); err != nil || cols != 0 {
 		t.Fatalf("runs still has the checkpoint columns (%d) %v", cols, err)

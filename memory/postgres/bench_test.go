@@ -3,11 +3,9 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/ordo-run/ordo/internal/pgtest"
 	"github.com/ordo-run/ordo/memory/postgres"
 	"github.com/ordo-run/ordo/memory/storetest"
 )
@@ -55,7 +53,7 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 	b.Run("anchor-16-writers", func(b *testing.B) {
 		s := openTest(b, postgres.WithMaxConns(benchConns))
 		defer s.Close()
-		anchor = singleRowCommits(b, s.Pool(), 16, 1000)
+		anchor = pgtest.SingleRowCommits(b, s.Pool(), 16, 1000)
 		b.ReportMetric(anchor, "rows/s")
 	})
 	for _, steps := range []int{10, 100} {
@@ -68,37 +66,4 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 			}
 		})
 	}
-}
-
-// singleRowCommits has writers goroutines insert rows small rows each, one
-// autocommit INSERT at a time, b.N times over, and returns rows per second.
-func singleRowCommits(b *testing.B, pool *pgxpool.Pool, writers, rows int) float64 {
-	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `CREATE TABLE anchor (id bigserial PRIMARY KEY, run_id text NOT NULL, n integer NOT NULL, v text NOT NULL)`); err != nil {
-		b.Fatal(err)
-	}
-	var total time.Duration
-	for range b.N {
-		var wg sync.WaitGroup
-		errs := make(chan error, writers)
-		t0 := time.Now()
-		for w := range writers {
-			wg.Go(func() {
-				for i := range rows / writers {
-					if _, err := pool.Exec(ctx, `INSERT INTO anchor (run_id, n, v) VALUES ($1, $2, $3)`,
-						fmt.Sprint("w", w), i, "a small row of about forty bytes of text"); err != nil {
-						errs <- err
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		total += time.Since(t0)
-		close(errs)
-		for err := range errs {
-			b.Fatal(err)
-		}
-	}
-	return float64(b.N*(rows/writers)*writers) / total.Seconds()
 }

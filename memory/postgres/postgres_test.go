@@ -255,26 +255,7 @@ func TestMigrateFrom0001(t *testing.T) {
 		FROM step_records`).Scan(&views); err != nil || views != "run-v0/0/a1/succeeded,v1/0/a1/failed" {
 		t.Fatalf("step_records after migration: %q %v", views, err)
 	}
-	for _, run := range []*contracts.Run{got, old} {
-		run.Seq++
-		run.Steps = append(run.Steps, storetest.LogStep(run.ID, len(run.Steps), "k", storetest.Base))
-		run.State["k"] = json.RawMessage(`1`)
-		run.Status = contracts.RunRunning
-		if err := s.Save(ctx, run); err != nil {
-			t.Fatal(err)
-		}
-		log, err := s.Log(ctx, run.ID, 0, 0)
-		if err != nil || len(log) != 2 || log[1].Run != nil {
-			t.Fatalf("%s: log after a save %+v %v", run.ID, log, err)
-		}
-		back, err := s.Load(ctx, run.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(storetest.Canonical(t, back), storetest.Canonical(t, run)) {
-			t.Fatalf("%s after a save differs", run.ID)
-		}
-	}
+	storetest.RequireCarriesOn(t, s, got, old)
 }
 
 // JSONB cannot hold \u0000; such a run is the caller's bad input.

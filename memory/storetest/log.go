@@ -380,3 +380,27 @@ func testHandBuilt(t *testing.T, s memory.Checkpointer) {
 	}
 	requireSame(t, other, mustLoad(t, s, "hand-2"))
 }
+
+// RequireCarriesOn appends one step to each run (a run migrated from an
+// older store or format, loaded once) and checks that it is logged as a
+// delta and that both its log and Load give the run back.
+func RequireCarriesOn(t *testing.T, s memory.Checkpointer, runs ...*contracts.Run) {
+	t.Helper()
+	for _, run := range runs {
+		run.Seq++
+		run.Steps = append(run.Steps, LogStep(run.ID, len(run.Steps), "k", Base))
+		run.State["k"] = json.RawMessage(`1`)
+		run.Status = contracts.RunRunning
+		mustSave(t, s, run)
+		log := mustLog(t, s, run.ID, 0, 0)
+		if len(log) != 2 || log[1].Run != nil {
+			t.Fatalf("%s: log after a save %+v", run.ID, log)
+		}
+		folded, err := contracts.FoldRun(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		requireSame(t, run, folded)
+		requireSame(t, run, mustLoad(t, s, run.ID))
+	}
+}

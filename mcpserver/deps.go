@@ -17,6 +17,10 @@ import (
 // the run completes, fails or waits for a person.
 type Engine interface {
 	Plan(ctx context.Context, req Request) (*contracts.Run, error)
+	// Run plans and executes in one call, holding the run's lease from
+	// its first write to its stop, so no server's death leaves the run
+	// between the two with nobody to finish it.
+	Run(ctx context.Context, req Request) (*contracts.Run, error)
 	Execute(ctx context.Context, runID string) (*contracts.Run, error)
 	Resume(ctx context.Context, runID string, d contracts.Decision) (*contracts.Run, error)
 	Get(ctx context.Context, runID string) (*contracts.Run, error)

@@ -121,11 +121,7 @@ func (s *Server) handleExecute(ctx context.Context, req mcp.CallToolRequest, raw
 		return nil, err
 	}
 	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
-		run, err := eng.Plan(ctx, r)
-		if err != nil || run.Status != contracts.RunReady {
-			return run, err
-		}
-		return eng.Execute(ctx, run.ID)
+		return eng.Run(ctx, r)
 	})
 }
 

@@ -23,6 +23,11 @@ func (s scoped) Plan(ctx context.Context, req agent.Request) (*contracts.Run, er
 	return s.Engine.Plan(ctx, req)
 }
 
+func (s scoped) Run(ctx context.Context, req agent.Request) (*contracts.Run, error) {
+	req.Options.Scopes = s.policy.ScopesFor(req.UserID)
+	return s.Engine.Run(ctx, req)
+}
+
 // Fork gives the new run the scopes policy grants the user who forks it
 // (the MCP caller), not those of the run it forks.
 func (s scoped) Fork(ctx context.Context, req agent.ForkRequest) (*contracts.Run, error) {

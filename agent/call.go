@@ -16,9 +16,9 @@ type CallRequest struct {
 	Scopes []string
 }
 
-// DirectGoal prefixes the goal of every direct call's run, so that an
+// directGoal prefixes the goal of every direct call's run, so that an
 // operator tells them from planned runs in a list.
-const DirectGoal = "gateway call "
+const directGoal = "gateway call "
 
 // DirectAction is the id of a direct call's one action.
 const DirectAction = "a1"
@@ -47,7 +47,7 @@ func (e *Engine) Call(ctx context.Context, req CallRequest) (_ *contracts.Run, e
 	if t.Contract.RiskLevel == contracts.RiskRead {
 		intent = "read"
 	}
-	plan := &contracts.Plan{Version: contracts.PlanVersion, Goal: DirectGoal + t.Name(), Timezone: "UTC",
+	plan := &contracts.Plan{Version: contracts.PlanVersion, Goal: directGoal + t.Name(), Timezone: "UTC",
 		Actions: []contracts.Action{{ID: DirectAction, Tool: t.Name(), Intent: intent, Requires: []string{}, Produces: []string{}, Inputs: inputs}}}
 	run, err := e.Run(ctx, Request{Plan: plan, UserID: req.UserID, Source: "gateway", args: req.Args,
 		Options: contracts.RunOptions{HITL: &contracts.HITLSwitches{}, Scopes: req.Scopes, Timezone: "UTC", Direct: true}})

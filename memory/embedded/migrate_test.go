@@ -49,24 +49,7 @@ func TestMigrateCheckpointsToLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := s.Load(ctx, "v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, w := storetest.Canonical(t, got), storetest.Canonical(t, full); fmt.Sprint(g) != fmt.Sprint(w) {
-		t.Fatalf("migrated run differs:\n%v\n%v", g, w)
-	}
-	old, err := s.Load(ctx, "run-v0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	storetest.RequireUpgradedV0(t, old)
-	for id, seq := range map[string]int64{"v1": 3, "run-v0": 4} {
-		log, err := s.Log(ctx, id, 0, 0)
-		if err != nil || len(log) != 1 || log[0].Run == nil || log[0].Seq != seq {
-			t.Fatalf("%s: log after migration %+v %v", id, log, err)
-		}
-	}
+	got, old := storetest.RequireMigrated(t, s, full)
 	// Both carry on as deltas.
 	storetest.RequireCarriesOn(t, s, got, old)
 	var cols int

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -232,24 +231,7 @@ func TestMigrateFrom0001(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := s.Load(ctx, "v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(storetest.Canonical(t, got), storetest.Canonical(t, full)) {
-		t.Fatalf("migrated run differs: %+v", got)
-	}
-	old, err := s.Load(ctx, "run-v0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	storetest.RequireUpgradedV0(t, old)
-	for id, seq := range map[string]int64{"v1": 3, "run-v0": 4} {
-		log, err := s.Log(ctx, id, 0, 0)
-		if err != nil || len(log) != 1 || log[0].Run == nil || log[0].Seq != seq {
-			t.Fatalf("%s: log after migration %+v %v", id, log, err)
-		}
-	}
+	got, old := storetest.RequireMigrated(t, s, full)
 	var views string
 	if err := s.Pool().QueryRow(ctx, `SELECT string_agg(run_id || '/' || idx || '/' || action_id || '/' || status, ',' ORDER BY run_id, idx)
 		FROM step_records`).Scan(&views); err != nil || views != "run-v0/0/a1/succeeded,v1/0/a1/failed" {

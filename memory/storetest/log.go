@@ -404,3 +404,21 @@ func RequireCarriesOn(t *testing.T, s memory.Checkpointer, runs ...*contracts.Ru
 		requireSame(t, run, mustLoad(t, s, run.ID))
 	}
 }
+
+// RequireMigrated checks a store migrated from checkpoints an older build
+// wrote: run "v1" (full, at seq 3) and the format-0 run "run-v0" (seq 4)
+// load as they were, and each log is one whole-run entry at that seq. It
+// returns both runs, loaded, for RequireCarriesOn.
+func RequireMigrated(t *testing.T, s memory.Checkpointer, full *contracts.Run) (v1, v0 *contracts.Run) {
+	t.Helper()
+	v1 = mustLoad(t, s, "v1")
+	requireSame(t, full, v1)
+	v0 = mustLoad(t, s, "run-v0")
+	RequireUpgradedV0(t, v0)
+	for id, seq := range map[string]int64{"v1": 3, "run-v0": 4} {
+		if log := mustLog(t, s, id, 0, 0); len(log) != 1 || log[0].Run == nil || log[0].Seq != seq {
+			t.Fatalf("%s: log after migration %+v", id, log)
+		}
+	}
+	return v1, v0
+}

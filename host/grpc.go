@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -63,6 +64,9 @@ func (p *grpcProvider) Call(ctx context.Context, tool string, payload json.RawMe
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineUnixMs = dl.UnixMilli()
 	}
+	if p.gone() { // it cannot reach the plugin: dispatch waits for the restart
+		return nil, p.transportError(ctx, tool, errors.New("the plugin process has exited"), false)
+	}
 	// to stays empty unless the call got a connection to the plugin; gRPC
 	// fails fast (no WaitForReady) by default.
 	var to peer.Peer
@@ -99,6 +103,17 @@ func (p *grpcProvider) transportError(ctx context.Context, tool string, err erro
 	ce := contracts.Errorf(code, "plugin %q, tool %s: %w", p.name, tool, err).With("tool", tool).With("plugin", p.name)
 	ce.Retryable = code == contracts.CodeToolUnavailable
 	return ce
+}
+
+// gone reports whether the plugin's process has exited: go-plugin noticed,
+// or, in the moment before it does, the process is already reaped. A call
+// sent then would fail as a crash although it never reached the plugin.
+func (p *grpcProvider) gone() bool {
+	if p.client.Exited() {
+		return true
+	}
+	rc := p.client.ReattachConfig()
+	return rc != nil && processGone(rc.Pid)
 }
 
 // health asks the plugin whether it can serve.

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"os/exec"
 	"syscall"
 )
@@ -9,4 +10,10 @@ import (
 // SIGKILL, so plugins never outlive the host.
 func setPdeathsig(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// processGone reports whether no process pid exists any more (it exited
+// and was reaped), so a call now cannot reach it.
+func processGone(pid int) bool {
+	return pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }

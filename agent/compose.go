@@ -42,7 +42,7 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 	}
 	text, err := e.complete(ctx, run, "composer", in, nil)
 	if err != nil || strings.TrimSpace(text) == "" {
-		e.log.Warn("composer failed; using the template", "run", run.ID, "err", err)
+		e.log.Warn("composer failed; using the template", "run_id", run.ID, "err", err)
 		return &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
 	}
 	return &contracts.RunResult{Answer: strings.TrimSpace(text), Composer: "llm"}

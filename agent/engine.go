@@ -71,6 +71,7 @@ type Config struct {
 	Parallelism  int `json:"parallelism" yaml:"parallelism"`     // actions in flight at once (default 4)
 	ReplanBudget int `json:"replan_budget" yaml:"replan_budget"` // re-plans per run (default 3; <0 means none)
 	CandidatesK  int `json:"candidates_k" yaml:"candidates_k"`   // tools shown to the planner (default 8)
+	AllToolsMax  int `json:"all_tools_max" yaml:"all_tools_max"` // catalogs up to this size go to the planner whole (default AllToolsBound; <0: always rank)
 	HITL         contracts.HITLSwitches
 	Policy       PolicyConfig
 	Verifier     VerifierConfig
@@ -85,6 +86,10 @@ type Config struct {
 	LeaseTTL time.Duration `json:"lease_ttl" yaml:"lease_ttl"`
 	// Memory switches the uses of pattern memory (Deps.Memory).
 	Memory MemoryConfig `json:"memory" yaml:"memory"`
+	// Budgets limit what a run, and a user's runs in a day, may spend
+	// (see budget.go); Prices, by model, give model calls their cost.
+	Budgets contracts.Budgets    `json:"budgets" yaml:"budgets"`
+	Prices  map[string]llm.Price `json:"prices" yaml:"prices"`
 }
 
 // DefaultConfig is Config with seed 002's HITL defaults: HITL on,
@@ -125,6 +130,10 @@ const (
 	EventFailed        = "failed"
 	EventRejected      = "rejected"
 	EventCancelled     = "cancelled"
+	// A model call for the role in Message (planner, composer, …) started
+	// and ended: a person waiting on one sees what for.
+	EventLLMStarted = "llm_started"
+	EventLLMEnded   = "llm_ended"
 )
 
 // Event reports progress as a run goes, to Deps.Events and to a per-call
@@ -137,7 +146,10 @@ type Event struct {
 	Tool     string              `json:"tool,omitempty"`
 	Status   contracts.RunStatus `json:"status"`
 	Message  string              `json:"message,omitempty"`
-	Time     time.Time           `json:"time"`
+	// Actions is the size of the run's current plan (0 before it has one),
+	// the total a progress display counts finished actions against.
+	Actions int       `json:"actions,omitempty"`
+	Time    time.Time `json:"time"`
 }
 
 type eventsKey struct{}
@@ -179,6 +191,7 @@ type Engine struct {
 	leaseMu sync.Mutex
 	leases  map[string]*lease // runs this engine drives now
 	args    sync.Map          // run id -> a direct call's arguments, while Call or Confirm drives it
+	today   dayCache          // what users' finished runs used today
 }
 
 // New builds an engine. Bad prompt overrides fall back to the embedded
@@ -246,7 +259,10 @@ func newRunID() string {
 
 func (e *Engine) emit(ctx context.Context, run *contracts.Run, kind, actionID, tool, msg string) {
 	ev := Event{RunID: run.ID, Seq: run.Seq, Kind: kind, ActionID: actionID, Tool: tool, Status: run.Status, Message: msg, Time: e.now()}
-	e.log.Debug("run event", "run", run.ID, "kind", kind, "action", actionID, "tool", tool, "msg", msg)
+	if n := len(run.Plans); n > 0 {
+		ev.Actions = len(run.Plans[n-1].Plan.Actions)
+	}
+	e.log.Debug("run event", "run_id", run.ID, "kind", kind, "action", actionID, "tool", tool, "msg", msg)
 	if e.deps.Events != nil {
 		e.deps.Events(ev)
 	}
@@ -263,7 +279,8 @@ func (e *Engine) hitl(run *contracts.Run) contracts.HITLSwitches {
 	return e.cfg.HITL
 }
 
-// complete makes one orchestration LLM call, counted under role in the run.
+// complete makes one orchestration LLM call, counted under role in the
+// run, if the run's budgets allow one more (else CodeBudgetExceeded).
 func (e *Engine) complete(ctx context.Context, run *contracts.Run, role string, user any, schema []byte) (string, error) {
 	if e.deps.LLM == nil {
 		return "", contracts.Errorf(contracts.CodeNoLLM, "the %s needs a model and none is configured", role)
@@ -272,17 +289,33 @@ func (e *Engine) complete(ctx context.Context, run *contracts.Run, role string, 
 	if err != nil {
 		return "", contracts.Errorf(contracts.CodeInternal, "%s input: %w", role, err)
 	}
-	if run.LLMCalls == nil {
-		run.LLMCalls = map[string]int{}
+	if err := e.checkBudgets(ctx, run, role, 0); err != nil {
+		return "", err
 	}
-	run.LLMCalls[role]++
+	e.emit(ctx, run, EventLLMStarted, "", "", role)
 	resp, err := e.deps.LLM.Complete(ctx, llm.Request{
 		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: e.prompts[role]}, {Role: llm.RoleUser, Content: string(body)}},
 		Schema:     schema,
 		SchemaName: role,
 	})
+	e.emit(ctx, run, EventLLMEnded, "", "", role)
+	e.count(run, role, resp.Usage)
 	if err != nil {
 		return "", err
 	}
 	return resp.Text, nil
+}
+
+// count records one model call under role: the call, and the tokens the
+// provider reported (a failed call's too) at their configured price.
+func (e *Engine) count(run *contracts.Run, role string, u llm.Usage) {
+	if run.LLMCalls == nil {
+		run.LLMCalls = map[string]int{}
+	}
+	run.LLMCalls[role]++
+	t := contracts.TokenUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CachedTokens: u.CachedTokens}
+	if u.Model != "" {
+		t.Models, t.CostUSD = []string{u.Model}, e.cfg.Prices[u.Model].Cost(u)
+	}
+	run.Usage.Add(role, t)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 )
 
@@ -64,6 +65,9 @@ func (e *Engine) execute(ctx context.Context, run *contracts.Run) error {
 		case stopDone:
 			return e.finish(ctx, run, contracts.RunCompleted)
 		}
+		if budgetError(f.err) != nil {
+			return e.failOrAsk(ctx, run, f.err, f.action, nil)
+		}
 		replanned, err := e.replan(ctx, run, f)
 		if err != nil || !replanned {
 			return err
@@ -78,7 +82,7 @@ type outcome struct {
 	started contracts.StepRecord
 	result  json.RawMessage
 	err     error
-	toolLLM int
+	toolLLM []llm.Usage // the calls of the built-in LLM tools
 }
 
 // runDAG executes the current plan version: every action whose
@@ -121,6 +125,9 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 					fail = &failure{a.ID, contracts.Errorf(contracts.CodeUnsatisfiedRequires,
 						"action %s cannot run: state lacks %s (a step it depends on was skipped or produced nothing)", a.ID, strings.Join(missing, ", ")).
 						With("action", a.ID).With("keys", missing)}
+					break
+				}
+				if fail, dataErr = e.stepBudget(ctx, run, a, len(running)); fail != nil || dataErr != nil {
 					break
 				}
 				o, in, err := e.prepare(ctx, run, prog, a, state)
@@ -172,11 +179,8 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 // finishStep verifies a call's outcome, records it and checkpoints. It
 // returns a failure when the action cannot succeed in this plan version.
 func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, prog *progress, o outcome, state map[string]any) (*failure, error) {
-	if o.toolLLM > 0 {
-		if run.LLMCalls == nil {
-			run.LLMCalls = map[string]int{}
-		}
-		run.LLMCalls["tool"] += o.toolLLM
+	for _, u := range o.toolLLM {
+		e.count(run, "tool", u)
 	}
 	rec := o.started
 	rec.EndedAt = e.now()

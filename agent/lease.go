@@ -221,10 +221,10 @@ func (e *Engine) renew(ls memory.Leaser, l *lease) {
 			continue
 		case contracts.CodeOf(err) == contracts.CodeLeaseHeld || contracts.CodeOf(err) == contracts.CodeRunNotFound:
 		case time.Since(last) < ttl:
-			e.log.Warn("lease renewal failed; retrying", "run", l.runID, "err", err)
+			e.log.Warn("lease renewal failed; retrying", "run_id", l.runID, "err", err)
 			continue
 		}
-		e.log.Warn("lease lost; stopping the run", "run", l.runID, "err", err)
+		e.log.Warn("lease lost; stopping the run", "run_id", l.runID, "err", err)
 		e.forget(l)
 		l.lose(errLeaseLost)
 		return
@@ -261,6 +261,6 @@ func (e *Engine) drop(l *lease, release bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.LeaseTTL)
 	defer cancel()
 	if err := e.deps.Store.(memory.Leaser).Release(ctx, l.runID, e.cfg.Owner); err != nil {
-		e.log.Warn("lease release failed; it will expire", "run", l.runID, "err", err)
+		e.log.Warn("lease release failed; it will expire", "run_id", l.runID, "err", err)
 	}
 }

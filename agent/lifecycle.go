@@ -40,7 +40,9 @@ const (
 // an interrupted one moves only with a decision that fits; a pending run
 // with its checked plan continues after planning; a ready or running one
 // executes (a call that was in flight is re-issued under its key).
-func (e *Engine) advance(ctx context.Context, run *contracts.Run, by caller, d contracts.Decision) error {
+func (e *Engine) advance(ctx context.Context, run *contracts.Run, by caller, d contracts.Decision) (err error) {
+	ctx, span := startSpan(ctx, driveSpans[by], attrRun(run.ID))
+	defer func() { endSpan(span, run, err) }()
 	switch {
 	case run.Status.Final():
 		if by == byRecover {
@@ -93,7 +95,7 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 	if err := e.deps.Store.Save(context.WithoutCancel(ctx), run); err != nil {
 		run.Seq--
 		if contracts.CodeOf(err) == contracts.CodeSequenceConflict {
-			e.log.Warn("run advanced elsewhere; stopping", "run", run.ID, "seq", run.Seq+1)
+			e.log.Warn("run advanced elsewhere; stopping", "run_id", run.ID, "seq", run.Seq+1)
 			return err
 		}
 		return contracts.Errorf(contracts.CodeStore, "checkpoint run %s: %w", run.ID, err).With("run", run.ID)

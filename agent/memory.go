@@ -49,7 +49,7 @@ func (e *Engine) remember(run *contracts.Run) {
 		return
 	}
 	if !e.deps.Collector.Submit(run) {
-		e.log.Warn("memory did not take the run", "run", run.ID)
+		e.log.Warn("memory did not take the run", "run_id", run.ID)
 	}
 }
 
@@ -71,7 +71,7 @@ func (e *Engine) examples(ctx context.Context, run *contracts.Run) []pastPlan {
 	}
 	ex, err := e.deps.Memory.Examples(ctx, run.UserID, baseGoal(run), e.cfg.Memory.Examples)
 	if err != nil {
-		e.log.Warn("memory examples failed", "run", run.ID, "err", err)
+		e.log.Warn("memory examples failed", "run_id", run.ID, "err", err)
 		return nil
 	}
 	down := e.unavailable()
@@ -92,7 +92,7 @@ func (e *Engine) advice(ctx context.Context, run *contracts.Run) patterns.ToolAd
 	}
 	adv, err := e.deps.Memory.ToolAdvice(ctx, run.UserID, baseGoal(run))
 	if err != nil {
-		e.log.Warn("memory tool advice failed", "run", run.ID, "err", err)
+		e.log.Warn("memory tool advice failed", "run_id", run.ID, "err", err)
 	}
 	return adv
 }
@@ -147,7 +147,7 @@ func (e *Engine) remembered(ctx context.Context, run *contracts.Run) *patterns.C
 	}
 	c, err := e.deps.Memory.Clarification(ctx, run.UserID, baseGoal(run))
 	if err != nil {
-		e.log.Warn("memory clarification failed", "run", run.ID, "err", err)
+		e.log.Warn("memory clarification failed", "run_id", run.ID, "err", err)
 		return nil
 	}
 	return c
@@ -188,7 +188,7 @@ func (e *Engine) approvedByMemory(ctx context.Context, run *contracts.Run, in *c
 	}
 	p, err := e.deps.Memory.PredictApproval(ctx, run.UserID, in.Tool)
 	if err != nil {
-		e.log.Warn("memory approval prediction failed", "run", run.ID, "err", err)
+		e.log.Warn("memory approval prediction failed", "run_id", run.ID, "err", err)
 		return false
 	}
 	if !p.Accept {

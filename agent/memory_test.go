@@ -257,10 +257,10 @@ func TestToolAdviceShapesCandidates(t *testing.T) {
 		return out
 	}
 	req := Request{Goal: goal, UserID: "ann", Options: contracts.RunOptions{AutoApprove: true}}
-	run, err := New(Config{CandidatesK: 2}, deps).Run(ctx, req)
+	run, err := New(Config{CandidatesK: 2, AllToolsMax: -1}, deps).Run(ctx, req)
 	wantStatus(t, run, err, contracts.RunCompleted)
 	plain := cands(0)
-	run, err = New(Config{CandidatesK: 2, Memory: MemoryConfig{ToolAdvice: true}}, deps).Run(ctx, req)
+	run, err = New(Config{CandidatesK: 2, AllToolsMax: -1, Memory: MemoryConfig{ToolAdvice: true}}, deps).Run(ctx, req)
 	wantStatus(t, run, err, contracts.RunCompleted)
 	advised := cands(1)
 	if !slices.Equal(plain, []string{"weather.get", "web.search"}) {

@@ -32,10 +32,12 @@ func (e *Engine) Plan(ctx context.Context, req Request) (_ *contracts.Run, err e
 		return nil, contracts.Errorf(contracts.CodeNoLLM, "no model is configured: supply a plan").With("field", "plan")
 	}
 	now := e.now()
+	ctx, span := startSpan(ctx, "ordo.plan")
 	run := &contracts.Run{
 		FormatVersion: contracts.RunFormatVersion, ID: newRunID(), UserID: req.UserID, Goal: goal,
 		Status: contracts.RunPending, CreatedAt: now, Options: req.Options,
 	}
+	defer func() { endSpan(span, run, err) }()
 	if run.Options.Timezone == "" {
 		run.Options.Timezone = e.cfg.Timezone
 	}
@@ -70,8 +72,11 @@ func (e *Engine) Plan(ctx context.Context, req Request) (_ *contracts.Run, err e
 func (e *Engine) Run(ctx context.Context, req Request) (_ *contracts.Run, err error) {
 	ctx, end := e.holdNew(ctx)
 	defer func() { end(err) }()
+	ctx, span := startSpan(ctx, "ordo.run")
+	var run *contracts.Run
+	defer func() { endSpan(span, run, err) }()
 	req.execute = true
-	run, err := e.Plan(ctx, req)
+	run, err = e.Plan(ctx, req)
 	if err != nil || run.Status != contracts.RunReady {
 		return run, err
 	}
@@ -109,7 +114,8 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 	} else {
 		source = "planner"
 		remembered = e.reuseClarification(ctx, run)
-		cands := e.candidates(ctx, run)
+		pool := e.toolPool(ctx, run)
+		cands, ranked := e.choose(ctx, run, pool)
 		in := map[string]any{
 			"user_request": run.Goal, "context": req.Context, "timezone": run.Options.Timezone, "locale": run.Options.Locale,
 			"connected_services": run.Options.Services, "tool_candidates": describe(cands),
@@ -117,12 +123,21 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 		if past := e.examples(ctx, run); len(past) > 0 {
 			in["past_plans"] = past
 		}
-		text, err := e.complete(ctx, run, "planner", in, contracts.PlanSchema())
-		if err != nil {
-			return e.fail(ctx, run, planFailed("the planner failed", err))
+		var phrases []string
+		var ok bool
+		var err error
+		if p, phrases, ok, err = e.askPlanner(ctx, run, in, ranked && e.weakRetrieval(run.Goal)); !ok {
+			return err
 		}
-		if p, err = contracts.ParsePlan([]byte(text)); err != nil {
-			return e.fail(ctx, run, planFailed("the planner's answer is not a valid plan", err))
+		if phrases != nil {
+			// The one tool search of this planning: candidates for the
+			// planner's own phrases, then it must plan.
+			cands = e.searched(ctx, run, pool, phrases)
+			e.log.Info("planner searched the tool index", "run_id", run.ID, "phrases", phrases)
+			in["tool_candidates"], in["searched_for"] = describe(cands), phrases
+			if p, _, ok, err = e.askPlanner(ctx, run, in, false); !ok {
+				return err
+			}
 		}
 		e.planDefaults(run, p)
 		if p.Context == nil {
@@ -314,39 +329,136 @@ func (e *Engine) commitPlan(ctx context.Context, run *contracts.Run, rev *contra
 	}
 }
 
-// candidates are the tools the planner may choose from: all of them when
-// the catalog is small, else the recommender's top K, else a lexical top K;
-// memory's advice (when on) boosts and drops tools.
-func (e *Engine) candidates(ctx context.Context, run *contracts.Run) []*contracts.Tool {
-	goal := run.Goal
+// AllToolsBound is the default Config.AllToolsMax: a catalog of at most
+// this many usable tools is shown to the planner whole, so no ranking can
+// lose the right tool whatever the goal's language, and 40 contracts still
+// fit a prompt.
+const AllToolsBound = 40
+
+// WeakCoverage: when less than this share of the goal's words occurs in any
+// tool's text (the recommender's Coverage; e.g. a Korean goal over English
+// descriptions), the planner may answer with search phrases instead of a
+// plan, once.
+const WeakCoverage = 0.5
+
+// coverer is the recommender's coverage signal; recommender.Recommender
+// implements it.
+type coverer interface {
+	Coverage(query string) float64
+}
+
+// askPlanner makes one planner call. With search offered, the answer may
+// be search phrases instead of a plan. ok false means the run has failed
+// (or waits for a person) and err is what planStage returns.
+func (e *Engine) askPlanner(ctx context.Context, run *contracts.Run, in map[string]any, search bool) (p *contracts.Plan, phrases []string, ok bool, err error) {
+	schema := contracts.PlanSchema()
+	delete(in, "tool_search")
+	if search {
+		in["tool_search"] = true
+		schema = contracts.PlannerAnswerSchema()
+	}
+	text, err := e.complete(ctx, run, "planner", in, schema)
+	if err != nil {
+		return nil, nil, false, e.failOrAsk(ctx, run, planFailed("the planner failed", err), "", nil)
+	}
+	if search {
+		p, phrases, err = contracts.ParsePlannerAnswer([]byte(text))
+	} else {
+		p, err = contracts.ParsePlan([]byte(text))
+	}
+	if err != nil {
+		return nil, nil, false, e.fail(ctx, run, planFailed("the planner's answer is not a valid plan", err))
+	}
+	return p, phrases, true, nil
+}
+
+// weakRetrieval reports whether the tool index sees too little of goal to
+// rank for it.
+func (e *Engine) weakRetrieval(goal string) bool {
+	c, ok := e.deps.Recommender.(coverer)
+	return ok && c.Coverage(goal) < WeakCoverage
+}
+
+// pool is what candidates are chosen from: the usable tools (sources up,
+// memory's avoided tools out) and memory's advice.
+type pool struct {
+	all  []*contracts.Tool
+	down map[string]bool
+	adv  patterns.ToolAdvice
+}
+
+func (e *Engine) toolPool(ctx context.Context, run *contracts.Run) pool {
 	adv := e.advice(ctx, run)
 	down := e.unavailable() // a plan using them would be refused
 	all := e.deps.Tools.List()
 	if len(down) > 0 {
 		all = slices.DeleteFunc(slices.Clone(all), func(t *contracts.Tool) bool { return down[t.Name()] })
 	}
-	all = withoutAvoided(all, adv.Avoid)
-	k := e.cfg.CandidatesK
-	if len(all) <= k {
-		return all
+	return pool{all: withoutAvoided(all, adv.Avoid), down: down, adv: adv}
+}
+
+// candidates are the tools the planner may choose from (see choose).
+func (e *Engine) candidates(ctx context.Context, run *contracts.Run) []*contracts.Tool {
+	cands, _ := e.choose(ctx, run, e.toolPool(ctx, run))
+	return cands
+}
+
+// choose returns every usable tool when the catalog is within
+// AllToolsMax (or CandidatesK), else the K best for the goal (ranked).
+func (e *Engine) choose(ctx context.Context, run *contracts.Run, p pool) (_ []*contracts.Tool, ranked bool) {
+	bound := e.cfg.AllToolsMax
+	if bound == 0 {
+		bound = AllToolsBound
 	}
+	if len(p.all) <= max(e.cfg.CandidatesK, bound) {
+		return p.all, false
+	}
+	return e.topK(ctx, run, p, run.Goal), true
+}
+
+// topK is the recommender's K best usable tools for query (memory's advice
+// boosts and drops tools), topped up to K in lexical order: a weak query
+// may match two tools, and the planner should still have K to choose from.
+func (e *Engine) topK(ctx context.Context, run *contracts.Run, p pool, query string) []*contracts.Tool {
+	k := e.cfg.CandidatesK
+	out := make([]*contracts.Tool, 0, k)
 	if e.deps.Recommender != nil {
 		// Ask for as many more as are down, so k usable ones remain.
-		names, err := e.recommend(ctx, goal, k+len(down), adv)
-		if err == nil {
-			var out []*contracts.Tool
-			for _, n := range names {
-				if t, ok := e.deps.Tools.Lookup(n); ok && !down[n] && len(out) < k {
-					out = append(out, t)
-				}
-			}
-			if len(out) > 0 {
-				return out
+		names, err := e.recommend(ctx, query, k+len(p.down), p.adv)
+		if err != nil {
+			e.log.Warn("recommender failed; ranking tools lexically", "run_id", run.ID, "err", err)
+		}
+		for _, n := range names {
+			if t, ok := e.deps.Tools.Lookup(n); ok && !p.down[n] && !slices.Contains(p.adv.Avoid, n) && len(out) < k {
+				out = append(out, t)
 			}
 		}
-		e.log.Warn("recommender failed; ranking tools lexically", "err", err)
 	}
-	return lexicalTop(goal, all, k)
+	for _, t := range lexicalTop(query, p.all, min(len(p.all), 2*k)) {
+		if len(out) < k && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// searched are the candidates for the planner's search phrases: each
+// phrase's best tool in turn, then each one's second, and so on, K in all.
+func (e *Engine) searched(ctx context.Context, run *contracts.Run, p pool, phrases []string) []*contracts.Tool {
+	lists := make([][]*contracts.Tool, len(phrases))
+	for i, ph := range phrases {
+		lists[i] = e.topK(ctx, run, p, ph)
+	}
+	k := e.cfg.CandidatesK
+	out := make([]*contracts.Tool, 0, k)
+	for rank := 0; rank < k && len(out) < k; rank++ {
+		for _, l := range lists {
+			if rank < len(l) && len(out) < k && !slices.Contains(out, l[rank]) {
+				out = append(out, l[rank])
+			}
+		}
+	}
+	return out
 }
 
 // lexicalTop ranks tools by how many of the goal's words their name and

@@ -95,13 +95,13 @@ func (e *Engine) recoverRun(ctx context.Context, id string) bool {
 	run, err := e.continueRun(ctx, id)
 	switch {
 	case contracts.CodeOf(err) == contracts.CodeLeaseHeld:
-		e.log.Debug("run is driven elsewhere", "run", id)
+		e.log.Debug("run is driven elsewhere", "run_id", id)
 		return false
 	case err != nil:
-		e.log.Warn("recovering a run failed", "run", id, "err", err)
+		e.log.Warn("recovering a run failed", "run_id", id, "err", err)
 		return false
 	}
-	e.log.Info("recovered run", "run", id, "status", run.Status)
+	e.log.Info("recovered run", "run_id", id, "status", run.Status)
 	return true
 }
 

@@ -39,7 +39,6 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 		return false, e.fail(ctx, run, contracts.Errorf(cause.Code, "action %s failed and no model can re-plan: %s", f.action, cause.Message).
 			With("action", f.action))
 	}
-	run.ReplanCount++
 	cands := e.candidates(ctx, run)
 	if t, ok := e.deps.Tools.Lookup("llm.summarize"); ok && !slices.Contains(cands, t) {
 		cands = append(cands, t)
@@ -58,8 +57,9 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 	}
 	text, err := e.complete(ctx, run, "replanner", in, contracts.PlanSchema())
 	if err != nil {
-		return false, e.fail(ctx, run, planFailed("the re-planner failed", err))
+		return false, e.failOrAsk(ctx, run, planFailed("the re-planner failed", err), f.action, cause)
 	}
+	run.ReplanCount++
 	p, err := contracts.ParsePlan([]byte(text))
 	if err != nil {
 		return false, e.fail(ctx, run, planFailed("the re-planner's answer is not a valid plan", err))

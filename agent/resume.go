@@ -16,6 +16,8 @@ var fits = map[contracts.InterruptKind][]contracts.DecisionKind{
 	contracts.InterruptPlanApproval:  {contracts.DecisionApprove, contracts.DecisionEdit, contracts.DecisionReject},
 	contracts.InterruptStepApproval:  {contracts.DecisionApprove, contracts.DecisionEdit, contracts.DecisionSkip, contracts.DecisionReject},
 	contracts.InterruptInputRequired: {contracts.DecisionAnswer, contracts.DecisionReject},
+	// approve carries the budget's new limit for the run (answers.limit)
+	contracts.InterruptBudgetExceeded: {contracts.DecisionApprove, contracts.DecisionReject},
 }
 
 // Resume continues a run from the store with a person's decision and runs
@@ -50,6 +52,9 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 	}
 	if d.Kind == contracts.DecisionReject {
 		record()
+		if in.Kind == contracts.InterruptBudgetExceeded && in.Budget != nil { // no more spending, not even the composer's
+			return e.fail(ctx, run, spentError(*in.Budget))
+		}
 		return e.finish(ctx, run, contracts.RunRejected)
 	}
 	switch in.Kind {
@@ -98,6 +103,23 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 				With("field", "answers").With("missing", missing)
 		}
 		record()
+	case contracts.InterruptBudgetExceeded:
+		if _, err := raisedLimit(in.Budget, d.Answers); err != nil {
+			return err
+		}
+		record()
+		switch {
+		case len(run.Plans) == 0: // stopped before the planner
+			run.Status = contracts.RunPending
+			if err := e.planStage(ctx, run, Request{}); err != nil || run.Status != contracts.RunReady {
+				return err
+			}
+		case in.Budget.Cause != nil: // stopped before the re-planner
+			run.Status = contracts.RunRunning
+			if replanned, err := e.replan(ctx, run, &failure{in.ActionID, in.Budget.Cause}); err != nil || !replanned {
+				return err
+			}
+		}
 	}
 	return e.execute(ctx, run)
 }

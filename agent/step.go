@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
@@ -271,7 +273,9 @@ func redact(tool *contracts.Tool, payload json.RawMessage) json.RawMessage {
 // call runs one tool call in a worker goroutine. Cancellation of ctx does
 // not abort a call in flight: the run stops at the next step boundary.
 func (e *Engine) call(ctx context.Context, o outcome) outcome {
-	ctx = context.WithoutCancel(ctx)
+	ctx, span := startSpan(context.WithoutCancel(ctx), "ordo.step", attribute.String("ordo.action.id", o.action.ID),
+		attribute.String("ordo.tool", o.tool.Name()), attribute.Int("ordo.step.attempt", o.started.Attempt))
+	defer func() { endSpan(span, nil, o.err) }()
 	if r := o.action.Retries; r != nil && r.MaxAttempts > 0 {
 		// The action's retries bound the one retry loop, the host's: it
 		// repeats errors marked Retryable under the call's own key.
@@ -283,8 +287,8 @@ func (e *Engine) call(ctx context.Context, o outcome) outcome {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(o.action.TimeoutMS)*time.Millisecond)
 		defer cancel()
 	}
-	var toolLLM int
-	ctx = llm.WithObserver(ctx, func(string, llm.Usage) { toolLLM++ })
+	var toolLLM []llm.Usage
+	ctx = llm.WithObserver(ctx, func(_ string, u llm.Usage) { toolLLM = append(toolLLM, u) })
 	o.result, o.err = e.deps.Tools.Call(ctx, o.tool.Name(), o.started.Payload, o.started.IdempotencyKey)
 	o.started.Payload = redact(o.tool, o.started.Payload)
 	o.toolLLM = toolLLM

@@ -56,6 +56,7 @@ const (
 	CodeVerificationFailed Code = 4003 // a step's result did not pass verification
 	CodeNoLLM              Code = 4004 // the work needs a model and none is configured
 	CodeCancelled          Code = 4005 // the run was cancelled
+	CodeBudgetExceeded     Code = 4006 // a run or daily budget is spent (details: budget)
 )
 
 // Human-in-the-loop errors (5000s).

@@ -2,6 +2,8 @@ package contracts
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -58,6 +60,7 @@ type Run struct {
 
 	ReplanCount int            `json:"replan_count"`
 	LLMCalls    map[string]int `json:"llm_calls,omitempty"` // by role: planner, replanner, filler, verifier, composer, tool
+	Usage       RunUsage       `json:"usage,omitzero"`      // the tokens and cost of those calls
 	Result      *RunResult     `json:"result,omitempty"`
 	Error       *Error         `json:"error,omitempty"`
 
@@ -159,6 +162,10 @@ const (
 	InterruptPlanApproval  InterruptKind = "plan_approval"
 	InterruptStepApproval  InterruptKind = "step_approval"
 	InterruptInputRequired InterruptKind = "input_required"
+	// InterruptBudgetExceeded: a budget is spent and budgets.on_exceed is
+	// ask. Approve with Answers["limit"] (the budget's new limit for this
+	// run) or reject.
+	InterruptBudgetExceeded InterruptKind = "budget_exceeded"
 )
 
 // Interrupt is what a waiting run asks for.
@@ -174,6 +181,7 @@ type Interrupt struct {
 	Tool        string                    `json:"tool,omitempty"`
 	Payload     json.RawMessage           `json:"payload,omitempty"` // step_approval: the bound payload
 	Fields      []string                  `json:"fields,omitempty"`  // input_required: paths still MISSING
+	Budget      *BudgetStop               `json:"budget,omitempty"`  // budget_exceeded
 	CreatedAt   time.Time                 `json:"created_at"`
 }
 
@@ -210,4 +218,92 @@ type DecisionRecord struct {
 type RunResult struct {
 	Answer   string `json:"answer"`
 	Composer string `json:"composer"` // llm | template
+}
+
+// TokenUsage is what model calls used: tokens as the provider counted
+// them, and their cost at the configured prices (0 for an unpriced model).
+type TokenUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	// CachedTokens are the part of InputTokens the provider read from its
+	// prompt cache (usually priced lower).
+	CachedTokens int64    `json:"cached_tokens,omitempty"`
+	CostUSD      float64  `json:"cost_usd"`
+	Models       []string `json:"models,omitempty"` // the models asked, sorted
+}
+
+// RunUsage is a run's model usage by role (the roles of Run.LLMCalls) and
+// in total.
+type RunUsage struct {
+	ByRole map[string]TokenUsage `json:"by_role,omitempty"`
+	Total  TokenUsage            `json:"total"`
+}
+
+// Add counts one call's usage under role.
+func (u *RunUsage) Add(role string, t TokenUsage) {
+	if u.ByRole == nil {
+		u.ByRole = map[string]TokenUsage{}
+	}
+	u.ByRole[role] = u.ByRole[role].plus(t)
+	u.Total = u.Total.plus(t)
+}
+
+// Clone is a deep copy: log entries share nothing with the run.
+func (u RunUsage) Clone() RunUsage {
+	out := RunUsage{ByRole: maps.Clone(u.ByRole), Total: u.Total}
+	out.Total.Models = slices.Clone(u.Total.Models)
+	for role, t := range out.ByRole {
+		t.Models = slices.Clone(t.Models)
+		out.ByRole[role] = t
+	}
+	return out
+}
+
+// plus returns the sum as a new value (its Models never alias t's or o's).
+func (t TokenUsage) plus(o TokenUsage) TokenUsage {
+	sum := TokenUsage{InputTokens: t.InputTokens + o.InputTokens, OutputTokens: t.OutputTokens + o.OutputTokens,
+		CachedTokens: t.CachedTokens + o.CachedTokens, CostUSD: t.CostUSD + o.CostUSD}
+	if len(t.Models)+len(o.Models) > 0 {
+		sum.Models = slices.Compact(slices.Sorted(slices.Values(slices.Concat(t.Models, o.Models))))
+	}
+	return sum
+}
+
+// Budget is an amount of each thing a run spends: model calls (Run.LLMCalls),
+// tokens (input and output), cost, steps (step records other than skipped)
+// and wall time (from creation, less the time spent waiting for people).
+// As a limit, zero means none.
+type Budget struct {
+	ModelCalls int           `json:"model_calls,omitempty" yaml:"model_calls"`
+	Tokens     int64         `json:"tokens,omitempty" yaml:"tokens"`
+	CostUSD    float64       `json:"cost_usd,omitempty" yaml:"cost_usd"`
+	Steps      int           `json:"steps,omitempty" yaml:"steps"`
+	WallTime   time.Duration `json:"wall_time,omitempty" yaml:"wall_time"`
+}
+
+// What happens when a budget is spent.
+const (
+	OnExceedFail = "fail" // the run fails closed with CodeBudgetExceeded
+	OnExceedAsk  = "ask"  // the run waits at a budget_exceeded interrupt
+)
+
+// Budgets limit each run, and all of one user's runs in a UTC day.
+type Budgets struct {
+	Run      Budget `json:"run" yaml:"run"`
+	UserDay  Budget `json:"user_day" yaml:"user_day"`
+	OnExceed string `json:"on_exceed" yaml:"on_exceed"` // fail (default) | ask
+}
+
+// BudgetStop names a spent budget (run.tokens, user_day.cost_usd, ...),
+// its limit and what was used, in the budget's unit (wall_time in
+// seconds), and the work it stopped before (planner, replanner, filler,
+// verifier, step).
+type BudgetStop struct {
+	Budget string  `json:"budget"`
+	Limit  float64 `json:"limit"`
+	Used   float64 `json:"used"`
+	Before string  `json:"before"`
+	// Cause is the failure the re-planner was to handle: approving
+	// re-plans it.
+	Cause *Error `json:"cause,omitempty"`
 }

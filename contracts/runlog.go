@@ -12,8 +12,8 @@ import (
 // RunDelta is one entry of a run's append-only log: what changed at one
 // step boundary. The first entry of a run (and the one a compacted log
 // starts with) carries the whole run in Run; every later one carries the
-// run's header as it now is (status, goal, counters, interrupt, result,
-// error — nil there means none) and only the records appended since the
+// run's header as it now is (status, goal, counters and usage, interrupt,
+// result, error — nil there means none) and only the records appended since the
 // entry before: plan versions (with the policy of the newest), step and
 // decision records, and the state keys those steps produced. Its size does
 // not grow with the run's length, and folding a run's entries in order
@@ -27,6 +27,7 @@ type RunDelta struct {
 	Goal        string                     `json:"goal,omitempty"`
 	ReplanCount int                        `json:"replan_count,omitempty"`
 	LLMCalls    map[string]int             `json:"llm_calls,omitempty"`
+	Usage       RunUsage                   `json:"usage,omitzero"`
 	Interrupt   *Interrupt                 `json:"interrupt,omitempty"`
 	Result      *RunResult                 `json:"result,omitempty"`
 	Error       *Error                     `json:"error,omitempty"`
@@ -56,7 +57,7 @@ func (r *Run) Delta() *RunDelta {
 		d.Run = &whole
 		return d
 	}
-	d.Status, d.Goal, d.ReplanCount, d.LLMCalls = r.Status, r.Goal, r.ReplanCount, r.LLMCalls
+	d.Status, d.Goal, d.ReplanCount, d.LLMCalls, d.Usage = r.Status, r.Goal, r.ReplanCount, r.LLMCalls, r.Usage
 	d.Interrupt, d.Result, d.Error = r.Interrupt, r.Result, r.Error
 	if len(r.Plans) > m.plans {
 		d.Plans, d.Policy = r.Plans[m.plans:], r.Policy
@@ -106,7 +107,7 @@ func (r *Run) Apply(d *RunDelta) error {
 	}
 	r.Seq, r.UpdatedAt = d.Seq, d.UpdatedAt
 	r.Status, r.Goal, r.ReplanCount = d.Status, d.Goal, d.ReplanCount
-	r.LLMCalls = maps.Clone(d.LLMCalls)
+	r.LLMCalls, r.Usage = maps.Clone(d.LLMCalls), d.Usage.Clone()
 	r.Interrupt, r.Result, r.Error = d.Interrupt, d.Result, d.Error
 	if len(d.Plans) > 0 {
 		r.Plans = append(r.Plans, d.Plans...)

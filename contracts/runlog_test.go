@@ -59,6 +59,7 @@ func TestRunDeltaFoldsBack(t *testing.T) {
 	run.Policy = map[string]contracts.PolicyDecision{"a1": {Decision: contracts.PolicyAllow}}
 	run.Interrupt = &contracts.Interrupt{Kind: contracts.InterruptPlanApproval, Message: "approve"}
 	run.LLMCalls = map[string]int{"planner": 1}
+	run.Usage.Add("planner", contracts.TokenUsage{InputTokens: 900, OutputTokens: 120, CachedTokens: 512, CostUSD: 0.0021, Models: []string{"gpt-b"}})
 	roundTrip(t, run, folded)
 
 	next()
@@ -89,7 +90,15 @@ func TestRunDeltaFoldsBack(t *testing.T) {
 	run.Error = contracts.Errorf(contracts.CodeToolFailed, "boom")
 	run.Result = &contracts.RunResult{Answer: "failed", Composer: "template"}
 	run.ReplanCount = 3
+	run.Usage.Add("composer", contracts.TokenUsage{InputTokens: 300, OutputTokens: 40, CostUSD: 0.0004, Models: []string{"gpt-a"}})
 	roundTrip(t, run, folded)
+	if u := folded.Usage; u.Total.InputTokens != 1200 || u.Total.CachedTokens != 512 || !reflect.DeepEqual(u.Total.Models, []string{"gpt-a", "gpt-b"}) {
+		t.Fatalf("folded usage %+v", u)
+	}
+	run.Usage.Add("composer", contracts.TokenUsage{InputTokens: 1})
+	if folded.Usage.ByRole["composer"].InputTokens != 300 {
+		t.Fatal("the folded run shares its usage with the run it was logged from")
+	}
 
 	d := &contracts.RunDelta{Seq: run.Seq + 2}
 	if err := folded.Apply(d); contracts.CodeOf(err) != contracts.CodeCheckpointFormat {
@@ -120,6 +129,8 @@ func TestRunDeltaWhole(t *testing.T) {
 func FuzzRunDelta(f *testing.F) {
 	f.Add([]byte(`{"seq":1,"run":{"id":"r","status":"pending"}}`), []byte(`{"seq":2,"status":"running","steps":[{"action_id":"a","produced":["k"]}],"state":{"k":1}}`))
 	f.Add([]byte(`{"seq":1,"run":{"id":"r"}}`), []byte(`{"seq":2,"plans":[{"version":1}],"interrupt":{"kind":"clarify"}}`))
+	f.Add([]byte(`{"seq":1,"run":{"id":"r","usage":{"total":{"input_tokens":5}}}}`),
+		[]byte(`{"seq":2,"usage":{"by_role":{"planner":{"input_tokens":9,"models":["m"]}},"total":{"input_tokens":9,"cost_usd":0.1}},"interrupt":{"kind":"budget_exceeded","budget":{"budget":"run.tokens","limit":5,"used":9}}}`))
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		var entries []contracts.RunDelta
 		for _, b := range [][]byte{first, second} {

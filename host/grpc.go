@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-plugin"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
@@ -21,6 +22,15 @@ import (
 // toolPluginClient is the generated client; named here for the assertion
 // on what go-plugin dispenses.
 type toolPluginClient = pb.ToolPluginClient
+
+// grpcDialOptions instrument the connection to a plugin: each call is a
+// client span whose trace context travels in the gRPC metadata, so a
+// plugin that traces (sdk.Serve passes the context on) continues the
+// host's trace. Through otel's global provider, a no-op while tracing is
+// off.
+func grpcDialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler())}
+}
 
 // grpcProvider is the ToolProvider of one plugin process.
 type grpcProvider struct {

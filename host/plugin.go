@@ -332,6 +332,7 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     h.opts.startTimeout,
 		Logger:           pluginLogger(h.log, spec.Name),
+		GRPCDialOptions:  grpcDialOptions(),
 	})
 	rpc, err := client.Client()
 	if err != nil {
@@ -386,20 +387,37 @@ func pluginEnv(dataDir string, extra map[string]string) []string {
 	return env
 }
 
-// pluginLogger routes go-plugin's and the plugin's stderr logs to slog.
+// pluginLogger routes go-plugin's logs, and the plugin's own (its stderr,
+// which go-plugin parses when it is hclog JSON), to slog at their levels.
+// The hclog logger's own output is discarded; its sink hands every entry
+// over, whatever its level (only hclog.Off would make go-plugin skip the
+// plugin's lines).
 func pluginLogger(l *slog.Logger, name string) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:   "plugin." + name,
-		Level:  hclog.Info,
-		Output: slogWriter{l.With("plugin", name)},
-	})
+	il := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "plugin." + name, Level: hclog.Error, Output: io.Discard})
+	il.RegisterSink(slogSink{l.With("plugin", name)})
+	return il
 }
 
-type slogWriter struct{ l *slog.Logger }
+// slogSink is an hclog sink that logs to slog.
+type slogSink struct{ l *slog.Logger }
 
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.l.Info(strings.TrimSpace(string(p)))
-	return len(p), nil
+func (s slogSink) Accept(_ string, level hclog.Level, msg string, args ...any) {
+	s.l.Log(context.Background(), slogLevel(level), msg, args...)
+}
+
+// slogLevel maps an hclog level onto slog's (trace is below debug).
+func slogLevel(l hclog.Level) slog.Level {
+	switch l {
+	case hclog.Trace:
+		return slog.LevelDebug - 4
+	case hclog.Debug:
+		return slog.LevelDebug
+	case hclog.Warn:
+		return slog.LevelWarn
+	case hclog.Error:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
 }
 
 // supervise restarts the plugin when its process exits or stops answering

@@ -47,8 +47,8 @@ func identityFrom(ctx context.Context) Identity {
 // are guessable.
 const MinTokenLength = 16
 
-// ParseTokens reads tokens in the form used by configuration and the
-// ORDO_MCP_TOKENS environment variable: entries separated by ';' or
+// ParseTokens reads tokens in the form `ordo serve` reads from the
+// ORDO_HTTP_TOKENS environment variable: entries separated by ';' or
 // newlines, each "user:role1,role2:token". The token is everything after
 // the second colon, so it may itself contain colons; roles may be empty.
 // A token shorter than MinTokenLength, or repeated, is refused.

@@ -12,8 +12,9 @@ import (
 )
 
 // elicitationFor asks a person about a run's interrupt with a flat form,
-// as MCP elicitation requires: a decision enum for approvals, one text
-// field per question or missing input otherwise.
+// as MCP elicitation requires: a decision enum for approvals (with the new
+// limit for a spent budget), one text field per question or missing input
+// otherwise.
 func elicitationFor(run *contracts.Run) mcp.ElicitationParams {
 	in := run.Interrupt
 	props := map[string]any{}
@@ -48,6 +49,13 @@ func elicitationFor(run *contracts.Run) mcp.ElicitationParams {
 			props[fieldKey(i)] = map[string]any{"type": "string", "title": q}
 			required = append(required, fieldKey(i))
 		}
+	case contracts.InterruptBudgetExceeded:
+		if b := in.Budget; b != nil {
+			fmt.Fprintf(&msg, "Budget %s: %g used of %g, before the %s\n", b.Budget, b.Used, b.Limit, b.Before)
+		}
+		props["decision"] = map[string]any{"type": "string", "title": "Decision", "enum": []string{"approve", "reject"}}
+		props["limit"] = map[string]any{"type": "number", "title": "New limit for this run (approve)"}
+		required = []string{"decision"}
 	}
 	if _, ok := props["decision"]; ok {
 		props["note"] = map[string]any{"type": "string", "title": "Note (optional)"}
@@ -80,6 +88,21 @@ func decisionFromElicitation(in *contracts.Interrupt, content any) (contracts.De
 			if in.Kind == contracts.InterruptStepApproval {
 				return d, nil
 			}
+		}
+		return bad("decision", fmt.Sprintf("%q does not answer a %s", kind, in.Kind))
+	case contracts.InterruptBudgetExceeded:
+		kind, _ := form["decision"].(string)
+		d := contracts.Decision{Kind: contracts.DecisionKind(kind), Note: note}
+		switch d.Kind {
+		case contracts.DecisionReject:
+			return d, nil
+		case contracts.DecisionApprove:
+			limit, ok := form["limit"].(float64)
+			if !ok {
+				return bad("limit", "is missing: approving raises the budget to a new limit")
+			}
+			d.Answers = map[string]any{"limit": limit}
+			return d, nil
 		}
 		return bad("decision", fmt.Sprintf("%q does not answer a %s", kind, in.Kind))
 	case contracts.InterruptInputRequired, contracts.InterruptClarify:

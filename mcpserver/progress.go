@@ -19,9 +19,10 @@ const deliveryWait = 5 * time.Second
 
 // notifier turns the engine's events for one request into notifications
 // on that request: notifications/progress when the caller sent a progress
-// token (progress counts finished step attempts, the message says what
-// happened and ends with the run's cursor, "(cursor N)": the log entry the
-// event follows, to resume the events resource or stream from), and a log
+// token (progress counts finished step attempts, total is the size of the
+// run's current plan once it has one, the message says what happened and
+// ends with the run's cursor, "(cursor N)": the log entry the event
+// follows, to resume the events resource or stream from), and a log
 // message per event (the event itself, its seq the cursor) for clients
 // that asked for logs.
 type notifier struct {
@@ -63,6 +64,9 @@ func (n *notifier) event(ev Event) {
 	}
 	if n.token != nil {
 		params := map[string]any{"progressToken": n.token, "progress": n.done, "message": describeEvent(ev)}
+		if ev.Actions > 0 {
+			params["total"] = ev.Actions
+		}
 		send := func() error {
 			return n.s.mcp.SendNotificationToClient(n.ctx, string(mcp.MethodNotificationProgress), params)
 		}

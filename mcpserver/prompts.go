@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/agent/prompts"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/recommender"
@@ -24,7 +25,8 @@ const (
 )
 
 // planCandidates bounds how many contracts write_plan puts in front of the
-// assistant: enough for multi-step plans, few enough to stay readable.
+// assistant for a large catalog: enough for multi-step plans, few enough to
+// stay readable. A catalog within agent.AllToolsBound is shown whole.
 const planCandidates = 8
 
 // registerPrompts adds the prompts an assistant uses to work with Ordo
@@ -94,8 +96,12 @@ Planning rules (Ordo's own planner follows the same):
 func (s *Server) planCandidates(ctx context.Context, goal string, services []string) ([]contracts.Contract, error) {
 	var out []contracts.Contract
 	seen := map[string]bool{}
+	k := planCandidates
+	if s.opts.Catalog != nil && len(s.opts.Catalog.List()) <= agent.AllToolsBound {
+		k = agent.AllToolsBound // a small catalog is shown whole, as to Ordo's planner
+	}
 	if s.opts.Searcher != nil {
-		hits, err := s.opts.Searcher.Search(ctx, goal, recommender.SearchOptions{K: planCandidates, Services: services})
+		hits, err := s.opts.Searcher.Search(ctx, goal, recommender.SearchOptions{K: k, Services: services})
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +113,7 @@ func (s *Server) planCandidates(ctx context.Context, goal string, services []str
 	if s.opts.Catalog != nil {
 		for _, t := range s.opts.Catalog.List() {
 			c := t.Contract
-			if len(out) < planCandidates && !seen[c.Tool] && (len(services) == 0 || slices.Contains(services, c.Service)) {
+			if len(out) < k && !seen[c.Tool] && (len(services) == 0 || slices.Contains(services, c.Service)) {
 				out = append(out, c)
 			}
 		}

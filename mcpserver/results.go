@@ -78,6 +78,7 @@ type InterruptView struct {
 	Payload   json.RawMessage         `json:"payload,omitempty"`
 	Fields    []string                `json:"fields,omitempty"`
 	Mermaid   string                  `json:"mermaid,omitempty"`
+	Budget    *contracts.BudgetStop   `json:"budget,omitempty"` // budget_exceeded: approve with answers.limit
 	Decisions []string                `json:"decisions"`
 }
 
@@ -112,7 +113,7 @@ func newRunView(run *contracts.Run, mode viewMode) *RunView {
 	}
 	if in := run.Interrupt; in != nil && run.Status == contracts.RunInterrupted {
 		v.Interrupt = &InterruptView{Kind: in.Kind, Message: in.Message, Questions: in.Questions, ActionID: in.ActionID,
-			Tool: in.Tool, Payload: in.Payload, Fields: in.Fields, Mermaid: in.Mermaid, Decisions: decisionsFor(in.Kind)}
+			Tool: in.Tool, Payload: in.Payload, Fields: in.Fields, Mermaid: in.Mermaid, Budget: in.Budget, Decisions: decisionsFor(in.Kind)}
 		if mode == planView {
 			switch in.Kind {
 			case contracts.InterruptPlanApproval:
@@ -158,6 +159,8 @@ func decisionsFor(k contracts.InterruptKind) []string {
 		return []string{"approve", "edit", "reject"}
 	case contracts.InterruptStepApproval:
 		return []string{"approve", "edit", "skip", "reject"}
+	case contracts.InterruptBudgetExceeded:
+		return []string{"approve", "reject"}
 	default:
 		return []string{"answer"}
 	}

@@ -43,7 +43,9 @@ func (m *samplingModel) Complete(ctx context.Context, req llm.Request) (llm.Resp
 		if text == "" {
 			return llm.Response{}, contracts.Errorf(contracts.CodeLLMInvalidOutput, "the client's sampling answer has no text")
 		}
-		return llm.Response{Text: text}, nil
+		// Sampling reports no tokens; the run still records the call and
+		// the model the client chose.
+		return llm.Response{Text: text, Usage: llm.Usage{Model: res.Model}}, nil
 	case <-timer.C:
 		return llm.Response{}, contracts.Errorf(contracts.CodeLLMTimeout, "the client did not answer the sampling request within %s", m.j.timeout)
 	case <-ctx.Done():

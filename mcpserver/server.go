@@ -48,6 +48,12 @@ type Options struct {
 	SamplingTimeout time.Duration
 	// MaxBodyBytes bounds an HTTP request body (default 4 MiB).
 	MaxBodyBytes int64
+	// Observe are extra mcp-go options that watch every request
+	// (telemetry.Metrics.MCPOptions: a span and a count per request).
+	Observe []server.ServerOption
+	// Public are more handlers served without a token beside /healthz,
+	// by path (/metrics, /readyz).
+	Public map[string]http.Handler
 }
 
 // Server is Ordo's MCP server.
@@ -104,7 +110,7 @@ func New(opts Options) (*Server, error) {
 	s.subs = newSubscriptions(s)
 	hooks := s.subs.hooks()
 	s.tasks.guard(hooks)
-	s.mcp = server.NewMCPServer("ordo", opts.Version,
+	s.mcp = server.NewMCPServer("ordo", opts.Version, append([]server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(false),
@@ -118,7 +124,7 @@ func New(opts Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithToolFilter(s.filterTools),
 		server.WithInstructions(instructions),
-	)
+	}, opts.Observe...)...)
 	if err := s.registerTools(); err != nil {
 		return nil, err
 	}
@@ -152,7 +158,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 // Handler serves streamable HTTP at /mcp and a run's events as
 // Server-Sent Events at GET /runs/{id}/events (events.go), both behind
-// bearer-token auth, and an unauthenticated /healthz. mcp-go's
+// bearer-token auth, and an unauthenticated /healthz (and Options.Public). mcp-go's
 // DNS-rebinding protection stays on.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -163,6 +169,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/mcp", s.authenticate(server.NewStreamableHTTPServer(s.mcp,
 		server.WithStreamableHTTPLogger(s.log))))
 	mux.Handle(eventsPath, s.authenticate(http.HandlerFunc(s.serveEvents)))
+	for path, h := range s.opts.Public {
+		mux.Handle(path, h)
+	}
 	return mux
 }
 

@@ -39,6 +39,11 @@ type Checkpointer interface {
 	// olderThan into one whole-run entry at the run's last sequence and
 	// returns how many runs it folded. Load gives the same run after it.
 	Compact(ctx context.Context, olderThan time.Time) (int, error)
+	// Delete deletes the runs ids, log and snapshots with them, whatever
+	// their status: all of them or, with a coded error, none. An unknown id
+	// is CodeRunNotFound; a run whose lease is live (a process drives it)
+	// is CodeLeaseHeld, so a run is never deleted under its driver.
+	Delete(ctx context.Context, ids []string) error
 	Close() error
 }
 
@@ -90,4 +95,32 @@ type Leaser interface {
 // run the store already holds with contracts.CodeSequenceConflict.
 type Importer interface {
 	Import(ctx context.Context, data []byte, version int) error
+}
+
+// CheckDelete refuses a malformed Delete and returns its ids once each,
+// in the order given.
+func CheckDelete(ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "no run to delete").With("field", "ids")
+	}
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if id == "" {
+			return nil, contracts.Errorf(contracts.CodeInvalidInput, "run id is empty").With("field", "ids")
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// DeleteHeld is Delete's refusal of a run a process drives: holder has
+// its lease for left more.
+func DeleteHeld(id, holder string, left time.Duration) error {
+	secs := int64((left + time.Second - 1) / time.Second)
+	return contracts.Errorf(contracts.CodeLeaseHeld, "run %q is held by %q for %d more seconds; it cannot be deleted while it runs", id, holder, secs).
+		With("run_id", id).With("holder", holder).With("expires_in_ms", left.Milliseconds())
 }

@@ -263,6 +263,33 @@ func (s *MemStore) Prune(ctx context.Context, olderThan time.Time) (int, error) 
 	return n, nil
 }
 
+// Delete deletes the runs ids, all or none; see Checkpointer.
+func (s *MemStore) Delete(ctx context.Context, ids []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ids, err := CheckDelete(ids)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for _, id := range ids {
+		r := s.runs[id]
+		if r == nil {
+			return NotFound(id)
+		}
+		if r.owner != "" && now.Before(r.leaseEnd) {
+			return DeleteHeld(id, r.owner, r.leaseEnd.Sub(now))
+		}
+	}
+	for _, id := range ids {
+		delete(s.runs, id)
+	}
+	return nil
+}
+
 // Close does nothing; the store lives as long as the value.
 func (s *MemStore) Close() error { return nil }
 

@@ -1,7 +1,9 @@
 package recommender
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ordo-run/ordo/recommender/tokenize"
@@ -17,7 +19,10 @@ func TestLikelihood(t *testing.T) {
 	x.add("c", fields{Description: "email"})
 	slots := []int{x.slots["a"], x.slots["b"]}
 	const mu = 2.0
-	got := x.likelihood("weather forecast", mu, slots)
+	got, known := x.likelihood(tokenize.Words("weather forecast"), mu, slots)
+	if known != 2 {
+		t.Fatalf("known words = %d, want 2", known)
+	}
 	// Collection: 7 words; weather 2, forecast 1. Both words are known.
 	pw, pf := 2.0/7, 1.0/7
 	want := []float64{
@@ -38,12 +43,33 @@ func TestLikelihood(t *testing.T) {
 	fresh := newBM25(Ranking{NameWeight: 1, ParamWeight: 1})
 	fresh.add("a", fields{Description: "weather forecast"})
 	fresh.add("c", fields{Description: "email"})
-	after := x.likelihood("weather forecast alerts", mu, []int{x.slots["a"]})
-	ref := fresh.likelihood("weather forecast alerts", mu, []int{fresh.slots["a"]})
+	after, _ := x.likelihood(tokenize.Words("weather forecast alerts"), mu, []int{x.slots["a"]})
+	ref, _ := fresh.likelihood(tokenize.Words("weather forecast alerts"), mu, []int{fresh.slots["a"]})
 	if math.Abs(after[0]-ref[0]) > 1e-12 {
 		t.Fatalf("after removal %v, fresh index %v", after[0], ref[0])
 	}
 	if _, ok := x.cf[tokenize.Stem("alerts")]; ok {
 		t.Fatal("a removed tool's only word is still counted")
+	}
+}
+
+// TestScaledLikelihoodDoesNotCollapse: two tools sharing the same single
+// word with nearly equal lengths both score near 1; min-max made them 1
+// and 0. A tool of the same evidence but far longer falls below.
+func TestScaledLikelihoodDoesNotCollapse(t *testing.T) {
+	x := newBM25(Ranking{NameWeight: 1, ParamWeight: 1})
+	x.add("a", fields{Description: "weather forecast city"})
+	x.add("b", fields{Description: "weather forecast city today"})
+	x.add("c", fields{Description: "weather " + strings.Repeat("padding words here ", 20)})
+	for i := range 20 {
+		x.add(fmt.Sprint("other", i), fields{Description: "send email message"})
+	}
+	q := x.scaledLikelihood(tokenize.Words("weather"), 1000, []int{x.slots["a"], x.slots["b"]})
+	if q[0] != 1 || q[1] < 0.9 {
+		t.Fatalf("two close matches scaled to %v, want 1 and near 1", q)
+	}
+	q = x.scaledLikelihood(tokenize.Words("weather"), 1000, []int{x.slots["a"], x.slots["b"], x.slots["c"]})
+	if q[2] >= q[1] || q[2] < 0 {
+		t.Fatalf("the long tool scaled to %v, want below the others and not negative", q)
 	}
 }

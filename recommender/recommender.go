@@ -26,8 +26,6 @@ const (
 
 // Metadata keys stored with each chromem document.
 const (
-	metaService  = "service"
-	metaRisk     = "risk"
 	metaHash     = "hash"
 	metaContract = "contract"
 )
@@ -65,8 +63,11 @@ type Recommender struct {
 	writeMu  sync.Mutex // one writer at a time (embedding happens outside mu)
 	mu       sync.RWMutex
 	tools    map[string]*entry
+	bySlot   []*entry // by lexical slot, for filters (nil: free slot)
 	lex      *bm25
+	vec      flat // the query path's int8 copy of the vectors
 	dim      int
+	manifest embed.Manifest // as last written, so a start that changes nothing writes nothing
 	embedded atomic.Int64
 	rebuilt  bool
 }
@@ -111,6 +112,7 @@ func New(opts Options) (*Recommender, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.manifest = old
 	r.col, err = r.db.GetOrCreateCollection(collectionName, nil, noEmbedding)
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeInternal, "open tool collection: %w", err)
@@ -140,14 +142,17 @@ func (r *Recommender) readManifest() (embed.Manifest, error) {
 	return m, nil
 }
 
+// writeManifest records the embedder and dimension once they change: an
+// Upsert that only re-offers known tools (every start) writes nothing.
 func (r *Recommender) writeManifest() error {
-	if r.opts.Dir == "" {
+	m := embed.Manifest{Format: indexFormat, Identity: r.emb.Identity(), Dim: r.dim}
+	if r.opts.Dir == "" || m == r.manifest {
 		return nil
 	}
-	m := embed.Manifest{Format: indexFormat, Identity: r.emb.Identity(), Dim: r.dim}
 	if err := embed.WriteManifest(r.manifestPath(), m); err != nil {
 		return contracts.Errorf(contracts.CodeInternal, "write tool index manifest: %w", err)
 	}
+	r.manifest = m
 	return nil
 }
 
@@ -178,7 +183,7 @@ func (r *Recommender) load(ctx context.Context, m embed.Manifest) error {
 		}
 		stored = append(stored, c)
 		if m.Identity == r.emb.Identity() {
-			r.index(c, toolFields(c))
+			r.index(c, toolFields(c), d.Embedding)
 		}
 	}
 	if m.Identity == r.emb.Identity() {
@@ -205,15 +210,23 @@ func (r *Recommender) resetCollection() error {
 	return nil
 }
 
-// index records a tool in the in-memory structures (caller holds mu or is New).
-func (r *Recommender) index(c contracts.Contract, f fields) {
+// index records a tool and its vector in the in-memory structures (caller
+// holds mu or is New).
+func (r *Recommender) index(c contracts.Contract, f fields, v []float32) {
 	if old, ok := r.tools[c.Tool]; ok {
 		if ca, ok := r.emb.(embed.CorpusAware); ok {
 			ca.RemoveDocument(old.fields.text())
 		}
 	}
-	r.tools[c.Tool] = &entry{contract: c, fields: f, hash: f.hash(), service: serviceOf(c)}
+	e := &entry{contract: c, fields: f, hash: f.hash(), service: serviceOf(c)}
+	r.tools[c.Tool] = e
 	r.lex.add(c.Tool, f)
+	slot := r.lex.slots[c.Tool]
+	for len(r.bySlot) <= slot {
+		r.bySlot = append(r.bySlot, nil)
+	}
+	r.bySlot[slot] = e
+	r.vec.set(slot, v)
 	if ca, ok := r.emb.(embed.CorpusAware); ok {
 		ca.AddDocument(f.text())
 	}
@@ -244,8 +257,10 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 	r.mu.RLock()
 	var texts []string
 	var need []string
+	fs := make(map[string]fields, len(order))
 	for _, name := range order {
 		f := toolFields(latest[name])
+		fs[name] = f
 		if old, ok := r.tools[name]; !ok || old.hash != f.hash() {
 			need = append(need, name)
 			texts = append(texts, f.text())
@@ -285,10 +300,10 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 			}
 			v = doc.Embedding
 		}
-		if err := r.store(ctx, c, v); err != nil {
+		if err := r.store(ctx, c, fs[name], v); err != nil {
 			return err
 		}
-		r.index(c, toolFields(c))
+		r.index(c, fs[name], v)
 	}
 	return r.writeManifest()
 }
@@ -308,7 +323,10 @@ func (r *Recommender) checkDim(v []float32) *contracts.Error {
 	return nil
 }
 
-func (r *Recommender) store(ctx context.Context, c contracts.Contract, v []float32) error {
+// store writes one tool to chromem-go (one file when persisted). The
+// contract is the document's metadata; the indexed text is not stored (it
+// is derived from the contract), which keeps 50k documents in memory small.
+func (r *Recommender) store(ctx context.Context, c contracts.Contract, f fields, v []float32) error {
 	raw, err := json.Marshal(c)
 	if err != nil {
 		return contracts.Errorf(contracts.CodeInvalidContract, "encode contract %s: %w", c.Tool, err).With("tool", c.Tool)
@@ -316,13 +334,7 @@ func (r *Recommender) store(ctx context.Context, c contracts.Contract, v []float
 	doc := chromem.Document{
 		ID:        c.Tool,
 		Embedding: v,
-		Content:   toolFields(c).text(),
-		Metadata: map[string]string{
-			metaService:  serviceOf(c),
-			metaRisk:     string(c.RiskLevel),
-			metaHash:     toolFields(c).hash(),
-			metaContract: string(raw),
-		},
+		Metadata:  map[string]string{metaHash: f.hash(), metaContract: string(raw)},
 	}
 	if err := r.col.AddDocument(ctx, doc); err != nil {
 		return contracts.Errorf(contracts.CodeInternal, "store tool %s: %w", c.Tool, err).With("tool", c.Tool)
@@ -345,6 +357,8 @@ func (r *Recommender) Remove(ctx context.Context, tools ...string) error {
 		if err := r.col.Delete(ctx, nil, nil, name); err != nil {
 			return contracts.Errorf(contracts.CodeInternal, "remove tool %s: %w", name, err).With("tool", name)
 		}
+		r.bySlot[r.lex.slots[name]] = nil
+		r.vec.clear(r.lex.slots[name])
 		r.lex.remove(name)
 		if ca, ok := r.emb.(embed.CorpusAware); ok {
 			ca.RemoveDocument(old.fields.text())

@@ -92,8 +92,7 @@ func TestCompoundRequestSurfacesEveryTool(t *testing.T) {
 
 // TestDiversificationGivesEachClauseASlot: near-duplicates of the first
 // clause's tool outscore the second clause's only tool; plain fusion fills
-// the top 2 with them, xQuAD gives the second clause its slot, and scores
-// still fall down the list.
+// the top 2 with them, xQuAD gives the second clause its slot.
 func TestDiversificationGivesEachClauseASlot(t *testing.T) {
 	r := newIndex(t, Options{}, catalog()...)
 	const a, a2, a3, b = "weather.getForecast", "weather.getAirQuality", "files.searchFiles", "mail.sendEmail"
@@ -109,10 +108,43 @@ func TestDiversificationGivesEachClauseASlot(t *testing.T) {
 	if got := names(hits); !slices.Equal(got, []string{a, b, a2, a3}) {
 		t.Fatalf("diversified order %v, want [%s %s %s %s]", got, a, b, a2, a3)
 	}
-	for i := 1; i < len(hits); i++ {
-		if hits[i].Score > hits[i-1].Score || hits[0].Score != 1 {
-			t.Fatalf("scores not falling from 1: %+v", hits)
+}
+
+// TestScoresAreRelevance: a hit's score says how much of the request (or
+// of its best clause) the tool holds, not its rank. Unknown words (names,
+// values) count for nobody; a tool holding every known word scores 1.
+func TestScoresAreRelevance(t *testing.T) {
+	r := newIndex(t, Options{}, catalog()...)
+	score := func(q, tool string) float64 {
+		t.Helper()
+		hs, err := r.Search(context.Background(), q, SearchOptions{K: 7})
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, h := range hs {
+			if h.Score < 0 || h.Score > 1 {
+				t.Fatalf("%q: score %v of %s outside 0..1", q, h.Score, h.Tool)
+			}
+			if h.Tool == tool {
+				return h.Score
+			}
+		}
+		return 0
+	}
+	if s := score("weather forecast for Zanzibar", "weather.getForecast"); s != 1 {
+		t.Errorf("a tool holding every known word scored %v, want 1", s)
+	}
+	// Both tools of a two-part request fully serve their part.
+	q := "weather forecast and air quality"
+	if a, b := score(q, "weather.getForecast"), score(q, "weather.getAirQuality"); a != 1 || b != 1 {
+		t.Errorf("compound request: scores %v and %v, want 1 and 1", a, b)
+	}
+	partial := score("air quality forecast", "weather.getAirQuality")
+	if partial <= 0.3 || partial >= 1 {
+		t.Errorf("a tool holding 2 of 3 words scored %v, want between", partial)
+	}
+	if s := score("translate", "mail.sendEmail"); s != 0 {
+		t.Errorf("a tool sharing no word scored %v, want 0", s)
 	}
 }
 
@@ -161,7 +193,7 @@ func TestBoostAndAvoid(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(plain) != 2 || plain[0].Score != 1 {
-		t.Fatalf("plain search %v, want 2 hits with the best scored 1", plain)
+		t.Fatalf("plain search %v, want 2 hits, the best holding its part of the request", names(plain))
 	}
 	second := plain[1].Tool
 	boosted, err := r.Search(ctx, q, SearchOptions{K: 2, Boost: map[string]float64{second: 1}})
@@ -192,15 +224,15 @@ func TestResultCountEdgeCases(t *testing.T) {
 	if err != nil || len(hs) != 1 {
 		t.Fatalf("k > count: %v, %v", hs, err)
 	}
-	// Candidates larger than the collection must be clamped for chromem-go.
+	// Candidates larger than the collection are fine.
 	rk := DefaultRanking()
 	rk.Candidates = 1000
 	small := newIndex(t, Options{Ranking: rk}, catalog()...)
 	if _, err := small.Search(ctx, "weather", SearchOptions{K: 3, Avoid: []string{"x"}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := small.Recommend(ctx, "weather", 0)
-	if err != nil || len(got) != 5 && len(got) != small.Stats().Tools {
+	got, err := small.Recommend(ctx, "weather email message calendar search translate", 0)
+	if err != nil || len(got) != 5 {
 		t.Fatalf("k=0 means the default 5: %v, %v", got, err)
 	}
 }

@@ -1,10 +1,13 @@
 package recommender
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/recommender/tokenize"
@@ -20,8 +23,12 @@ type Ranking struct {
 	// VectorWeight is the vector score's share (0..1) in each list's fused
 	// score; the rest is BM25. Both scores are divided by the list's best.
 	VectorWeight float64
-	// Candidates is how many vector neighbours each list asks chromem-go for.
+	// Candidates is how many tools each ranked list keeps.
 	Candidates int
+	// VectorPool is how many of the best lexical candidates of a text the
+	// vector side scores; 0 scores every tool. Scoring a pool instead of
+	// the whole catalog is what keeps a query in milliseconds at 50k tools.
+	VectorPool int
 	// ClauseMinWords: a clause needs this many content words to be searched
 	// on its own; shorter pieces stay with their neighbour.
 	ClauseMinWords int
@@ -50,7 +57,7 @@ type Ranking struct {
 // DefaultRanking is the tuned default.
 func DefaultRanking() Ranking {
 	return Ranking{K1: 2, B: 0.5, NameWeight: 3, ParamWeight: 0.5, VectorWeight: 0.2,
-		Candidates: 50, ClauseMinWords: 2, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7,
+		Candidates: 50, VectorPool: 2000, ClauseMinWords: 2, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7,
 		LikelihoodWeight: 0.15, Mu: 1000}
 }
 
@@ -71,6 +78,8 @@ func (r Ranking) validate() error {
 		return bad("vector_weight", r.VectorWeight)
 	case r.Candidates < 1:
 		return bad("candidates", r.Candidates)
+	case r.VectorPool < 0:
+		return bad("vector_pool", r.VectorPool)
 	case r.WholeWeight < 0:
 		return bad("whole_weight", r.WholeWeight)
 	case r.RRFK < 0:
@@ -97,7 +106,11 @@ type SearchOptions struct {
 	Avoid []string
 }
 
-// Hit is one recommended tool.
+// Hit is one recommended tool. Score is the tool's relevance in 0..1, not
+// its rank: the IDF-weighted share of the request's words (or of its best
+// matching clause's) that the tool's text holds, over the words the index
+// knows (see relevance). Hits come in rank order, which also weighs
+// phrasing, length and the vector side, so a score may rise down the list.
 type Hit struct {
 	Tool     string
 	Score    float64
@@ -126,7 +139,7 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 		if l, ok := memo[key{text, whole}]; ok {
 			return l, nil
 		}
-		l, err := r.rankList(ctx, text, keep, o, whole)
+		l, err := r.rankList(ctx, text, keep, whole)
 		memo[key{text, whole}] = l
 		return l, err
 	}
@@ -135,6 +148,7 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 		return nil, err
 	}
 	lists := []ranked{whole}
+	texts := []string{query}
 	if clauses := tokenize.Clauses(query, r.rank.ClauseMinWords, false); len(clauses) > 1 {
 		for _, c := range clauses {
 			l, err := list(c, false)
@@ -143,6 +157,7 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 			}
 			lists = append(lists, l)
 		}
+		texts = append(texts, clauses...)
 	}
 	scores := map[string]float64{}
 	best := map[string]float64{}
@@ -163,24 +178,59 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	for t, s := range best {
 		scores[t] += s
 	}
-	boosted(scores, o.Boost)
+	r.boosted(scores, o.Boost, keep)
 	// Diversification looks at finer pieces than fusion: commas and a bare
 	// "and" often join two tasks in one sentence, and xQuAD only rewards a
 	// piece's tools until one of them is chosen, so over-splitting costs
 	// little here while it hurts fusion.
 	pieces := tokenize.Clauses(query, r.rank.ClauseMinWords, true)
+	var out []Hit
 	if r.rank.Diversity == 0 || len(pieces) < 2 || len(lists) < 2 {
-		return r.hits(scores, k), nil
-	}
-	aspects := make([]ranked, 0, len(pieces))
-	for _, p := range pieces {
-		l, err := list(p, false)
-		if err != nil {
-			return nil, err
+		out = r.hits(scores, k)
+	} else {
+		aspects := make([]ranked, 0, len(pieces))
+		for _, p := range pieces {
+			l, err := list(p, false)
+			if err != nil {
+				return nil, err
+			}
+			aspects = append(aspects, l)
 		}
-		aspects = append(aspects, l)
+		out = r.diversify(scores, aspects, k)
 	}
-	return r.diversify(scores, aspects, k), nil
+	r.relevance(out, append(texts, pieces...))
+	return out, nil
+}
+
+// Coverage is the share of query's words (by letters) that any indexed
+// tool's text holds, 0..1: how much of a request the index can see. A
+// request in another script than the descriptions' (Korean against
+// English tools) scores about 0, so its hits, if any, are noise; the
+// planner then gets a chance to search with its own words.
+func (r *Recommender) Coverage(query string) float64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.lex.covered(tokenize.NameWords(query))
+}
+
+// relevance sets each hit's Score to its best match over texts (the
+// request, its clauses and pieces): the IDF-weighted share of the text's
+// known words that the tool holds. A text's words the index does not know
+// (names, codes, quoted values) count for nobody, so a request full of
+// arguments can still score 1 on its tool.
+func (r *Recommender) relevance(hits []Hit, texts []string) {
+	words := make([][]string, len(texts))
+	for i, t := range texts {
+		words[i] = tokenize.NameWords(t)
+	}
+	for i := range hits {
+		slot := r.lex.slots[hits[i].Tool]
+		best := 0.0
+		for _, ws := range words {
+			best = math.Max(best, r.lex.share(slot, ws))
+		}
+		hits[i].Score = math.Round(best*1000) / 1000
+	}
 }
 
 // ranked is one text's candidate list: tools best first, and each one's
@@ -190,11 +240,13 @@ type ranked struct {
 	score map[string]float64
 }
 
-// boosted adds each boost, scaled by the best score, to known tools.
-func boosted(scores, boost map[string]float64) {
+// boosted adds each boost, scaled by the best score, to the tools that pass
+// the filter, matched or not: memory may know a tool worked for such a
+// goal although it shares no word with it.
+func (r *Recommender) boosted(scores, boost map[string]float64, keep func(int) bool) {
 	best := maxOf(scores)
 	for t, b := range boost {
-		if _, ok := scores[t]; ok {
+		if slot, ok := r.lex.slots[t]; ok && (keep == nil || keep(slot)) {
 			scores[t] += b * best
 		}
 	}
@@ -210,8 +262,7 @@ func boosted(scores, boost map[string]float64) {
 // crowding out the tool another clause needs. rel is the fused score scaled
 // to 1, P(t|c) the clause's own score scaled to 1 (its best tool closes the
 // clause), w_c = 1/|clauses|. The first pick is the plain best, which keeps
-// R@1 of the whole request. A hit's score is its gain scaled by the first,
-// capped so scores never rise down the list.
+// R@1 of the whole request.
 func (r *Recommender) diversify(scores map[string]float64, clauses []ranked, k int) []Hit {
 	lambda := r.rank.Diversity
 	rel := maxOf(scores)
@@ -222,7 +273,6 @@ func (r *Recommender) diversify(scores map[string]float64, clauses []ranked, k i
 	w := lambda / float64(len(clauses))
 	out := make([]Hit, 0, k)
 	taken := map[string]bool{}
-	var first, last float64
 	for len(out) < k && len(taken) < len(scores) {
 		bestT, bestG := "", math.Inf(-1)
 		for t, s := range scores {
@@ -244,30 +294,23 @@ func (r *Recommender) diversify(scores map[string]float64, clauses []ranked, k i
 		for i, c := range clauses {
 			open[i] *= 1 - c.score[bestT]
 		}
-		if first == 0 {
-			first, last = bestG, 1
-		}
-		last = math.Min(last, bestG/first)
-		out = append(out, Hit{Tool: bestT, Score: last, Contract: r.tools[bestT].contract})
+		out = append(out, Hit{Tool: bestT, Contract: r.tools[bestT].contract})
 	}
 	return out
 }
 
-// hits scales fused scores so the best is 1 and keeps the top k.
+// hits keeps the k best fused scores, best first (ties by name).
 func (r *Recommender) hits(scores map[string]float64, k int) []Hit {
-	best := maxOf(scores)
-	out := make([]Hit, 0, len(scores))
-	for t, s := range scores {
-		out = append(out, Hit{Tool: t, Score: s / best, Contract: r.tools[t].contract})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
+	order := slices.Collect(maps.Keys(scores))
+	slices.SortFunc(order, func(a, b string) int {
+		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+			return c
 		}
-		return out[i].Tool < out[j].Tool
+		return strings.Compare(a, b)
 	})
-	if len(out) > k {
-		out = out[:k]
+	out := make([]Hit, 0, min(k, len(order)))
+	for _, t := range order[:min(k, len(order))] {
+		out = append(out, Hit{Tool: t, Contract: r.tools[t].contract})
 	}
 	return out
 }
@@ -316,11 +359,15 @@ func validateSearch(query string, o SearchOptions) error {
 	return nil
 }
 
-// filter returns the predicate a tool must pass (services, risk, avoid).
-func (r *Recommender) filter(o SearchOptions) func(string) bool {
-	return func(tool string) bool {
-		e, ok := r.tools[tool]
-		if !ok || slices.Contains(o.Avoid, tool) {
+// filter returns the predicate a tool's slot must pass (services, risk,
+// avoid), or nil when every tool passes.
+func (r *Recommender) filter(o SearchOptions) func(slot int) bool {
+	if len(o.Services) == 0 && len(o.Risk) == 0 && len(o.Avoid) == 0 {
+		return nil
+	}
+	return func(slot int) bool {
+		e := r.bySlot[slot]
+		if e == nil || slices.Contains(o.Avoid, e.contract.Tool) {
 			return false
 		}
 		if len(o.Services) > 0 && !slices.Contains(o.Services, e.service) {
@@ -333,20 +380,26 @@ func (r *Recommender) filter(o SearchOptions) func(string) bool {
 // rankList ranks one text and returns the best Candidates tools in order.
 // A clause or piece gets BM25 (and vector similarity with ClauseVectors);
 // the whole request fuses BM25, query likelihood and vector similarity.
-func (r *Recommender) rankList(ctx context.Context, text string, keep func(string) bool, o SearchOptions, whole bool) (ranked, error) {
-	lex, touched := r.lex.score(text, keep)
-	vec := map[string]float64{}
-	if whole || r.rank.ClauseVectors {
-		var err error
-		if vec, err = r.vectorScores(ctx, text, keep, o); err != nil {
-			return ranked{}, err
-		}
-	}
+func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) bool, whole bool) (ranked, error) {
+	words := tokenize.NameWords(text)
+	lex := borrow(len(r.lex.names))
+	touched := r.lex.score(words, keep, lex)
+	defer func() { giveBack(lex, touched) }()
 	var maxL float64
 	for _, s := range touched {
 		maxL = math.Max(maxL, lex[s])
 	}
-	maxV := maxOf(vec)
+	var vec map[int]float64
+	if whole || r.rank.ClauseVectors {
+		var err error
+		if vec, err = r.vectorScores(ctx, text, touched, lex, keep); err != nil {
+			return ranked{}, err
+		}
+	}
+	var maxV float64
+	for _, v := range vec {
+		maxV = math.Max(maxV, v)
+	}
 	wv := r.rank.VectorWeight
 	if len(vec) == 0 {
 		wv = 0
@@ -362,24 +415,12 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(strin
 	for _, s := range touched {
 		lex[s] *= (1 - wv - wq) / maxL
 	}
-	if wq > 0 {
-		// Likelihoods are logs of either sign: scale them min-max over
-		// the tools that share a word with the text, so the best is 1.
-		ql := r.lex.likelihood(text, r.rank.Mu, touched)
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, q := range ql {
-			lo, hi = math.Min(lo, q), math.Max(hi, q)
-		}
-		for i, s := range touched {
-			q := 1.0
-			if hi > lo {
-				q = (ql[i] - lo) / (hi - lo)
-			}
-			lex[s] += wq * q
+	if wq > 0 && len(touched) > 0 {
+		for i, q := range r.lex.scaledLikelihood(words, r.rank.Mu, touched) {
+			lex[touched[i]] += wq * q
 		}
 	}
-	for t, v := range vec {
-		s := r.lex.slots[t]
+	for s, v := range vec {
 		if lex[s] == 0 {
 			touched = append(touched, s)
 		}
@@ -418,44 +459,46 @@ func topN(slots []int, score []float64, names []string, n int) []int {
 	return out
 }
 
-// vectorScores asks chromem-go for the nearest tools. nResults must lie in
-// 1..Count(), so it is clamped; a single service and risk filter is pushed
-// into chromem-go's where clause, other filters are applied afterwards
-// over a full-size query so no allowed tool is missed.
-func (r *Recommender) vectorScores(ctx context.Context, text string, keep func(string) bool, o SearchOptions) (map[string]float64, error) {
-	out := map[string]float64{}
-	n := r.col.Count()
-	if n == 0 || r.rank.VectorWeight == 0 {
-		return out, nil
+// vectorScores is the cosine similarity of text to the tools of the
+// vector pool: the VectorPool best lexical candidates (by their BM25 score
+// in lex), or every allowed tool when VectorPool is 0. Only positive
+// similarities count. Vectors come from the flat int8 copy, not chromem-go.
+func (r *Recommender) vectorScores(ctx context.Context, text string, touched []int, lex []float64, keep func(int) bool) (map[int]float64, error) {
+	if r.rank.VectorWeight == 0 || len(r.tools) == 0 {
+		return nil, nil
 	}
 	q, err := r.emb.EmbedQuery(ctx, text)
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeExternal, "embed query: %w", err).With("embedder", r.emb.Identity())
 	}
 	if len(q) != r.dim || isZero(q) {
-		return out, nil
+		return nil, nil
 	}
-	where := map[string]string{}
-	want := r.rank.Candidates
-	if len(o.Services) == 1 {
-		where[metaService] = o.Services[0]
-	}
-	if len(o.Risk) == 1 {
-		where[metaRisk] = string(o.Risk[0])
-	}
-	if len(o.Services) > 1 || len(o.Risk) > 1 {
-		want = n
-	} else {
-		want += len(o.Avoid)
-	}
-	res, err := r.col.QueryEmbedding(ctx, q, min(want, n), where, nil)
-	if err != nil {
-		return nil, contracts.Errorf(contracts.CodeInternal, "query tool index: %w", err)
-	}
-	for _, d := range res {
-		if d.Similarity > 0 && keep(d.ID) {
-			out[d.ID] = float64(d.Similarity)
+	var pool []int
+	if r.rank.VectorPool == 0 {
+		for s, e := range r.bySlot {
+			if e != nil && (keep == nil || keep(s)) {
+				pool = append(pool, s)
+			}
 		}
+	} else {
+		pool = topN(touched, lex, r.lex.names, r.rank.VectorPool)
+	}
+	sim := borrow(len(r.lex.names))
+	var near []int
+	for _, s := range pool {
+		if v := r.vec.dot(s, q); v > 0 {
+			sim[s] = v
+			near = append(near, s)
+		}
+	}
+	defer giveBack(sim, near)
+	// As many neighbours as a list keeps: beyond them the vector side
+	// would only add noise to the lexical order.
+	top := topN(near, sim, r.lex.names, r.rank.Candidates)
+	out := make(map[int]float64, len(top))
+	for _, s := range top {
+		out[s] = sim[s]
 	}
 	return out, nil
 }

@@ -27,13 +27,38 @@ type Request struct {
 	SchemaName string
 }
 
-// Usage is the token count of one call.
+// Usage is the token count of one call, as the provider reported it.
 type Usage struct {
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
+	// CachedTokens are the part of PromptTokens read from the provider's
+	// prompt cache.
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
+	// Model is the model the call asked for: the name prices are kept by.
+	Model string `json:"model,omitempty"`
 }
 
-// Response is the model's answer.
+// Price is what a model's tokens cost, in USD per million tokens.
+type Price struct {
+	Input  float64 `json:"input" yaml:"input"`
+	Output float64 `json:"output" yaml:"output"`
+	// Cached prices the input tokens read from the prompt cache; nil
+	// means the input price.
+	Cached *float64 `json:"cached,omitempty" yaml:"cached"`
+}
+
+// Cost is what u cost at price p, in USD.
+func (p Price) Cost(u Usage) float64 {
+	cached := p.Input
+	if p.Cached != nil {
+		cached = *p.Cached
+	}
+	fresh := u.PromptTokens - u.CachedTokens
+	return (float64(fresh)*p.Input + float64(u.CachedTokens)*cached + float64(u.CompletionTokens)*p.Output) / 1e6
+}
+
+// Response is the model's answer. A failed call's Usage holds what the
+// provider reported, if anything.
 type Response struct {
 	Text  string
 	Usage Usage

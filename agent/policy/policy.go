@@ -41,14 +41,21 @@ func Decide(cfg Config, a contracts.Action, c contracts.Contract, scopes []strin
 		deny = append(deny, "missing scope "+strings.Join(missing, ", "))
 	}
 	tags := tagsOf(a, c)
-	risky := riskOf(a, c) == contracts.RiskDestructive
+	destructive := riskOf(a, c) == contracts.RiskDestructive
+	var sensitive []string
 	for _, t := range confirmTags {
 		if slices.Contains(tags, t) {
-			risky = true
+			sensitive = append(sensitive, t)
 		}
 	}
-	if risky {
-		r := "destructive or sensitive (" + strings.Join(tags, ",") + ")"
+	if destructive || len(sensitive) > 0 {
+		r := "tool " + a.Tool
+		if destructive {
+			r = "destructive " + r
+		}
+		if len(sensitive) > 0 {
+			r += " tagged " + strings.Join(sensitive, ",")
+		}
 		if cfg.DenyDestructive {
 			deny = append(deny, "tenant denies "+r)
 		} else {

@@ -35,6 +35,8 @@ func TestDecide(t *testing.T) {
 		{"wildcard grant", Config{GrantedScopes: []string{"*"}}, act, contract(contracts.RiskRead, []string{"w"}), nil, contracts.PolicyAllow, ""},
 		{"destructive confirms", Config{}, act, contract(contracts.RiskDestructive, nil), nil, contracts.PolicyRequireConfirm, "destructive"},
 		{"destructive tenant denies", Config{DenyDestructive: true}, act, contract(contracts.RiskDestructive, nil), nil, contracts.PolicyDeny, "tenant denies"},
+		{"destructive reason names the tool", Config{}, act, contract(contracts.RiskDestructive, nil), nil, contracts.PolicyRequireConfirm, "destructive tool svc.t"},
+		{"sensitive reason names the tags", Config{}, act, contract(contracts.RiskDestructive, nil, contracts.TagDelete, contracts.TagPII), nil, contracts.PolicyRequireConfirm, "destructive tool svc.t tagged delete"},
 		{"delete tag confirms", Config{}, act, contract(contracts.RiskWrite, nil, contracts.TagDelete), nil, contracts.PolicyRequireConfirm, "delete"},
 		{"share_public tenant denies", Config{DenyDestructive: true}, act, contract(contracts.RiskWrite, nil, contracts.TagSharePublic), nil, contracts.PolicyDeny, "share_public"},
 		{"external_send allowed", Config{}, act, contract(contracts.RiskWrite, nil, contracts.TagExternalSend), nil, contracts.PolicyAllow, ""},

@@ -23,19 +23,14 @@ import (
 
 var heldMessage = regexp.MustCompile(`error 3004 .*held by "([^"]+)" for (\d+) more seconds; use --wait`)
 
-// Issue 13: `ordo runs resume` on a run another live process drives (an
-// `ordo run` whose chat webhook hangs, so it sits in its last step holding
-// and renewing the run's lease) fails with 3004 saying who holds it and for
-// how many more seconds — at most lease_ttl, which the file sets to 2s.
-// With --wait it waits while that process lives; once it is SIGKILLed, the
-// lease runs out and the run is continued to completion.
-func TestResumeHeldRun(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
+// blockingWebhook is a chat webhook that holds every post until unblock:
+// a run posting to it stays in its step, its lease held. hit hears each
+// post arrive (without blocking the handler).
+func blockingWebhook(t *testing.T) (hook *httptest.Server, hit chan struct{}, unblock func()) {
 	hit, release := make(chan struct{}, 8), make(chan struct{})
 	var once sync.Once
-	unblock := func() { once.Do(func() { close(release) }) }
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	unblock = func() { once.Do(func() { close(release) }) }
+	hook = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case hit <- struct{}{}:
 		default:
@@ -48,6 +43,19 @@ func TestResumeHeldRun(t *testing.T) {
 	}))
 	t.Cleanup(hook.Close)
 	t.Cleanup(unblock) // runs before hook.Close, which waits for the handlers
+	return hook, hit, unblock
+}
+
+// Issue 13: `ordo runs resume` on a run another live process drives (an
+// `ordo run` whose chat webhook hangs, so it sits in its last step holding
+// and renewing the run's lease) fails with 3004 saying who holds it and for
+// how many more seconds — at most lease_ttl, which the file sets to 2s.
+// With --wait it waits while that process lives; once it is SIGKILLed, the
+// lease runs out and the run is continued to completion.
+func TestResumeHeldRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hook, hit, unblock := blockingWebhook(t)
 	cfg := filepath.Join(e.home, "ordo.yaml")
 	if err := os.WriteFile(cfg, []byte("lease_ttl: 2s\nbundled:\n  chat:\n    webhook_url: "+hook.URL+"/hook\n"), 0o600); err != nil {
 		t.Fatal(err)

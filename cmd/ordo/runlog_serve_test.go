@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,21 +20,33 @@ import (
 	"github.com/ordo-run/ordo/mcpserver"
 )
 
+// httpSession connects an MCP client to `ordo serve --http` at mcpURL
+// with a bearer token and initializes the session.
+func httpSession(ctx context.Context, mcpURL, token string) (*client.Client, error) {
+	c, err := client.NewStreamableHttpClient(mcpURL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := c.Initialize(ctx, initRequest()); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("initialize with the token: %w", err)
+	}
+	return c, nil
+}
+
 // mcpCall calls a tool on `ordo serve --http` and returns its result,
 // tool errors included.
 func mcpCall(t *testing.T, ctx context.Context, mcpURL, token, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(mcpURL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	c, err := httpSession(ctx, mcpURL, token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, initRequest()); err != nil {
-		t.Fatal(err)
-	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = name, args
 	res, err := c.CallTool(ctx, req)

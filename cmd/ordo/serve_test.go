@@ -252,15 +252,9 @@ func TestServeHTTPAuth(t *testing.T) {
 		t.Fatalf("no token: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	c, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	c, err := httpSession(ctx, base+"/mcp", token)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, initRequest()); err != nil {
-		t.Fatalf("initialize with the token: %v", err)
 	}
 	c.Close()
 	cmd.Process.Signal(syscall.SIGTERM)

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/internal/pgtest"
@@ -151,17 +149,11 @@ func callTool(t *testing.T, ctx context.Context, mcpURL, token, name string, arg
 
 // tryTool is callTool for a call that may fail (its server killed).
 func tryTool(ctx context.Context, mcpURL, token, name string, args map[string]any) (map[string]any, error) {
-	c, err := client.NewStreamableHttpClient(mcpURL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	c, err := httpSession(ctx, mcpURL, token)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		return nil, err
-	}
-	if _, err := c.Initialize(ctx, initRequest()); err != nil {
-		return nil, err
-	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = name, args
 	res, err := c.CallTool(ctx, req)

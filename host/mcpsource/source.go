@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/tracemeta"
 )
 
 // Options tune a Source; zero values take the defaults.
@@ -291,6 +292,9 @@ func (s *Source) Call(ctx context.Context, tool string, payload json.RawMessage,
 	if key != "" {
 		req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{IdempotencyMetaKey: key}}
 	}
+	// The call continues Ordo's trace on the upstream when it traces
+	// (nothing is added while tracing is off).
+	req.Params.Meta = tracemeta.Inject(ctx, req.Params.Meta)
 	res, err := c.client.CallTool(ctx, req)
 	if err != nil {
 		return nil, s.callError(ctx, c, tool, err)

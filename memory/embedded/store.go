@@ -293,6 +293,59 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 	return int(n), nil
 }
 
+// Delete implements memory.Checkpointer: the runs are checked and deleted,
+// with their logs and snapshots, in one immediate transaction, so no
+// process takes a lease on one between the check and the delete.
+func (s *Store) Delete(ctx context.Context, ids []string) error {
+	ids, err := memory.CheckDelete(ids)
+	if err != nil {
+		return err
+	}
+	var refused error
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		now := time.Now()
+		for _, id := range ids {
+			var holder sql.NullString
+			var until sql.NullInt64
+			err := tx.QueryRowContext(ctx, `SELECT lease_owner, lease_until FROM runs WHERE id = ?`, id).Scan(&holder, &until)
+			if errors.Is(err, sql.ErrNoRows) {
+				refused = memory.NotFound(id)
+				return refused
+			}
+			if err != nil {
+				return err
+			}
+			if end := time.Unix(0, until.Int64); holder.Valid && now.Before(end) {
+				refused = memory.DeleteHeld(id, holder.String, end.Sub(now))
+				return refused
+			}
+		}
+		for _, table := range []string{"run_log", "run_snapshots"} {
+			for _, id := range ids {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE run_id = ?`, id); err != nil {
+					return err
+				}
+			}
+		}
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if refused != nil {
+		return refused
+	}
+	if err != nil {
+		return memory.StoreError("delete runs", err)
+	}
+	for _, id := range ids {
+		s.sizes.Set(id, memory.TailSize{}, true)
+	}
+	return nil
+}
+
 // Compact implements memory.Checkpointer: each finished run last updated
 // before olderThan whose log holds more than one entry gets its log
 // replaced, in a transaction of its own, by one whole-run entry at its

@@ -59,6 +59,10 @@ func FullRun(id string, seq int64) *contracts.Run {
 		LLMCalls:    map[string]int{"planner": 1, "replanner": 1},
 		Result:      &contracts.RunResult{Answer: "booked", Composer: "template"},
 		Error:       &contracts.Error{Code: contracts.CodeReplanExhausted, Message: "none"},
+		Usage: contracts.RunUsage{ByRole: map[string]contracts.TokenUsage{
+			"planner":   {InputTokens: 900, OutputTokens: 120, CachedTokens: 512, CostUSD: 0.0021, Models: []string{"m"}},
+			"replanner": {InputTokens: 1500, OutputTokens: 300, CostUSD: 0.0042, Models: []string{"m"}},
+		}, Total: contracts.TokenUsage{InputTokens: 2400, OutputTokens: 420, CachedTokens: 512, CostUSD: 0.0063, Models: []string{"m"}}},
 	}
 }
 

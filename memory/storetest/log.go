@@ -132,6 +132,7 @@ func testLog(t *testing.T, s memory.Checkpointer) {
 		run.Plans = append(run.Plans, full.Plans...)
 		run.Policy = maps.Clone(full.Policy)
 		run.LLMCalls = map[string]int{"planner": 1}
+		run.Usage.Add("planner", contracts.TokenUsage{InputTokens: 900, OutputTokens: 120, CachedTokens: 512, CostUSD: 0.0021, Models: []string{"m"}})
 	})
 	d.step(true, func(run *contracts.Run) { // waits for plan approval
 		run.Status = contracts.RunInterrupted
@@ -155,6 +156,7 @@ func testLog(t *testing.T, s memory.Checkpointer) {
 		run.Policy = map[string]contracts.PolicyDecision{"a1": {Decision: contracts.PolicyAllow, Reason: "re-planned"}}
 		run.ReplanCount++
 		run.LLMCalls["replanner"]++
+		run.Usage.Add("replanner", contracts.TokenUsage{InputTokens: 1500, OutputTokens: 300, CostUSD: 0.0042, Models: []string{"m"}})
 		run.Goal = "book a table, any table"
 	})
 	d.addStep(true)
@@ -197,6 +199,9 @@ func testLog(t *testing.T, s memory.Checkpointer) {
 		t.Fatal(err)
 	}
 	requireSame(t, d.run, folded)
+	if u := folded.Usage; u.Total.InputTokens != 2400 || u.ByRole["replanner"].OutputTokens != 300 || u.Total.CachedTokens != 512 {
+		t.Fatalf("token usage lost on the way through the log: %+v", u)
+	}
 	for after := int64(0); after <= last+1; after++ {
 		tail := mustLog(t, s, "log", after, 0)
 		if got := seqs(tail); !reflect.DeepEqual(got, seqRange(after+1, last)) {

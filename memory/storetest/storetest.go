@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Checkpointer) {
 		{"LogEntrySize", testLogEntrySize},
 		{"Compact", testCompact},
 		{"PruneLog", testPruneLog},
+		{"Delete", testDelete},
 		{"HandBuilt", testHandBuilt},
 		{"Leases", testLeases},
 		{"ClaimRace", testClaimRace},

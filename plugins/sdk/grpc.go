@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-plugin"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -51,14 +53,23 @@ func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc
 func Serve(tools ...Tool) {
 	s, err := NewServer(tools...)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "ordo plugin:", err)
+		fmt.Fprintln(os.Stderr, "[ERROR] ordo plugin:", err) // the prefix is the level go-plugin logs it at
 		os.Exit(1)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Impl: NewGRPCService(s, BuildVersion())}},
-		GRPCServer:      plugin.DefaultGRPCServer,
+		GRPCServer:      grpcServer,
 	})
+}
+
+// grpcServer is go-plugin's gRPC server with each call's trace context
+// (sent by the host, see host's grpcDialOptions) taken into the handler's
+// context, so a plugin that installs an OpenTelemetry tracer provider
+// continues the host's trace. Without one it costs next to nothing.
+func grpcServer(opts []grpc.ServerOption) *grpc.Server {
+	return plugin.DefaultGRPCServer(append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler(
+		otelgrpc.WithPropagators(propagation.TraceContext{})))))
 }
 
 // BuildVersion describes the running binary: its module version and, when

@@ -7,12 +7,14 @@ import (
 
 // strongBreak matches where a compound request moves on to its next task:
 // sentence ends, semicolons, and discourse connectives ("then", "after
-// that", "additionally", "finally", ...).
-var strongBreak = regexp.MustCompile(`(?i)[.;!?]+(\s|$)|\b(and then|after that|afterwards|and also|additionally|in addition|furthermore|moreover|finally|lastly|next|then|also|once)\b`)
+// that", "additionally", "finally", ...). "next" counts only as "next,":
+// bare, it is mostly an argument ("the next meeting"); "once" is not a
+// break at all ("once a week", "once the file is uploaded, ...").
+var strongBreak = regexp.MustCompile(`(?i)[.;!?]+(\s|$)|\bnext,|\b(and then|after that|afterwards|and also|additionally|in addition|furthermore|moreover|finally|lastly|then|also)\b`)
 
-// weakBreak also splits at commas and a bare "and", which separate tasks
+// weakBreak also splits at commas (so "next," too) and a bare "and", which separate tasks
 // in short requests but often only list arguments in long ones.
-var weakBreak = regexp.MustCompile(`(?i)[.;!?]+(\s|$)|,|\b(and then|after that|afterwards|and also|as well as|additionally|in addition|furthermore|moreover|finally|lastly|next|then|also|once|and|plus)\b`)
+var weakBreak = regexp.MustCompile(`(?i)[.;!?]+(\s|$)|,|\b(and then|after that|afterwards|and also|as well as|additionally|in addition|furthermore|moreover|finally|lastly|then|also|and|plus)\b`)
 
 // Clauses splits a request into the parts that may each need a different
 // tool, at strong breaks only or (weak) also at commas and "and". Parts with

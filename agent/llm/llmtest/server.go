@@ -12,10 +12,18 @@ import (
 
 // Reply is one scripted answer. Role, when set, reserves it for requests
 // of that role; Status, when set, answers with that HTTP error instead.
+// Usage is the token count the answer reports (default: 10 prompt tokens,
+// 5 completion tokens, none cached).
 type Reply struct {
 	Role    string
 	Content string
 	Status  int
+	Usage   *Usage
+}
+
+// Usage is a scripted answer's token count.
+type Usage struct {
+	Prompt, Completion, Cached int64
 }
 
 // Message is one recorded chat message.
@@ -124,13 +132,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(reply.Status)
 		fmt.Fprintf(w, `{"error":{"message":%q}}`, reply.Content)
 	default:
+		u := Usage{Prompt: 10, Completion: 5}
+		if reply.Usage != nil {
+			u = *reply.Usage
+		}
 		body, _ := json.Marshal(map[string]any{
 			"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": req.Model,
 			"choices": []any{map[string]any{
 				"index": 0, "finish_reason": "stop",
 				"message": map[string]any{"role": "assistant", "content": reply.Content},
 			}},
-			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+			"usage": map[string]any{"prompt_tokens": u.Prompt, "completion_tokens": u.Completion, "total_tokens": u.Prompt + u.Completion,
+				"prompt_tokens_details": map[string]any{"cached_tokens": u.Cached}},
 		})
 		w.Write(body)
 	}

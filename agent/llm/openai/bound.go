@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 
@@ -14,8 +15,9 @@ type refusalKey struct{}
 
 // boundAnswer keeps an answer nested deeper than contracts.MaxJSONDepth
 // from openai-go's decoder. The refusal goes to Complete through the
-// request's context, and openai-go gets an empty object in place of the
-// answer: an error returned here would be retried as a connection failure.
+// request's context, and openai-go gets only the answer's usage in place
+// of the answer (the refused call still counts its tokens): an error
+// returned here would be retried as a connection failure.
 func boundAnswer(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	resp, err := next(req)
 	refused, ok := req.Context().Value(refusalKey{}).(*error)
@@ -28,8 +30,21 @@ func boundAnswer(req *http.Request, next option.MiddlewareNext) (*http.Response,
 		return nil, err
 	}
 	if derr := contracts.CheckJSONDepth(body, contracts.MaxJSONDepth); derr != nil {
-		*refused, body = derr, []byte("{}")
+		*refused, body = derr, usageOnly(body)
 	}
 	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	return resp, nil
+}
+
+// usageOnly is the usage of an answer as an answer of its own ({} when it
+// has none, or one nested deeper than a usage object is).
+func usageOnly(body []byte) []byte {
+	var a struct {
+		Usage json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(body, &a) != nil || len(a.Usage) == 0 || contracts.CheckJSONDepth(a.Usage, 3) != nil {
+		return []byte("{}")
+	}
+	out, _ := json.Marshal(a)
+	return out
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,9 +19,12 @@ import (
 // DefaultMaxRetries is Config.MaxRetries when it is nil.
 const DefaultMaxRetries = 2
 
+// DefaultBaseURL is OpenAI's endpoint, used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1/"
+
 // Config says where the model lives and how to talk to it.
 type Config struct {
-	BaseURL string // e.g. http://127.0.0.1:11434/v1; empty means OpenAI
+	BaseURL string // e.g. http://127.0.0.1:11434/v1; empty means DefaultBaseURL
 	APIKey  string
 	Model   string
 	// Timeout bounds a whole Complete call, retries included (default 60s).
@@ -36,48 +37,6 @@ type Config struct {
 	StructuredOutput bool
 	// HTTPClient replaces the default client (tests, proxies).
 	HTTPClient *http.Client
-}
-
-// ConfigFromEnv reads ORDO_LLM_BASE_URL (or OPENAI_BASE_URL),
-// ORDO_LLM_API_KEY (or OPENAI_API_KEY), ORDO_LLM_MODEL, ORDO_LLM_TIMEOUT
-// (a Go duration), ORDO_LLM_MAX_RETRIES and ORDO_LLM_STRUCTURED (true|false).
-func ConfigFromEnv() (Config, error) {
-	c := Config{
-		BaseURL: firstEnv("ORDO_LLM_BASE_URL", "OPENAI_BASE_URL"),
-		APIKey:  firstEnv("ORDO_LLM_API_KEY", "OPENAI_API_KEY"),
-		Model:   os.Getenv("ORDO_LLM_MODEL"),
-	}
-	if v := os.Getenv("ORDO_LLM_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return c, contracts.Errorf(contracts.CodeInvalidConfig, "ORDO_LLM_TIMEOUT: %w", err).With("field", "ORDO_LLM_TIMEOUT")
-		}
-		c.Timeout = d
-	}
-	if v := os.Getenv("ORDO_LLM_MAX_RETRIES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return c, contracts.Errorf(contracts.CodeInvalidConfig, "ORDO_LLM_MAX_RETRIES: want a count, got %q", v).With("field", "ORDO_LLM_MAX_RETRIES")
-		}
-		c.MaxRetries = &n
-	}
-	if v := os.Getenv("ORDO_LLM_STRUCTURED"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return c, contracts.Errorf(contracts.CodeInvalidConfig, "ORDO_LLM_STRUCTURED: %w", err).With("field", "ORDO_LLM_STRUCTURED")
-		}
-		c.StructuredOutput = b
-	}
-	return c, nil
-}
-
-func firstEnv(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // Client is an llm.LLM over openai-go.
@@ -102,10 +61,13 @@ func New(cfg Config) (*Client, error) {
 		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "llm: max_retries must be >= 0, got %d", retries).With("field", "max_retries")
 	}
 	cfg.MaxRetries = &retries
-	opts := []option.RequestOption{option.WithMaxRetries(retries), option.WithMiddleware(boundAnswer)}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	// Always our base URL (and key, below): openai-go would otherwise read
+	// OPENAI_BASE_URL, so a variable set for another tool would move Ordo.
+	baseURL := cfg.BaseURL
+	if baseURL == "" {
+		baseURL = DefaultBaseURL
 	}
+	opts := []option.RequestOption{option.WithMaxRetries(retries), option.WithMiddleware(boundAnswer), option.WithBaseURL(baseURL)}
 	// An empty key is fine for local endpoints; a placeholder stops the
 	// client from refusing to send.
 	key := cfg.APIKey
@@ -153,22 +115,24 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	}
 	var refused error
 	resp, err := c.client.Chat.Completions.New(context.WithValue(ctx, refusalKey{}, &refused), params)
+	used := llm.Usage{Model: c.cfg.Model}
+	if resp != nil {
+		used.PromptTokens, used.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+		used.CachedTokens = resp.Usage.PromptTokensDetails.CachedTokens
+	}
 	if refused != nil {
-		return llm.Response{}, contracts.Errorf(contracts.CodeLLMInvalidOutput, "llm: the answer: %w", refused)
+		return llm.Response{Usage: used}, contracts.Errorf(contracts.CodeLLMInvalidOutput, "llm: the answer: %w", refused)
 	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return llm.Response{}, contracts.Errorf(contracts.CodeLLMTimeout, "llm: no answer within %s: %w", c.cfg.Timeout, err)
+			return llm.Response{Usage: used}, contracts.Errorf(contracts.CodeLLMTimeout, "llm: no answer within %s: %w", c.cfg.Timeout, err)
 		}
-		return llm.Response{}, contracts.Errorf(contracts.CodeLLMFailed, "llm: %w", err)
+		return llm.Response{Usage: used}, contracts.Errorf(contracts.CodeLLMFailed, "llm: %w", err)
 	}
 	if len(resp.Choices) == 0 {
-		return llm.Response{}, contracts.Errorf(contracts.CodeLLMInvalidOutput, "llm: the answer has no choices")
+		return llm.Response{Usage: used}, contracts.Errorf(contracts.CodeLLMInvalidOutput, "llm: the answer has no choices")
 	}
-	return llm.Response{
-		Text:  resp.Choices[0].Message.Content,
-		Usage: llm.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens},
-	}, nil
+	return llm.Response{Text: resp.Choices[0].Message.Content, Usage: used}, nil
 }
 
 // withSchemaPrompt asks for the schema in words, for endpoints without

@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -44,6 +45,22 @@ func TestStructuredOutputSendsJSONSchema(t *testing.T) {
 	rf := string(reqs[0].ResponseFormat)
 	if !strings.Contains(rf, `"json_schema"`) || !strings.Contains(rf, `"verdict"`) || !strings.Contains(rf, `"ok"`) {
 		t.Fatalf("response_format = %s", rf)
+	}
+}
+
+// TestUsageReported: the tokens the server reports, cached ones too, come
+// back with the model the call asked for, on answers and on failures.
+func TestUsageReported(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Content: `{"ok":true}`, Usage: &llmtest.Usage{Prompt: 1200, Completion: 80, Cached: 1024}},
+		llmtest.Reply{Status: http.StatusBadRequest, Content: "no"})
+	c, _ := openai.New(openai.Config{BaseURL: srv.URL, Model: "gpt-test"})
+	resp, err := c.Complete(context.Background(), ask("role: planner"))
+	if want := (llm.Usage{PromptTokens: 1200, CompletionTokens: 80, CachedTokens: 1024, Model: "gpt-test"}); err != nil || resp.Usage != want {
+		t.Fatalf("usage = %+v (%v), want %+v", resp.Usage, err, want)
+	}
+	resp, err = c.Complete(context.Background(), ask("role: planner"))
+	if contracts.CodeOf(err) != contracts.CodeLLMFailed || resp.Usage != (llm.Usage{Model: "gpt-test"}) {
+		t.Fatalf("failed call: usage %+v, err %v", resp.Usage, err)
 	}
 }
 
@@ -128,38 +145,49 @@ func TestConfigRefusesBadValues(t *testing.T) {
 	if _, err := openai.New(openai.Config{}); contracts.CodeOf(err) != contracts.CodeInvalidConfig {
 		t.Fatalf("no model: %v", err)
 	}
-	t.Setenv("ORDO_LLM_TIMEOUT", "soon")
-	if _, err := openai.ConfigFromEnv(); contracts.CodeOf(err) != contracts.CodeInvalidConfig {
-		t.Fatalf("bad timeout: %v", err)
+}
+
+// TestIgnoresOpenAIEnvironment: the endpoint is the configured one (or
+// OpenAI's), never OPENAI_BASE_URL, which Ordo does not document.
+func TestIgnoresOpenAIEnvironment(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+	var asked string
+	refuse := roundTripper(func(r *http.Request) (*http.Response, error) {
+		asked = r.URL.Host
+		return nil, errors.New("no network in this test")
+	})
+	c, err := openai.New(openai.Config{Model: "m", MaxRetries: ptr(0), HTTPClient: &http.Client{Transport: refuse}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Setenv("ORDO_LLM_TIMEOUT", "2s")
-	t.Setenv("ORDO_LLM_MODEL", "llama")
-	t.Setenv("ORDO_LLM_STRUCTURED", "true")
-	c, err := openai.ConfigFromEnv()
-	if err != nil || c.Timeout != 2*time.Second || c.Model != "llama" || !c.StructuredOutput || c.MaxRetries != nil {
-		t.Fatalf("cfg=%+v err=%v", c, err)
-	}
-	t.Setenv("ORDO_LLM_MAX_RETRIES", "0")
-	if c, err = openai.ConfigFromEnv(); err != nil || c.MaxRetries == nil || *c.MaxRetries != 0 {
-		t.Fatalf("ORDO_LLM_MAX_RETRIES=0: cfg=%+v err=%v", c, err)
+	c.Complete(context.Background(), ask("role: planner"))
+	if asked != "api.openai.com" {
+		t.Fatalf("asked %q, want api.openai.com", asked)
 	}
 }
 
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // TestDeepAnswerRefused: an answer nested deeper than contracts.MaxJSONDepth
 // is refused (7002, naming 1016 and the limit) before openai-go decodes it,
-// and is not asked again.
+// and is not asked again; the tokens it reports still count.
 func TestDeepAnswerRefused(t *testing.T) {
 	calls := 0
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls++
 		w.Header().Set("Content-Type", "application/json")
 		deep := strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000)
-		fmt.Fprintf(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok","extra":%s}}]}`, deep)
+		fmt.Fprintf(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok","extra":%s}}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`, deep)
 	}))
 	defer hs.Close()
 	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", MaxRetries: ptr(2)})
-	_, err := c.Complete(context.Background(), ask("role: planner"))
+	resp, err := c.Complete(context.Background(), ask("role: planner"))
 	if contracts.CodeOf(err) != contracts.CodeLLMInvalidOutput || !strings.Contains(err.Error(), "ordo 1016: JSON nests deeper than 64 levels") || calls != 1 {
 		t.Fatalf("%d calls: %v", calls, err)
+	}
+	if want := (llm.Usage{PromptTokens: 7, CompletionTokens: 3, Model: "m"}); resp.Usage != want {
+		t.Fatalf("usage of the refused answer = %+v, want %+v", resp.Usage, want)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/ordo-run/ordo/memory/embedded"
 	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/recommender"
+	"github.com/ordo-run/ordo/telemetry"
 )
 
 // App is one assembled Ordo. Close stops its plugins and closes the store.
@@ -38,6 +39,12 @@ type App struct {
 	// collector consolidates finished runs in the background.
 	Patterns  *patterns.Memory
 	collector *patterns.Collector
+	// Metrics sees runs, steps, tool and model calls, checkpoints and MCP
+	// requests (telemetry.go); engineStore is Store as the engine writes
+	// through it, observed.
+	Metrics     *telemetry.Metrics
+	engineStore memory.Checkpointer
+	stopTracing func(context.Context) error
 
 	stopFollow context.CancelFunc
 	followDone chan struct{}
@@ -72,8 +79,14 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		a.Close()
 		return nil, err
 	}
+	if err := a.startTelemetry(ctx, o.Env); err != nil {
+		return fail(err)
+	}
 	if a.LLM, err = newLLM(cfg, o.Env); err != nil {
 		return fail(err)
+	}
+	if a.LLM != nil {
+		a.LLM = a.Metrics.LLM(a.LLM, cfg.LLM.Model)
 	}
 	if cfg.Bundled.Enabled && cfg.Bundled.Files.Enabled {
 		if err := os.MkdirAll(cfg.Bundled.Files.Root, 0o700); err != nil {
@@ -88,10 +101,12 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		host.WithPlugins(PluginSpecs(cfg, log)...),
 		host.WithPluginsDir(cfg.PluginsDir),
 		host.WithUpstreams(upstreamSpecs(cfg, o.Env, log)...),
+		host.WithMiddleware(a.Metrics.ToolCalls()),
 	)
 	if err != nil {
 		return fail(err)
 	}
+	a.Metrics.Watch(a.Store, a.Host)
 	if a.LLM != nil {
 		prov, err := host.InProcess(builtin.Tools(a.LLM, nil)...)
 		if err != nil {
@@ -128,13 +143,14 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 func (a *App) deps(m llm.LLM) agent.Deps {
 	return agent.Deps{
 		Events: func(ev agent.Event) {
+			a.Metrics.Event(ev)
 			if f := a.runEvents.Load(); f != nil {
 				(*f)(ev)
 			}
 		},
 		Tools:       a.Host,
 		LLM:         m,
-		Store:       a.Store,
+		Store:       a.engineStore,
 		Recommender: a.Recommender,
 		Logger:      a.Log.With("component", "engine"),
 		Memory:      a.Patterns,
@@ -164,6 +180,7 @@ func EngineConfig(cfg *config.Config) agent.Config {
 		Parallelism:  cfg.Parallelism,
 		ReplanBudget: replanBudget(cfg.ReplanBudget),
 		CandidatesK:  cfg.CandidatesK,
+		AllToolsMax:  allToolsMax(cfg.AllToolsMax),
 		LeaseTTL:     cfg.LeaseTTL,
 		HITL:         cfg.HITL,
 		Policy: policy.Config{
@@ -172,7 +189,9 @@ func EngineConfig(cfg *config.Config) agent.Config {
 			DenyTools:        cfg.Policy.DenyTools,
 			ConfirmTools:     cfg.Policy.ConfirmTools,
 		},
-		Memory: memoryConfig(cfg.Memory),
+		Memory:  memoryConfig(cfg.Memory),
+		Budgets: cfg.Budgets,
+		Prices:  cfg.LLM.Prices,
 	}
 }
 
@@ -270,6 +289,11 @@ func (a *App) Close() error {
 		if a.Store != nil {
 			errs = append(errs, a.Store.Close())
 		}
+		if a.stopTracing != nil { // send the spans still batched
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			errs = append(errs, a.stopTracing(ctx))
+			cancel()
+		}
 	})
 	return errors.Join(errs...)
 }
@@ -308,13 +332,18 @@ func PluginSpecs(cfg *config.Config, log *slog.Logger) []host.PluginSpec {
 func upstreamSpecs(cfg *config.Config, env config.Env, log *slog.Logger) []host.UpstreamSpec {
 	var specs []host.UpstreamSpec
 	for _, u := range cfg.Upstreams {
-		s := u.Spec(env)
-		if u.BearerTokenEnv != "" && s.BearerToken == "" {
-			log.Warn("upstream token variable is unset; connecting without a token", "upstream", u.Name, "variable", u.BearerTokenEnv)
-		}
-		specs = append(specs, s)
+		specs = append(specs, upstreamSpec(u, env, log))
 	}
 	return specs
+}
+
+// upstreamSpec is u's host declaration, its token read from env.
+func upstreamSpec(u config.Upstream, env config.Env, log *slog.Logger) host.UpstreamSpec {
+	s := u.Spec(env)
+	if u.BearerTokenEnv != "" && s.BearerToken == "" {
+		log.Warn("upstream token variable is unset; connecting without a token", "upstream", u.Name, "variable", u.BearerTokenEnv)
+	}
+	return s
 }
 
 // bundledEnv is one bundled plugin's environment and whether it is on.
@@ -382,4 +411,13 @@ func Migrate(ctx context.Context, cfg *config.Config) ([]string, error) {
 		return nil, err
 	}
 	return nil, st.Close()
+}
+
+// allToolsMax is the engine's all_tools_max: the file's 0 ("always rank")
+// is the engine's -1, its 0 being "the default".
+func allToolsMax(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -65,6 +65,8 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 		StdioIdentity: stdio,
 		Logger:        a.Log.With("component", "mcp"),
 		Version:       version,
+		Observe:       a.Metrics.MCPOptions(),
+		Public:        a.opsHandlers(),
 	}
 	if a.Config.ExposeTools {
 		opts.Gateway = &mcpserver.Gateway{Tools: a.Host,
@@ -72,7 +74,7 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 	}
 	if a.LLM == nil {
 		opts.Sampling = func(model llm.LLM) mcpserver.Engine {
-			return scoped{agent.New(EngineConfig(a.Config), a.deps(model)), a.Config.Policy}
+			return scoped{agent.New(EngineConfig(a.Config), a.deps(a.Metrics.LLM(model, samplingModel))), a.Config.Policy}
 		}
 	}
 	srv, err := mcpserver.New(opts)

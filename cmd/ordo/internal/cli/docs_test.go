@@ -112,7 +112,7 @@ func checkSynopsis(line string) error {
 		line = line[:loc[0]+1]
 	}
 	words := strings.Fields(line)[1:]
-	cmds := []*cobra.Command{newRoot(IO{Env: func(string) (string, bool) { return "", false }})}
+	cmds := []*cobra.Command{commandTree(IO{Env: func(string) (string, bool) { return "", false }})}
 	for len(words) > 0 && regexp.MustCompile(`^[a-z][a-z-]*(\|[a-z][a-z-]*)*$`).MatchString(words[0]) && cmds[0].HasSubCommands() {
 		var next []*cobra.Command
 		for _, alt := range strings.Split(words[0], "|") {
@@ -206,7 +206,7 @@ func checkCall(call []string, makefile string) error {
 		}
 		return nil
 	}
-	root := newRoot(IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Env: func(string) (string, bool) { return "", false }})
+	root := commandTree(IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Env: func(string) (string, bool) { return "", false }})
 	cmd, rest, err := root.Find(call[1:])
 	if err != nil {
 		return err
@@ -226,6 +226,14 @@ func checkCall(call []string, makefile string) error {
 		return nil
 	}
 	return cmd.ValidateArgs(cmd.Flags().Args())
+}
+
+// commandTree is the command tree as it runs: newRoot's commands and
+// cobra's default completion command, which Execute adds.
+func commandTree(s IO) *cobra.Command {
+	root := newRoot(s)
+	root.InitDefaultCompletionCmd()
+	return root
 }
 
 type errorString string

@@ -53,6 +53,12 @@ func userFlag(cmd *cobra.Command, user *string) {
 	cmd.Flags().StringVar(user, "user", LocalUser, "whose memory (an MCP user is its token name)")
 }
 
+// namespaceFlag adds --namespace (default: all), completed in the shell.
+func namespaceFlag(cmd *cobra.Command, ns *string) {
+	cmd.Flags().StringVar(ns, "namespace", "all", "plan, tool, clarification, behavior, workflow or all")
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeWords(namespaces()...))
+}
+
 func newMemoryListCmd(g *globals) *cobra.Command {
 	var user, ns string
 	var asJSON bool
@@ -84,7 +90,7 @@ func newMemoryListCmd(g *globals) *cobra.Command {
 		},
 	}
 	userFlag(cmd, &user)
-	cmd.Flags().StringVar(&ns, "namespace", "all", "plan, tool, clarification, behavior, workflow or all")
+	namespaceFlag(cmd, &ns)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the records as JSON")
 	return cmd
 }
@@ -160,7 +166,7 @@ func newMemoryShowCmd(g *globals) *cobra.Command {
 
 func newMemoryForgetCmd(g *globals) *cobra.Command {
 	var user, ns, template string
-	var all bool
+	var all, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "forget [ID] [--template NAME] [--namespace NS --all]",
 		Short: "Delete remembered patterns: one by id, a template by name, or a whole namespace",
@@ -200,15 +206,20 @@ is an error.`,
 				if err != nil {
 					return err
 				}
+				if asJSON {
+					return writeJSON(g.io.Out, map[string]any{"forgot": n, "namespace": nsLabel(space), "user": user})
+				}
 				_, err = fmt.Fprintf(g.io.Out, "forgot %d %s record(s) of %q\n", n, nsLabel(space), user)
 				return err
 			})
 		},
 	}
 	userFlag(cmd, &user)
-	cmd.Flags().StringVar(&ns, "namespace", "all", "plan, tool, clarification, behavior, workflow or all")
+	namespaceFlag(cmd, &ns)
 	cmd.Flags().StringVar(&template, "template", "", "forget the saved template of this name")
+	_ = cmd.RegisterFlagCompletionFunc("template", g.completeTemplate(&user))
 	cmd.Flags().BoolVar(&all, "all", false, "confirm deleting every record of the namespace")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"forgot": N, "namespace", "user"}`)
 	return cmd
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 func newMigrateCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create or upgrade the run store's schema",
 		Long: `Apply the store's schema migrations: for Postgres the versioned SQL migrations (safe to
@@ -26,6 +27,9 @@ schema of <data_dir>/ordo.db. 'ordo serve' and 'ordo run' do this on start too.`
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(g.io.Out, map[string]any{"applied": append([]string{}, applied...)})
+			}
 			for _, m := range applied {
 				fmt.Fprintf(g.io.Out, "applied %s\n", m)
 			}
@@ -33,4 +37,6 @@ schema of <data_dir>/ordo.db. 'ordo serve' and 'ordo run' do this on start too.`
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"applied": [MIGRATION...]}`)
+	return cmd
 }

@@ -23,16 +23,17 @@ import (
 func newPluginsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugins",
-		Short: "List, add and remove plugins",
+		Short: "List, add, remove and start writing plugins",
 		Long: `Plugins are executables speaking Ordo's plugin protocol (docs/plugins.md). 'add' checks
 that a plugin starts and that its contracts are valid, then installs it into plugins_dir with
 its SHA-256 beside it; a running 'ordo serve' picks it up (and drops it on 'remove') without
 a restart.`,
 		Example: `  ordo plugins list
+  ordo plugins new shout        # a plugin module to start from
   ordo plugins add ./bin/plugin-hello --name hello
   ordo plugins remove hello`,
 	}
-	cmd.AddCommand(newPluginsListCmd(g), newPluginsAddCmd(g), newPluginsRemoveCmd(g))
+	cmd.AddCommand(newPluginsListCmd(g), newPluginsAddCmd(g), newPluginsRemoveCmd(g), newPluginsNewCmd(g))
 	return cmd
 }
 
@@ -67,18 +68,21 @@ func newPluginsAddCmd(g *globals) *cobra.Command {
 	var force bool
 	var up upstreamFlags
 	cmd := &cobra.Command{
-		Use:   "add PATH [--name NAME] | --mcp 'CMD ARGS' --name NAME | --mcp-url URL --name NAME",
+		Use:   "add PATH [--name NAME] [--force] | --mcp 'CMD ARGS' [--name NAME] [--save] | --mcp-url URL [--name NAME] [--save]",
 		Short: "Check a plugin binary and install it into plugins_dir, or mount an upstream MCP server",
 		Long: `With PATH: start the plugin once (handshake, valid contracts), then install it into
 plugins_dir with its SHA-256 beside it; a running 'ordo serve' picks it up.
 
 With --mcp (a stdio command, split like a shell would, run without one) or --mcp-url (a
 streamable-HTTP endpoint): connect to the upstream MCP server, list the tools it would add
-(NAME.tool, with the risk read from their annotations), and print its 'upstreams:' entry;
---save appends that entry to the configuration file (--config or ORDO_CONFIG).`,
+(NAME.tool, with the risk read from their annotations), and print its 'upstreams:' entry.
+--save appends that entry to the configuration file (--config, else $ORDO_CONFIG, else
+~/.config/ordo/ordo.yaml, created if missing); a running 'ordo serve' reading that file
+mounts it without a restart. NAME defaults to the package or program the command runs
+(npx -y @modelcontextprotocol/server-everything: server-everything), or the URL's host.`,
 		Example: `  ordo plugins add ./bin/plugin-hello --name hello
   ordo plugins add ~/Downloads/ordo-plugin-weather --force
-  ordo plugins add --mcp 'npx -y @modelcontextprotocol/server-memory' --name memory --save
+  ordo plugins add --mcp 'npx -y @modelcontextprotocol/server-memory' --save   # name: server-memory
   ordo plugins add --mcp-url https://mcp.example.com/mcp --bearer-token-env EXAMPLE_TOKEN --name example`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -102,40 +106,47 @@ streamable-HTTP endpoint): connect to the upstream MCP server, list the tools it
 			if err := claimable(cfg, name); err != nil {
 				return err
 			}
-			dst := filepath.Join(cfg.PluginsDir, name)
-			if _, err := os.Stat(dst); err == nil && !force {
-				return contracts.Errorf(contracts.CodeInvalidInput, "plugin %s is already installed at %s (use --force to replace it)", name, dst).With("field", "name")
+			dst, installed := installedPlugin(cfg.PluginsDir, name)
+			if installed && !force {
+				return contracts.Errorf(contracts.CodeInvalidInput, "plugin %s is already installed at %s; nothing changed (--force replaces it)", name, dst).
+					With("field", "name").With("path", dst)
 			}
-			// Prove it starts and describes valid contracts before installing.
+			// Prove it starts and describes valid contracts before installing,
+			// pinned to the bytes it started from.
 			h, err := host.New(host.WithLogger(log.With("component", "host")), host.WithDataDir(cfg.DataDir))
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			if err := h.AddPlugin(cmd.Context(), host.PluginSpec{Name: name, Path: src}); err != nil {
+			if err := h.AddPlugin(cmd.Context(), host.PluginSpec{Name: name, Path: src, PinFound: true}); err != nil {
 				return err
 			}
 			var tools []string
+			var started string // the checksum of the binary that started
 			for _, p := range h.Plugins() {
 				if p.Name == name {
-					tools = p.Tools
+					tools, started = p.Tools, p.SHA256
 				}
 			}
-			sum, err := install(src, dst)
+			sum, err := install(src, dst, started)
 			if err != nil {
 				return contracts.Errorf(contracts.CodeInvalidInput, "install %s: %w", name, err).With("field", "path")
+			}
+			if up.json {
+				return writeJSON(g.io.Out, map[string]any{"installed": name, "path": dst, "sha256": sum, "tools": tools})
 			}
 			_, err = fmt.Fprintf(g.io.Out, "installed %s at %s (sha256 %s)\ntools: %s\n", name, dst, sum, strings.Join(tools, ", "))
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "plugin name (default: the file name without ordo-plugin-)")
+	cmd.Flags().StringVar(&name, "name", "", "plugin name (default: the file name without ordo-plugin-; upstreams: the package or program run, or the URL's host)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an installed plugin of that name")
 	cmd.Flags().StringVar(&up.command, "mcp", "", "an upstream MCP server's stdio command line")
 	cmd.Flags().StringVar(&up.url, "mcp-url", "", "an upstream MCP server's streamable-HTTP URL")
 	cmd.Flags().StringVar(&up.tokenEnv, "bearer-token-env", "", "with --mcp-url: the variable holding its bearer token")
 	cmd.Flags().StringVar(&up.tokenEnv, "token-env", "", "short for --bearer-token-env")
-	cmd.Flags().BoolVar(&up.save, "save", false, "append the upstream to the configuration file")
+	cmd.Flags().BoolVar(&up.json, "json", false, `print what was installed or mounted as JSON ({"installed", "path", "sha256", "tools"}; upstreams {"upstream", "tools", "entry", "saved_to"})`)
+	cmd.Flags().BoolVar(&up.save, "save", false, "append the upstream to the configuration file (default ~/.config/ordo/ordo.yaml); a running serve mounts it")
 	return cmd
 }
 
@@ -159,9 +170,27 @@ func claimable(cfg *config.Config, name string) error {
 	return nil
 }
 
+// installedPlugin is where plugin name goes in dir: the file already
+// installed for it (NAME or ordo-plugin-NAME), else dir/NAME.
+func installedPlugin(dir, name string) (path string, installed bool) {
+	for _, file := range []string{name, "ordo-plugin-" + name} {
+		if p := filepath.Join(dir, file); fileExists(p) {
+			return p, true
+		}
+	}
+	return filepath.Join(dir, name), false
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // install copies src to dst atomically (dotfile, then rename: the host
-// ignores dotfiles while a copy is in progress) and writes dst.sha256.
-func install(src, dst string) (string, error) {
+// ignores dotfiles while a copy is in progress) and writes dst.sha256,
+// refusing a copy whose checksum is not want (the binary changed since it
+// was checked).
+func install(src, dst, want string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", err
 	}
@@ -183,6 +212,10 @@ func install(src, dst string) (string, error) {
 		return "", err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
+	if sum != want {
+		os.Remove(tmp)
+		return "", fmt.Errorf("%s changed while it was being installed (sha256 %s, checked %s)", src, sum, want)
+	}
 	if err := os.WriteFile(dst+".sha256", []byte(sum+"  "+filepath.Base(dst)+"\n"), 0o644); err != nil {
 		os.Remove(tmp)
 		return "", err
@@ -191,11 +224,13 @@ func install(src, dst string) (string, error) {
 }
 
 func newPluginsRemoveCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:     "remove NAME",
-		Short:   "Uninstall a plugin from plugins_dir, or delete an upstream's entry from the configuration file",
-		Example: "  ordo plugins remove hello\n  ordo --config ordo.yaml plugins remove memory",
-		Args:    args(1, 1),
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:               "remove NAME",
+		Short:             "Uninstall a plugin from plugins_dir, or delete an upstream's entry from the configuration file",
+		Example:           "  ordo plugins remove hello\n  ordo --config ordo.yaml plugins remove memory",
+		Args:              args(1, 1),
+		ValidArgsFunction: g.completePlugin,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			cfg, _, err := g.load()
 			if err != nil {
@@ -203,7 +238,7 @@ func newPluginsRemoveCmd(g *globals) *cobra.Command {
 			}
 			name := a[0]
 			if slices.ContainsFunc(cfg.Upstreams, func(u config.Upstream) bool { return u.Name == name }) {
-				return g.removeUpstream(name)
+				return g.removeUpstream(name, asJSON)
 			}
 			if slices.Contains(app.BundledNames, name) {
 				return contracts.Errorf(contracts.CodeInvalidInput, "%s is bundled with Ordo; turn it off with bundled.%s.enabled: false", name, name).With("field", "name")
@@ -228,8 +263,13 @@ func newPluginsRemoveCmd(g *globals) *cobra.Command {
 			if removed == 0 {
 				return contracts.Errorf(contracts.CodeInvalidInput, "no plugin %s in %s", name, cfg.PluginsDir).With("field", "name")
 			}
+			if asJSON {
+				return writeJSON(g.io.Out, map[string]any{"removed": name, "kind": "plugin", "from": cfg.PluginsDir})
+			}
 			_, err = fmt.Fprintf(g.io.Out, "removed %s from %s\n", name, cfg.PluginsDir)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"removed", "kind", "from"}`)
+	return cmd
 }

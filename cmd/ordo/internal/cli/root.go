@@ -46,17 +46,34 @@ func Main(ctx context.Context, args []string, s IO) int {
 // globals are the flags every subcommand shares.
 type globals struct {
 	configPath string
-	// store is --store: the run store, over the store key and ORDO_STORE.
-	store string
-	root  *cobra.Command
-	io    IO
+	// dataDir is --data-dir (every command); store is --store (the
+	// commands that open the run store: run, serve, runs, migrate).
+	dataDir, store override
+	io             IO
 	// logLevel is the level when log.level is unset: warn for one-shot
 	// commands, whose output is for people; serve sets info.
 	logLevel slog.Level
 }
 
+// override is a flag that stands in for an environment variable, so it
+// beats the file's key the same way the variable does and is validated
+// (never echoed) like it. It remembers whether it was given, so an empty
+// value is refused rather than ignored.
+type override struct {
+	flag, env, key, want string
+	value                string
+	set                  bool
+}
+
+func (o *override) String() string     { return o.value }
+func (o *override) Set(v string) error { o.value, o.set = v, true; return nil }
+func (o *override) Type() string       { return "string" }
+
 func newRoot(s IO) *cobra.Command {
-	g := &globals{io: s, logLevel: slog.LevelWarn}
+	g := &globals{io: s, logLevel: slog.LevelWarn,
+		dataDir: override{flag: "data-dir", env: "ORDO_DATA_DIR", key: "data_dir", want: "a directory"},
+		store:   override{flag: "store", env: "ORDO_STORE", key: "store", want: `"embedded" or a Postgres URL`},
+	}
 	root := &cobra.Command{
 		Use:   "ordo",
 		Short: "Ordo: a Plan-then-Execute tool-using agent, served over MCP",
@@ -66,22 +83,27 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 		Example: `  ordo run --plan examples/first-run.plan.json --yes
   ordo serve                       # MCP over stdio, for an IDE or assistant
   ordo serve --http 127.0.0.1:7411 # MCP over streamable HTTP
-  ordo runs list`,
+  ordo runs list
+  ordo --data-dir /tmp/ordo runs list`,
+		Version:       readBuild().line(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (default: $ORDO_CONFIG, else built-in defaults)")
-	root.PersistentFlags().StringVar(&g.store, "store", "", `run store: "embedded" or a Postgres URL (over the store key and $ORDO_STORE; never logged)`)
-	g.root = root
+	root.SetVersionTemplate("{{.Version}}\n") // --version prints what `ordo version` does
+	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (default: $ORDO_CONFIG, else $XDG_CONFIG_HOME/ordo/ordo.yaml or ~/.config/ordo/ordo.yaml if it exists)")
+	root.PersistentFlags().Var(&g.dataDir, "data-dir", "data directory: runs, plugin data, plugins.d (over the data_dir key and $ORDO_DATA_DIR; default $XDG_DATA_HOME/ordo or ~/.local/share/ordo)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	stored := []*cobra.Command{newRunCmd(g), newServeCmd(g), newRunsCmd(g), newMigrateCmd(g)}
+	for _, c := range stored {
+		c.PersistentFlags().Var(&g.store, "store", `run store: "embedded" or a Postgres URL (over the store key and $ORDO_STORE; never logged)`)
+	}
+	root.AddCommand(stored...)
 	root.AddCommand(
-		newRunCmd(g),
-		newServeCmd(g),
-		newRunsCmd(g),
 		newMemoryCmd(g),
 		newToolsCmd(g),
 		newPluginsCmd(g),
-		newMigrateCmd(g),
+		newTokensCmd(g),
+		newConfigCmd(g),
 		newVersionCmd(g),
 	)
 	return root
@@ -95,34 +117,49 @@ func (g *globals) load() (*config.Config, *slog.Logger, error) {
 	}
 	cfg, err := config.Load(g.configPath, env)
 	if err != nil {
-		if ce := contracts.AsError(err); g.store != "" && ce.Details["key"] == "store" {
-			ce.With("flag", "--store")
+		ce := contracts.AsError(err)
+		for _, o := range g.overrides() {
+			if ce.Details["key"] == o.key {
+				ce.With("flag", "--"+o.flag)
+			}
 		}
 		return nil, nil, err
 	}
 	return cfg, newLogger(cfg.Log, g.logLevel, g.io.Err), nil
 }
 
-// env is the environment the configuration is read with: --store stands
-// in for ORDO_STORE, so it overrides the file's store key the same way
-// and is validated (never echoed) like it.
+// overrides are the override flags given.
+func (g *globals) overrides() []*override {
+	var out []*override
+	for _, o := range []*override{&g.dataDir, &g.store} {
+		if o.set {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// env is the environment the configuration is read with: the override
+// flags given stand in for their variables.
 func (g *globals) env() (config.Env, error) {
-	if !g.root.PersistentFlags().Changed("store") {
+	given := g.overrides()
+	if len(given) == 0 {
 		return g.io.Env, nil
 	}
-	if g.store == "" {
-		return nil, usageError(errors.New(`--store needs a value: "embedded" or a Postgres URL`))
+	vars := map[string]string{}
+	for _, o := range given {
+		if o.value == "" {
+			return nil, usageError(fmt.Errorf("--%s needs a value: %s", o.flag, o.want))
+		}
+		vars[o.env] = o.value
 	}
 	return func(key string) (string, bool) {
-		if key == storeEnv {
-			return g.store, true
+		if v, ok := vars[key]; ok {
+			return v, true
 		}
 		return g.io.Env(key)
 	}, nil
 }
-
-// storeEnv is the variable --store overrides.
-const storeEnv = "ORDO_STORE"
 
 // newLogger writes to w at the configured level (def when unset): text on
 // a terminal, JSON otherwise (or as configured).
@@ -181,4 +218,15 @@ func printError(w io.Writer, err error) {
 	for _, k := range slices.Sorted(maps.Keys(ce.Details)) {
 		fmt.Fprintf(w, "  %s: %v\n", k, ce.Details[k])
 	}
+	if ce.Code == contracts.CodeNoLLM {
+		fmt.Fprint(w, noModelHelp)
+	}
 }
+
+// noModelHelp says how to configure a model, and how to do without one.
+const noModelHelp = `To plan with a model, give Ordo an OpenAI-compatible endpoint:
+  export OPENAI_API_KEY=sk-...      # the key (llm.api_key_env names another variable)
+  export ORDO_LLM_MODEL=gpt-4.1-mini
+  # a local server instead: export ORDO_LLM_BASE_URL=http://127.0.0.1:11434/v1 ORDO_LLM_MODEL=qwen2.5:7b
+Without a model, 'ordo run --plan FILE' runs a plan you wrote (examples/first-run.plan.json).
+`

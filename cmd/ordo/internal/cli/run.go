@@ -95,6 +95,8 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 	}
 	cmd.Flags().StringVar(&planFile, "plan", "", "execute this Action Plan (JSON) instead of planning the goal")
 	cmd.Flags().StringVar(&template, "template", "", "run the plan saved under this name (ordo runs save-template)")
+	local := LocalUser
+	_ = cmd.RegisterFlagCompletionFunc("template", g.completeTemplate(&local))
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "with --template: ACTION_ID.FIELD=VALUE replacing a literal input (repeatable)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve what policy allows without asking")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout (progress goes to stderr)")
@@ -105,16 +107,24 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 // ready runs, asking the person at each interrupt, until it ends, input
 // ends or Ctrl-C. Then it reports and exits with the run's status code.
 func (g *globals) drive(parent context.Context, a *app.App, asJSON bool, begin func(context.Context) (*contracts.Run, error)) error {
+	return g.driveWith(parent, a, asJSON, begin, a.Engine.Resume)
+}
+
+// driveWith is drive with the person's decisions passed on by decide: a
+// direct tool call gives its arguments again with each (Engine.Confirm).
+func (g *globals) driveWith(parent context.Context, a *app.App, asJSON bool, begin func(context.Context) (*contracts.Run, error),
+	decide func(context.Context, string, contracts.Decision) (*contracts.Run, error)) error {
 	ctx, stop := interruptible(parent, g.io.Err)
 	defer stop()
-	disp := console.NewDisplay(g.io.Err)
+	disp := console.NewDisplay(g.io.Err, isTerminal(g.io.Err))
 	ctx = agent.WithEvents(ctx, disp.Event)
 	prompt := console.NewPrompter(g.io.In, g.io.Err, LocalUser)
 
 	run, err := begin(ctx)
 	shown := 0
 	for err == nil && run != nil && ctx.Err() == nil {
-		if n := len(run.Plans); n > 0 && run.Plans[n-1].Version != shown {
+		// A direct tool call's one-action plan says nothing its steps do not.
+		if n := len(run.Plans); n > 0 && run.Plans[n-1].Version != shown && !run.Options.Direct {
 			disp.Plan(run)
 			shown = run.Plans[n-1].Version
 		}
@@ -129,7 +139,7 @@ func (g *globals) drive(parent context.Context, a *app.App, asJSON bool, begin f
 		if perr != nil {
 			break // input ended or Ctrl-C: the run stays interrupted
 		}
-		next, rerr := a.Engine.Resume(ctx, run.ID, d)
+		next, rerr := decide(ctx, run.ID, d)
 		if refusedDecision(rerr) && next != nil && next.Status == contracts.RunInterrupted && next.Interrupt != nil {
 			// A refused decision (a bad edit, a missing answer) leaves the
 			// run as it was: say why and ask again.
@@ -163,12 +173,17 @@ func refusedDecision(err error) bool {
 }
 
 // report prints the answer (or the record as JSON) on stdout and where to
-// find things on stderr.
+// find things on stderr. A direct tool call's answer is the tool's result.
 func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, asJSON bool) {
 	disp.Summary(run)
-	if asJSON {
+	switch {
+	case asJSON:
 		_ = writeJSON(g.io.Out, run)
-	} else if run.Result != nil && run.Result.Answer != "" {
+	case run.Options.Direct:
+		if result := lastResult(run); result != nil {
+			_ = writeJSON(g.io.Out, result)
+		}
+	case run.Result != nil && run.Result.Answer != "":
 		fmt.Fprintln(g.io.Out, run.Result.Answer)
 	}
 	w := g.io.Err
@@ -183,6 +198,16 @@ func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, 
 	if !run.Status.Final() {
 		fmt.Fprintf(w, "the run is %s; continue it with: ordo runs resume %s\n", run.Status, run.ID)
 	}
+}
+
+// lastResult is the result of the run's last succeeded step, if any.
+func lastResult(run *contracts.Run) json.RawMessage {
+	for i := len(run.Steps) - 1; i >= 0; i-- {
+		if s := run.Steps[i]; s.Status == contracts.StepSucceeded {
+			return s.Result
+		}
+	}
+	return nil
 }
 
 // outputs says where the bundled plugins put what the run's steps wrote:

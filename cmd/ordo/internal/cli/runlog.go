@@ -43,7 +43,8 @@ denials still stop it); a fork never inherits that from the run it forks. Exit c
 		Example: `  ordo runs fork run_0123abcd --from post_summary
   ordo runs fork run_0123abcd --from post_summary --yes --json > run.json
   ordo runs fork run_0123abcd --from summarise --plan fixed.plan.json`,
-		Args: args(1, 1),
+		Args:              args(1, 1),
+		ValidArgsFunction: g.completeRunID,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if from == "" {
 				return usageError(errors.New("fork needs --from ACTION: the first action to run again"))
@@ -70,6 +71,7 @@ denials still stop it); a fork never inherits that from the run it forks. Exit c
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the action of the run's current plan to run again (required)")
+	_ = cmd.RegisterFlagCompletionFunc("from", g.completeAction)
 	cmd.Flags().StringVar(&planFile, "plan", "", "an edited Action Plan (JSON) for the new run")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve the new run's plan and steps without asking")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the new run's record as JSON on stdout (progress goes to stderr)")
@@ -91,7 +93,8 @@ snapshot. --json prints the entries instead, as the events resource does:
 Exit code 0 when the fold equals the stored run; 1 with error 3005 when it does not.`,
 		Example: `  ordo runs replay run_0123abcd
   ordo runs replay run_0123abcd --json | jq '.events[] | select(.kind == "step") | .summary'`,
-		Args: args(1, 1),
+		Args:              args(1, 1),
+		ValidArgsFunction: g.completeRunID,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return g.withStore(cmd.Context(), func(_ *config.Config, st memory.Checkpointer) error {
 				ctx := cmd.Context()
@@ -180,7 +183,8 @@ run is final (completed, failed, rejected or cancelled) or Ctrl-C.
 		Example: `  ordo runs events run_0123abcd
   ordo runs events run_0123abcd --after 12 --follow
   ordo runs events run_0123abcd --follow --json | jq -c '{seq, kind}'`,
-		Args: args(1, 1),
+		Args:              args(1, 1),
+		ValidArgsFunction: g.completeRunID,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if after < 0 {
 				return usageError(fmt.Errorf("--after must be a sequence number >= 0, got %d", after))
@@ -241,6 +245,7 @@ run is final (completed, failed, rejected or cancelled) or Ctrl-C.
 
 func newRunsCompactCmd(g *globals) *cobra.Command {
 	var olderThan time.Duration
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "compact [--older-than DURATION]",
 		Short: "Fold the logs of finished runs into one snapshot each",
@@ -262,6 +267,9 @@ compacts finished runs at start and daily.`,
 				if err != nil {
 					return err
 				}
+				if asJSON {
+					return writeJSON(g.io.Out, map[string]any{"compacted": n, "older_than": olderThan.String()})
+				}
 				if olderThan > 0 {
 					_, err = fmt.Fprintf(g.io.Out, "compacted %d finished run(s) older than %s\n", n, olderThan)
 				} else {
@@ -272,5 +280,6 @@ compacts finished runs at start and daily.`,
 		},
 	}
 	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "compact only runs last updated longer ago than this, e.g. 72h (default: every finished run)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"compacted": N, "older_than": D}`)
 	return cmd
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,12 +23,12 @@ import (
 func newRunsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show, resume, fork, replay, follow, compact and prune stored runs, and save one as a template",
+		Short: "List, show, resume, fork, replay, follow, compact, prune and delete stored runs, and save one as a template",
 		Long: `Runs are stored as append-only logs: each step boundary appends an entry numbered by the
 run's sequence (the cursor). show prints a run; replay prints it rebuilt from its log
 entry by entry; events prints (and --follow follows) the entries after a cursor; fork
 starts a new run from a recorded one, from one action on; compact folds finished runs'
-logs into one snapshot each; prune deletes finished runs.`,
+logs into one snapshot each; prune deletes finished runs; delete deletes the runs it names.`,
 		Example: `  ordo runs list --status interrupted
   ordo runs show run_0123abcd --json
   ordo runs resume run_0123abcd
@@ -35,10 +37,11 @@ logs into one snapshot each; prune deletes finished runs.`,
   ordo runs events run_0123abcd --after 12 --follow
   ordo runs compact
   ordo runs prune --older-than 168h
+  ordo runs delete run_0123abcd run_4567cdef
   ordo runs save-template run_0123abcd q1-report`,
 	}
 	cmd.AddCommand(newRunsListCmd(g), newRunsShowCmd(g), newRunsResumeCmd(g), newRunsForkCmd(g), newRunsReplayCmd(g),
-		newRunsEventsCmd(g), newRunsCompactCmd(g), newRunsPruneCmd(g), newRunsSaveTemplateCmd(g))
+		newRunsEventsCmd(g), newRunsCompactCmd(g), newRunsPruneCmd(g), newRunsDeleteCmd(g), newRunsSaveTemplateCmd(g))
 	return cmd
 }
 
@@ -77,18 +80,25 @@ func newRunsListCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if asJSON {
+					if rows == nil {
+						rows = []memory.RunSummary{}
+					}
 					return writeJSON(g.io.Out, rows)
 				}
 				tw := tabwriter.NewWriter(g.io.Out, 2, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tGOAL")
+				fmt.Fprintln(tw, "ID\tSTATUS\tUSER\tUPDATED\tGOAL")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Status, r.UpdatedAt.Local().Format(time.DateTime), clip(r.Goal, 60))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, orDash(r.UserID), r.UpdatedAt.Local().Format(time.DateTime), clip(r.Goal, 60))
+				}
+				if len(rows) == 0 {
+					fmt.Fprintln(tw, "(no runs)")
 				}
 				return tw.Flush()
 			})
 		},
 	}
 	cmd.Flags().StringSliceVar(&statuses, "status", nil, "only runs in this status (repeatable): pending, ready, running, interrupted, completed, failed, rejected, cancelled")
+	_ = cmd.RegisterFlagCompletionFunc("status", completeWords(runStatuses...))
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many runs (0: all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
@@ -101,7 +111,8 @@ func newRunsShowCmd(g *globals) *cobra.Command {
 		Short: "Show a run's record: plan, policy, steps, decisions, answer",
 		Example: `  ordo runs show run_0123abcd
   ordo runs show run_0123abcd --json | jq '.steps[] | {action_id, status}'`,
-		Args: args(1, 1),
+		Args:              args(1, 1),
+		ValidArgsFunction: g.completeRunID,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return g.withStore(cmd.Context(), func(_ *config.Config, st memory.Checkpointer) error {
 				run, err := st.Load(cmd.Context(), a[0])
@@ -111,8 +122,7 @@ func newRunsShowCmd(g *globals) *cobra.Command {
 				if asJSON {
 					return writeJSON(g.io.Out, run)
 				}
-				showRun(g.io.Out, run)
-				return nil
+				return showRun(g.io.Out, run)
 			})
 		},
 	}
@@ -120,46 +130,152 @@ func newRunsShowCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// showRun prints a run record for people.
-func showRun(w io.Writer, run *contracts.Run) {
-	fmt.Fprintf(w, "run      %s\nstatus   %s\ngoal     %s\nuser     %s\ncreated  %s\nupdated  %s (checkpoint %d)\n",
-		run.ID, run.Status, run.Goal, run.UserID, run.CreatedAt.Local().Format(time.DateTime), run.UpdatedAt.Local().Format(time.DateTime), run.Seq)
+// showRun prints a run record for people: what it is, then one row per
+// action with its final status, attempts and duration, the decisions
+// people made, and the answer.
+func showRun(w io.Writer, run *contracts.Run) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "run\t%s\n", run.ID)
+	fmt.Fprintf(tw, "status\t%s\n", run.Status)
+	fmt.Fprintf(tw, "goal\t%s\n", clip(run.Goal, 200))
+	fmt.Fprintf(tw, "user\t%s\n", run.UserID)
+	fmt.Fprintf(tw, "created\t%s\n", run.CreatedAt.Local().Format(time.DateTime))
+	fmt.Fprintf(tw, "updated\t%s (checkpoint %d)\n", run.UpdatedAt.Local().Format(time.DateTime), run.Seq)
 	if n := len(run.Plans); n > 0 {
-		rev := run.Plans[n-1]
-		fmt.Fprintf(w, "plan     v%d of %d (%s)\n", rev.Version, n, rev.Source)
-		for _, a := range rev.Plan.Actions {
-			fmt.Fprintf(w, "  %-18s %-22s %s\n", a.ID, a.Tool, run.Policy[a.ID].Decision)
-		}
-	}
-	if len(run.Steps) > 0 {
-		fmt.Fprintln(w, "steps")
-		for _, s := range run.Steps {
-			took := ""
-			if !s.EndedAt.IsZero() {
-				took = s.EndedAt.Sub(s.StartedAt).Round(100 * time.Microsecond).String()
-			}
-			line := fmt.Sprintf("  %-18s %-22s #%d %-9s %s", s.ActionID, s.Tool, s.Attempt, s.Status, took)
-			if s.Error != nil {
-				line += fmt.Sprintf("  error %d: %s", s.Error.Code, clip(s.Error.Message, 80))
-			}
-			fmt.Fprintln(w, line)
-		}
-	}
-	for _, d := range run.Decisions {
-		fmt.Fprintf(w, "decision %s -> %s by %s at %s\n", d.Interrupt.Kind, d.Decision.Kind, d.Decision.By, d.At.Local().Format(time.DateTime))
-	}
-	if run.Interrupt != nil {
-		fmt.Fprintf(w, "waiting  %s: %s\n", run.Interrupt.Kind, run.Interrupt.Message)
+		fmt.Fprintf(tw, "plan\tv%d of %d (%s)\n", run.Plans[n-1].Version, n, run.Plans[n-1].Source)
 	}
 	if len(run.LLMCalls) > 0 {
-		fmt.Fprintf(w, "llm      %v\n", run.LLMCalls)
+		fmt.Fprintf(tw, "llm calls\t%s\n", llmCalls(run.LLMCalls))
+	}
+	if u := run.Usage.Total; len(run.Usage.ByRole) > 0 {
+		fmt.Fprintf(tw, "tokens\t%d in (%d cached), %d out  %s\n", u.InputTokens, u.CachedTokens, u.OutputTokens, strings.Join(u.Models, ", "))
+		fmt.Fprintf(tw, "cost\t$%.6f\n", u.CostUSD)
+	}
+	if run.Interrupt != nil {
+		fmt.Fprintf(tw, "waiting\t%s: %s\n", run.Interrupt.Kind, clip(run.Interrupt.Message, 120))
 	}
 	if run.Error != nil {
-		fmt.Fprintf(w, "error    %d (%s): %s\n", run.Error.Code, run.Error.Code.Category(), run.Error.Message)
+		fmt.Fprintf(tw, "error\t%d (%s): %s\n", run.Error.Code, run.Error.Code.Category(), clip(run.Error.Message, 160))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if rows := stepRows(run); len(rows) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ACTION\tTOOL\tPOLICY\tSTATUS\tATTEMPTS\tDURATION\tERROR")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.action, r.tool, orDash(r.policy), r.status, r.attempts, orDash(r.took), r.err)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(run.Decisions) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "INTERRUPT\tDECISION\tBY\tAT\tNOTE")
+		for _, d := range run.Decisions {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Interrupt.Kind, d.Decision.Kind, d.Decision.By, d.At.Local().Format(time.DateTime), clip(d.Decision.Note, 60))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	if run.Result != nil {
-		fmt.Fprintf(w, "answer   (%s)\n%s\n", run.Result.Composer, run.Result.Answer)
+		_, err := fmt.Fprintf(w, "\nanswer (%s):\n%s\n", run.Result.Composer, run.Result.Answer)
+		return err
 	}
+	return nil
+}
+
+// stepRow is one action of a run as `runs show` prints it.
+type stepRow struct {
+	action, tool, policy, status, attempts, took, err string
+}
+
+// stepRows folds the run's step records (a started and an ended record per
+// attempt) into one row per action: the current plan's actions in plan
+// order (those not reached yet "not started", the one an interrupt waits
+// at "waiting"), then actions only an earlier plan version had. A row's
+// duration runs from its first attempt's start to its last attempt's end.
+func stepRows(run *contracts.Run) []stepRow {
+	var order []string
+	rows := map[string]*stepRow{}
+	add := func(id, tool string) *stepRow {
+		if r, ok := rows[id]; ok {
+			return r
+		}
+		r := &stepRow{action: id, tool: tool, status: "not started", attempts: "0"}
+		rows[id] = r
+		order = append(order, id)
+		return r
+	}
+	if n := len(run.Plans); n > 0 {
+		for _, a := range run.Plans[n-1].Plan.Actions {
+			add(a.ID, a.Tool).policy = run.Policy[a.ID].Decision
+		}
+	}
+	first := map[string]time.Time{}
+	for _, s := range run.Steps {
+		r := add(s.ActionID, s.Tool)
+		r.tool, r.status, r.attempts, r.err = s.Tool, string(s.Status), fmt.Sprint(s.Attempt), ""
+		if _, ok := first[s.ActionID]; !ok {
+			first[s.ActionID] = s.StartedAt
+		}
+		if !s.EndedAt.IsZero() {
+			r.took = roundDuration(s.EndedAt.Sub(first[s.ActionID])).String()
+		}
+		if s.Error != nil {
+			r.err = fmt.Sprintf("%d: %s", s.Error.Code, clip(s.Error.Message, 80))
+		}
+	}
+	if in := run.Interrupt; in != nil && in.ActionID != "" {
+		if r, ok := rows[in.ActionID]; ok {
+			r.status = "waiting (" + string(in.Kind) + ")"
+		}
+	}
+	out := make([]stepRow, len(order))
+	for i, id := range order {
+		out[i] = *rows[id]
+	}
+	return out
+}
+
+// roundDuration keeps a duration's three leading digits or so: 4.4ms,
+// 282ms, 1.255s.
+func roundDuration(d time.Duration) time.Duration {
+	if d >= 10*time.Millisecond {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Microsecond)
+}
+
+// llmRoles is the order a run's model calls are listed in: the order a
+// run makes them.
+var llmRoles = []string{"planner", "filler", "verifier", "replanner", "composer", "tool"}
+
+// llmCalls lists model calls by role for people: "planner 1, composer 1".
+func llmCalls(calls map[string]int) string {
+	var parts []string
+	for _, r := range llmRoles {
+		if n, ok := calls[r]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d", r, n))
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(calls)) {
+		if !slices.Contains(llmRoles, r) {
+			parts = append(parts, fmt.Sprintf("%s %d", r, calls[r]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func newRunsResumeCmd(g *globals) *cobra.Command {
@@ -178,7 +294,8 @@ Ctrl-C), then continues the run.`,
 		Example: `  ordo runs resume run_0123abcd
   echo approve | ordo runs resume run_0123abcd --json
   ordo runs resume run_0123abcd --wait`,
-		Args: args(1, 1),
+		Args:              args(1, 1),
+		ValidArgsFunction: g.completeRunID,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return g.withApp(cmd, func(ap *app.App) error {
 				return g.drive(cmd.Context(), ap, asJSON, func(ctx context.Context) (*contracts.Run, error) {
@@ -255,6 +372,7 @@ func (g *globals) leaseHeld(ctx context.Context, err error, wait bool, waited *b
 
 func newRunsPruneCmd(g *globals) *cobra.Command {
 	var olderThan time.Duration
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "prune [--older-than DURATION]",
 		Short: "Delete finished runs last updated before a cut-off",
@@ -275,16 +393,53 @@ func newRunsPruneCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if asJSON {
+					return writeJSON(g.io.Out, map[string]any{"pruned": n, "older_than": olderThan.String()})
+				}
 				_, err = fmt.Fprintf(g.io.Out, "pruned %d finished run(s) older than %s\n", n, olderThan)
 				return err
 			})
 		},
 	}
 	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "age cut-off, e.g. 72h (default retention.runs)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"pruned": N, "older_than": D}`)
+	return cmd
+}
+
+func newRunsDeleteCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "delete RUN_ID...",
+		Short: "Delete runs, whatever their status, with their logs",
+		Long: `Delete the runs named, finished or not, with their append-only logs and snapshots:
+all of them or none. An unknown id is error 3001; a run a process is driving (its
+lease is live: 'ordo run', 'ordo runs resume' or a server is at it) is error 3004,
+and nothing is deleted. What pattern memory learned from a run stays ('ordo memory
+forget' deletes that).`,
+		Example: `  ordo runs delete run_0123abcd
+  ordo runs delete $(ordo runs list --status interrupted --json | jq -r '.[].id')`,
+		Args:              args(1, -1),
+		ValidArgsFunction: g.completeRunIDs,
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			return g.withStore(cmd.Context(), func(_ *config.Config, st memory.Checkpointer) error {
+				if err := st.Delete(cmd.Context(), ids); err != nil {
+					return err
+				}
+				ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+				if asJSON {
+					return writeJSON(g.io.Out, map[string]any{"deleted": ids})
+				}
+				_, err := fmt.Fprintf(g.io.Out, "deleted %d run(s): %s\n", len(ids), strings.Join(ids, ", "))
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"deleted": [RUN_ID...]}`)
 	return cmd
 }
 
 func newRunsSaveTemplateCmd(g *globals) *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "save-template RUN_ID NAME",
 		Short: "Save a completed run's plan as a template of its user, to run again with new inputs",
@@ -294,7 +449,8 @@ again without a model; 'ordo memory list --namespace workflow' lists templates a
 'ordo memory forget --template NAME' deletes one. Needs memory.enabled.`,
 		Example: `  ordo runs save-template run_0123abcd q1-report
   ordo run --template q1-report --input read_sales.file=examples/data/sales.csv --yes`,
-		Args: args(2, 2),
+		Args:              args(2, 2),
+		ValidArgsFunction: g.completeRunID,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return g.withApp(cmd, func(ap *app.App) error {
 				if err := ap.Engine.SaveTemplate(cmd.Context(), a[0], a[1]); err != nil {
@@ -304,11 +460,16 @@ again without a model; 'ordo memory list --namespace workflow' lists templates a
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(g.io.Out, "saved the plan of %s as template %q of user %q (%d actions)\n", run.ID, a[1], run.UserID, len(run.Plans[len(run.Plans)-1].Plan.Actions))
+				actions := len(run.Plans[len(run.Plans)-1].Plan.Actions)
+				if asJSON {
+					return writeJSON(g.io.Out, map[string]any{"run_id": run.ID, "template": a[1], "user_id": run.UserID, "actions": actions})
+				}
+				_, err = fmt.Fprintf(g.io.Out, "saved the plan of %s as template %q of user %q (%d actions)\n", run.ID, a[1], run.UserID, actions)
 				return err
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"run_id", "template", "user_id", "actions"}`)
 	return cmd
 }
 

@@ -29,17 +29,20 @@ func newServeCmd(g *globals) *cobra.Command {
 		Use:   "serve [--http [ADDR]]",
 		Short: "Serve Ordo over MCP (stdio by default, or streamable HTTP)",
 		Long: `Serve the MCP tools plan, execute, approve, fork_run, run_status, list_runs, search_tools and the
-admin plugin tools. Over stdio (the default) the client is the local user with the admin
-role; over HTTP every request needs a bearer token from http.tokens. Plugins dropped into
-plugins_dir are picked up while serving. Finished runs older than retention.runs are
-pruned at start and daily, and the logs of the other runs that finished over an hour ago
-are compacted to one snapshot each (as 'ordo runs compact' does).
+admin plugin tools. Over stdio (the default) the client is the local user; over HTTP every
+request needs a bearer token from http.tokens or $ORDO_HTTP_TOKENS, and serve --http refuses
+to start without one ('ordo tokens new NAME' makes one). Plugins dropped into plugins_dir
+are picked up while serving, and so are upstreams added to or removed from the
+configuration file ('ordo plugins add --mcp ... --save'). Finished runs older than
+retention.runs are pruned at start and daily, and the logs of the other runs that finished
+over an hour ago are compacted to one snapshot each (as 'ordo runs compact' does).
 
 With --http, GET /runs/ID/events on the same listener streams a run's log entries as
 Server-Sent Events (same bearer tokens; a user sees only their own runs), resumable with
 Last-Event-ID; the MCP resource ordo://runs/ID/events?after=N pages the same entries.`,
 		Example: `  ordo serve
   ordo serve --http                 # on http.listen (default 127.0.0.1:7411)
+  ORDO_HTTP_TOKENS='alice:user:TOKEN' ordo serve --http   # TOKEN from 'ordo tokens new alice'
   ORDO_TOKEN_ALICE=... ordo serve --http 0.0.0.0:7411 --config ordo.yaml
   ordo serve --http --store postgres://ordo@db/ordo   # runs shared with other servers`,
 		Args: args(0, 1),
@@ -62,6 +65,14 @@ Last-Event-ID; the MCP resource ordo://runs/ID/events?after=N pages the same ent
 					return usageError(err)
 				}
 			}
+			if httpAddr != "" && len(cfg.HTTP.Tokens) == 0 {
+				return contracts.Errorf(contracts.CodeInvalidConfig, "ordo serve --http needs a bearer token for its clients, and neither http.tokens nor %s gives one: "+
+					"run 'ordo tokens new NAME' and add what it prints to the configuration or the environment", config.EnvHTTPTokens).With("key", "http.tokens")
+			}
+			env, err := g.env()
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			a, err := app.Open(ctx, cfg, log, app.Options{
@@ -81,12 +92,29 @@ Last-Event-ID; the MCP resource ordo://runs/ID/events?after=N pages the same ent
 				return err
 			}
 			defer srv.Close()
+			stopMetrics, err := a.ServeMetrics() // metrics.listen, if set
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			bg.Go(func() { prune(ctx, a) })
 			// Continue the runs of servers (or `ordo run`s) that died
 			// mid-run, once their lease (lease_ttl) expires.
 			bg.Go(func() { a.Engine.Watch(ctx, cfg.LeaseTTL/2) })
+			// Upstreams saved to the file (ordo plugins add --save) are
+			// mounted without a restart.
+			file, _ := config.File(g.configPath, env)
+			if file != "" {
+				bg.Go(func() {
+					err := a.FollowUpstreams(ctx, file, env, func() (*config.Config, error) { return config.Load(g.configPath, env) })
+					if err != nil {
+						log.Warn("config file not watched: upstreams saved to it are mounted at the next start", "file", file, "err", err)
+					}
+				})
+			}
 			if httpAddr == "" {
-				log.Info("serving MCP over stdio", "version", version(), "tools", len(a.Host.List()), "llm", a.LLM != nil)
+				log.Info("serving MCP over stdio", "version", version(), "tools", len(a.Host.List()), "llm", a.LLM != nil,
+					"data_dir", cfg.DataDir, "config", file)
 				return srv.ServeStdio(ctx, g.io.In, g.io.Out)
 			}
 			ln, err := net.Listen("tcp", httpAddr)
@@ -96,7 +124,7 @@ Last-Event-ID; the MCP resource ordo://runs/ID/events?after=N pages the same ent
 			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 			hs.RegisterOnShutdown(srv.EndStreams) // event streams hold their connections open
 			log.Info("serving MCP over HTTP", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version(),
-				"tools", len(a.Host.List()), "llm", a.LLM != nil, "tokens", len(cfg.HTTP.Tokens))
+				"tools", len(a.Host.List()), "llm", a.LLM != nil, "tokens", len(cfg.HTTP.Tokens), "data_dir", cfg.DataDir, "config", file)
 			go func() {
 				<-ctx.Done()
 				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

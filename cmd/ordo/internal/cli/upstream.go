@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +22,13 @@ import (
 
 type upstreamFlags struct {
 	command, url, tokenEnv string
-	save                   bool
+	save, json             bool
+}
+
+// upstreamTool is one tool an upstream adds, as `plugins add --json` shows it.
+type upstreamTool struct {
+	Tool string         `json:"tool"`
+	Risk contracts.Risk `json:"risk"`
 }
 
 // addUpstream connects to an upstream MCP server once, shows the tools it
@@ -35,10 +44,19 @@ func (g *globals) addUpstream(cmd *cobra.Command, name string, f upstreamFlags) 
 			return err
 		}
 	}
+	if u.Name == "" {
+		if u.Name = upstreamName(u); u.Name == "" {
+			return usageError(errors.New("no name can be made from the command or URL: give --name NAME"))
+		}
+	}
 	probe := *cfg
 	probe.Upstreams = append(append([]config.Upstream{}, cfg.Upstreams...), u)
 	if err := probe.Validate(); err != nil {
 		return err
+	}
+	if v, _ := g.io.Env(f.tokenEnv); f.tokenEnv != "" && v == "" {
+		return contracts.Errorf(contracts.CodeInvalidInput, "the variable %s (--token-env) is unset or empty: export it with the upstream's bearer token", f.tokenEnv).
+			With("field", "token_env")
 	}
 	h, err := host.New(host.WithLogger(log.With("component", "host")), host.WithDataDir(cfg.DataDir))
 	if err != nil {
@@ -48,45 +66,85 @@ func (g *globals) addUpstream(cmd *cobra.Command, name string, f upstreamFlags) 
 	if err := h.AddUpstream(cmd.Context(), u.Spec(g.io.Env)); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.io.Out, "upstream %s answers; its tools:\n", name)
+	tools := []upstreamTool{}
 	for _, t := range h.List() {
-		if strings.HasPrefix(t.Name(), name+".") {
-			fmt.Fprintf(g.io.Out, "  %-40s %s\n", t.Name(), t.Contract.RiskLevel)
+		if strings.HasPrefix(t.Name(), u.Name+".") {
+			tools = append(tools, upstreamTool{t.Name(), t.Contract.RiskLevel})
 		}
 	}
-	entry, err := yaml.Marshal([]config.Upstream{u})
-	if err != nil {
-		return contracts.Errorf(contracts.CodeInternal, "encode upstream: %w", err)
+	path, _ := config.File(g.configPath, g.io.Env)
+	saved := f.save && path != ""
+	if saved {
+		if err := appendUpstream(path, u, g.io.Env); err != nil {
+			return err
+		}
 	}
-	path := g.configFile()
-	if !f.save || path == "" {
-		fmt.Fprintf(g.io.Out, "add it to the configuration (or run again with --save and --config FILE):\nupstreams:\n%s", indent(entry))
-		return nil
+	if f.json {
+		out := map[string]any{"upstream": u.Name, "tools": tools, "entry": u}
+		if saved {
+			out["saved_to"] = path
+		}
+		return writeJSON(g.io.Out, out)
 	}
-	if err := appendUpstream(path, u, g.io.Env); err != nil {
+	fmt.Fprintf(g.io.Out, "upstream %s answers; its tools:\n", u.Name)
+	for _, t := range tools {
+		fmt.Fprintf(g.io.Out, "  %-40s %s\n", t.Tool, t.Risk)
+	}
+	if !saved {
+		entry, err := yaml.Marshal([]config.Upstream{u})
+		if err != nil {
+			return contracts.Errorf(contracts.CodeInternal, "encode upstream: %w", err)
+		}
+		_, err = fmt.Fprintf(g.io.Out, "add it to the configuration (or run again with --save):\nupstreams:\n%s", indent(entry))
 		return err
 	}
-	_, err = fmt.Fprintf(g.io.Out, "saved to %s; restart 'ordo serve' to mount it\n", path)
+	_, err = fmt.Fprintf(g.io.Out, "saved to %s; an 'ordo serve' reading this file mounts it now, without a restart\n", path)
 	return err
 }
 
-// configFile is the configuration file in use (--config or ORDO_CONFIG),
-// or "" when there is none.
-func (g *globals) configFile() string {
-	if g.configPath != "" {
-		return g.configPath
+// upstreamName makes a source name from what the upstream runs: the
+// package or program of its command (npx -y @scope/server-x → server-x),
+// or its URL's host (https://mcp.example.com/mcp → mcp-example-com); ""
+// when nothing usable is left.
+func upstreamName(u config.Upstream) string {
+	word := ""
+	if len(u.Command) > 0 {
+		word = u.Command[0]
+		for _, w := range u.Command {
+			if !strings.HasPrefix(w, "-") && !launchers[filepath.Base(w)] {
+				word = w
+				break
+			}
+		}
+		if i := strings.LastIndex(word, "@"); i > 0 {
+			word = word[:i] // a version: pkg@1.2.3, @scope/pkg@latest
+		}
+		word = filepath.Base(word)
+		if ext := filepath.Ext(word); scriptExts[ext] {
+			word = strings.TrimSuffix(word, ext)
+		}
+	} else if pu, err := url.Parse(u.URL); err == nil {
+		word = pu.Hostname()
 	}
-	path, _ := g.io.Env(config.EnvConfig)
-	return path
+	name := strings.Trim(nameChars.ReplaceAllString(strings.ToLower(word), "-"), "-_")
+	name = strings.TrimLeft(name, "0123456789-_")
+	return name[:min(len(name), 64)]
 }
 
+// launchers run the package or script named after them.
+var launchers = map[string]bool{"npx": true, "uvx": true, "bunx": true, "pnpx": true, "pipx": true, "pnpm": true,
+	"yarn": true, "bun": true, "uv": true, "dlx": true, "run": true, "tool": true, "exec": true,
+	"node": true, "deno": true, "python": true, "python3": true, "go": true}
+
+// scriptExts are dropped from a script's name (server.py → server).
+var scriptExts = map[string]bool{".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".py": true}
+
+// nameChars are the characters a source name cannot hold.
+var nameChars = regexp.MustCompile(`[^a-z0-9_-]+`)
+
 // removeUpstream deletes the upstream's entry from the configuration file.
-func (g *globals) removeUpstream(name string) error {
-	path := g.configFile()
-	if path == "" {
-		return contracts.Errorf(contracts.CodeInvalidInput, "%s is an upstream declared in the configuration; give --config FILE to remove it there", name).
-			With("field", "name")
-	}
+func (g *globals) removeUpstream(name string, asJSON bool) error {
+	path, _ := config.File(g.configPath, g.io.Env)
 	err := editUpstreams(path, g.io.Env, func(list *yaml.Node) error {
 		for i, item := range list.Content {
 			var u config.Upstream
@@ -100,7 +158,10 @@ func (g *globals) removeUpstream(name string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(g.io.Out, "removed upstream %s from %s; restart 'ordo serve' (or use the remove_plugin MCP tool) to unmount it\n", name, path)
+	if asJSON {
+		return writeJSON(g.io.Out, map[string]any{"removed": name, "kind": "upstream", "from": path})
+	}
+	_, err = fmt.Fprintf(g.io.Out, "removed upstream %s from %s; an 'ordo serve' reading this file unmounts it now\n", name, path)
 	return err
 }
 
@@ -124,7 +185,7 @@ func editUpstreams(path string, env config.Env, edit func(list *yaml.Node) error
 		return contracts.Errorf(contracts.CodeInvalidConfig, "save to %s: %w", path, err).With("key", "upstreams")
 	}
 	data, err := os.ReadFile(path)
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) { // the default file is made on first save
 		return bad(err)
 	}
 	var doc yaml.Node
@@ -162,6 +223,9 @@ func editUpstreams(path string, env config.Env, edit func(list *yaml.Node) error
 	}
 	if _, err := config.Parse(out.Bytes(), filepath.Dir(path), env); err != nil {
 		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return bad(err)
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, out.Bytes(), 0o600); err != nil {

@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host/mcpsource"
 )
@@ -24,6 +25,10 @@ type Config struct {
 	Parallelism  int                    `yaml:"parallelism"`
 	ReplanBudget int                    `yaml:"replan_budget"`
 	CandidatesK  int                    `yaml:"candidates_k"`
+	// AllToolsMax: a catalog of at most this many usable tools goes to the
+	// planner whole (no ranking can miss a tool, in any language); 0
+	// always ranks.
+	AllToolsMax int `yaml:"all_tools_max"`
 	// LeaseTTL is how long a run's lease outlives its driver's last
 	// renewal: another server continues a dead server's run about this
 	// long (plus half of it, how often servers look) after it died.
@@ -41,8 +46,12 @@ type Config struct {
 	// call judged by policy, validated and recorded like a one-step run.
 	ExposeTools bool      `yaml:"expose_tools"`
 	Log         Log       `yaml:"log"`
+	Metrics     Metrics   `yaml:"metrics"`
 	Retention   Retention `yaml:"retention"`
 	Memory      Memory    `yaml:"memory"`
+	// Budgets limit what each run, and each user's runs in a UTC day, may
+	// spend: model calls, tokens, cost (llm.prices), steps, wall time.
+	Budgets contracts.Budgets `yaml:"budgets"`
 }
 
 // LLM configures the OpenAI-compatible endpoint used for planning. The key
@@ -54,6 +63,9 @@ type LLM struct {
 	Timeout           time.Duration `yaml:"timeout"`
 	MaxRetries        int           `yaml:"max_retries"`
 	StructuredOutputs bool          `yaml:"structured_outputs"`
+	// Prices are what each model's tokens cost, in USD per million, by
+	// model name: the cost of a run and of budgets.*.cost_usd.
+	Prices map[string]llm.Price `yaml:"prices"`
 }
 
 // Policy is the tenant's rules and the scopes users hold.
@@ -165,6 +177,14 @@ type MCP struct {
 	StdioAdmin bool `yaml:"stdio_admin"`
 }
 
+// Metrics configures where `ordo serve` also serves /metrics and /readyz.
+type Metrics struct {
+	// Listen is a host:port of its own for them ("" for none): the only
+	// way to scrape `ordo serve` over stdio, and a way to keep them off
+	// the MCP listener's network. `serve --http` serves them there too.
+	Listen string `yaml:"listen"`
+}
+
 // Log configures log/slog output on stderr.
 type Log struct {
 	// Level is debug, info, warn or error; unset means info for `ordo
@@ -227,6 +247,7 @@ func Default() *Config {
 		Parallelism:  4,
 		ReplanBudget: 3,
 		CandidatesK:  8,
+		AllToolsMax:  40,               // agent.AllToolsBound
 		LeaseTTL:     30 * time.Second, // agent.DefaultLeaseTTL
 		Bundled: Bundled{
 			Enabled: true,
@@ -240,6 +261,7 @@ func Default() *Config {
 		Log:       Log{Format: "auto"},
 		Retention: Retention{Runs: 30 * 24 * time.Hour},
 		Memory:    Memory{Enabled: true, Examples: 3, ToolAdvice: true, Clarification: true},
+		Budgets:   contracts.Budgets{OnExceed: contracts.OnExceedFail},
 	}
 }
 

@@ -94,6 +94,12 @@ func TestInvalidNamesKey(t *testing.T) {
 		{"upstream token stdio", "upstreams:\n  - {name: up, command: [x], bearer_token_env: TOK}\n", "upstreams[0].bearer_token_env", "HTTP upstream"},
 		{"upstream name", "upstreams:\n  - {name: notes, url: http://h/mcp}\n", "upstreams[0].name", "not used"},
 		{"retention", "retention:\n  runs: -1h\n", "retention.runs", ">= 0"},
+		{"metrics listen", "metrics:\n  listen: 9464\n", "metrics.listen", "host:port"},
+		{"on exceed", "budgets:\n  on_exceed: maybe\n", "budgets.on_exceed", "fail or ask"},
+		{"budget amount", "budgets:\n  run:\n    tokens: -1\n", "budgets.run", ">= 0"},
+		{"budget duration", "budgets:\n  user_day:\n    wall_time: 10\n", "budgets.user_day.wall_time", "a duration"},
+		{"cost budget unpriced", "budgets:\n  user_day:\n    cost_usd: 5\n", "llm.prices", `a price for llm.model "gpt-4.1-mini"`},
+		{"price", "llm:\n  prices:\n    m: {input: 1, output: -2}\n", "llm.prices.m", ">= 0"},
 		{"two documents", "parallelism: 2\n---\nparallelism: 3\n", "config", "one YAML document"},
 		{"syntax", "llm: [\n", "config", "not valid YAML"},
 	}

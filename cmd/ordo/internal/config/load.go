@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -47,6 +48,7 @@ var Overrides = []Override{
 	{Env: "ORDO_PARALLELISM", Key: "parallelism", ptr: func(c *Config) any { return &c.Parallelism }},
 	{Env: "ORDO_REPLAN_BUDGET", Key: "replan_budget", ptr: func(c *Config) any { return &c.ReplanBudget }},
 	{Env: "ORDO_CANDIDATES_K", Key: "candidates_k", ptr: func(c *Config) any { return &c.CandidatesK }},
+	{Env: "ORDO_ALL_TOOLS_MAX", Key: "all_tools_max", ptr: func(c *Config) any { return &c.AllToolsMax }},
 	{Env: "ORDO_LEASE_TTL", Key: "lease_ttl", ptr: func(c *Config) any { return &c.LeaseTTL }},
 	{Env: "ORDO_PLUGINS_DIR", Key: "plugins_dir", path: true, ptr: func(c *Config) any { return &c.PluginsDir }},
 	{Env: "ORDO_BUNDLED_ENABLED", Key: "bundled.enabled", ptr: func(c *Config) any { return &c.Bundled.Enabled }},
@@ -61,24 +63,26 @@ var Overrides = []Override{
 	{Env: "ORDO_RETENTION_RUNS", Key: "retention.runs", ptr: func(c *Config) any { return &c.Retention.Runs }},
 }
 
-// Load reads the configuration: the defaults, then the YAML file at path
-// (or at $ORDO_CONFIG when path is ""; neither means defaults only), then
-// the environment overrides, and validates the result. Relative paths in
-// the file are relative to the file's directory; in the environment, to
-// the working directory.
+// Load reads the configuration: the defaults, then the YAML file File
+// finds, then the environment overrides, and validates the result.
+// Relative paths in the file are relative to the file's directory; in the
+// environment, to the working directory.
 func Load(path string, env Env) (*Config, error) {
-	if path == "" {
-		path, _ = env(EnvConfig)
-	}
+	path, named := File(path, env)
 	var data []byte
 	baseDir := "."
 	if path != "" {
 		var err error
-		if data, err = os.ReadFile(path); err != nil {
+		data, err = os.ReadFile(path)
+		switch {
+		case err == nil:
+			baseDir = filepath.Dir(path)
+		case !named && errors.Is(err, fs.ErrNotExist):
+			path = "" // no file at the default place: the defaults
+		default:
 			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "config file: %w", err).
 				With("key", "config").With("file", path)
 		}
-		baseDir = filepath.Dir(path)
 	}
 	cfg, err := Parse(data, baseDir, env)
 	if err != nil {
@@ -89,6 +93,32 @@ func Load(path string, env Env) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// File is the configuration file to read: path (--config), else
+// $ORDO_CONFIG, else DefaultFile. named says it was named, so it must
+// exist; the default file is read only if it does.
+func File(path string, env Env) (file string, named bool) {
+	if path == "" {
+		path, _ = env(EnvConfig)
+	}
+	if path != "" {
+		return path, true
+	}
+	return DefaultFile(env), false
+}
+
+// DefaultFile is where the configuration lives when nothing names a file
+// (and where `ordo plugins add --save` writes): $XDG_CONFIG_HOME/ordo/ordo.yaml,
+// else ~/.config/ordo/ordo.yaml; "" when neither variable is usable.
+func DefaultFile(env Env) string {
+	if x, ok := env("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
+		return filepath.Join(x, "ordo", "ordo.yaml")
+	}
+	if h, ok := env("HOME"); ok && filepath.IsAbs(h) {
+		return filepath.Join(h, ".config", "ordo", "ordo.yaml")
+	}
+	return ""
 }
 
 // Parse decodes one YAML document over the defaults, applies env's
@@ -105,6 +135,9 @@ func Parse(data []byte, baseDir string, env Env) (*Config, error) {
 	}
 	cfg.resolvePaths(absBase)
 	if err := cfg.applyEnv(env); err != nil {
+		return nil, err
+	}
+	if err := cfg.addEnvTokens(env); err != nil {
 		return nil, err
 	}
 	if err := cfg.fillDerived(env); err != nil {
@@ -133,6 +166,9 @@ func decodeFile(cfg *Config, data []byte) error {
 	return nil
 }
 
+// duplicateKey is yaml.v3's report of a key given twice in one mapping.
+var duplicateKey = regexp.MustCompile(`^line (\d+): mapping key "(.*)" already defined at line (\d+)$`)
+
 var typeErrorLine = regexp.MustCompile(`^line (\d+): (?:cannot unmarshal (\S+)(?: .*)? into (\S+)|field (\S+) not found in type)`)
 
 // yamlError turns a yaml.v3 error into a coded error naming the key. yaml
@@ -143,6 +179,15 @@ func yamlError(data []byte, err error) error {
 		return contracts.Errorf(contracts.CodeInvalidConfig, "config is not valid YAML: %w", err).With("key", "config")
 	}
 	first := te.Errors[0]
+	if d := duplicateKey.FindStringSubmatch(first); d != nil {
+		line, _ := strconv.Atoi(d[1])
+		key := keyAtLine(data, line)
+		if key == "" {
+			key = d[2]
+		}
+		return contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: given twice, on lines %s and %d; keep one", key, d[3], line).
+			With("key", key).With("line", line)
+	}
 	m := typeErrorLine.FindStringSubmatch(first)
 	if m == nil {
 		return invalid("config", "%s", first)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -31,6 +32,7 @@ func (c *Config) Validate() error {
 		func() error { return intRange("parallelism", c.Parallelism, 1, 256) },
 		func() error { return intRange("replan_budget", c.ReplanBudget, 0, 20) },
 		func() error { return intRange("candidates_k", c.CandidatesK, 1, 200) },
+		func() error { return intRange("all_tools_max", c.AllToolsMax, 0, 1000) },
 		c.validateLeaseTTL,
 		c.validatePolicy,
 		func() error { return absDir("plugins_dir", c.PluginsDir) },
@@ -38,7 +40,15 @@ func (c *Config) Validate() error {
 		c.validateUpstreams,
 		c.validateBundled,
 		c.validateHTTP,
+		func() error {
+			if c.Metrics.Listen == "" {
+				return nil
+			}
+			return ListenAddr("metrics.listen", c.Metrics.Listen)
+		},
 		c.validateLog,
+		c.validatePrices,
+		c.validateBudgets,
 		func() error { return intRange("memory.examples", c.Memory.Examples, 0, 20) },
 		func() error {
 			if c.Retention.Runs < 0 {
@@ -282,6 +292,38 @@ func ListenAddr(key, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" || strings.ContainsAny(host, "/ ") {
 		return invalid(key, "a listen address host:port such as 127.0.0.1:7411, got %q", addr)
+	}
+	return nil
+}
+
+func (c *Config) validatePrices() error {
+	for _, model := range slices.Sorted(maps.Keys(c.LLM.Prices)) {
+		p, key := c.LLM.Prices[model], "llm.prices."+model
+		if strings.TrimSpace(model) == "" {
+			return invalid("llm.prices", "model names as keys, got an empty one")
+		}
+		if !(p.Input >= 0) || !(p.Output >= 0) || (p.Cached != nil && !(*p.Cached >= 0)) {
+			return invalid(key, "input, output and cached prices >= 0 in USD per million tokens")
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateBudgets() error {
+	b := c.Budgets
+	if b.OnExceed != contracts.OnExceedFail && b.OnExceed != contracts.OnExceedAsk {
+		return invalid("budgets.on_exceed", "fail or ask, got %q", b.OnExceed)
+	}
+	for _, s := range []struct {
+		key string
+		b   contracts.Budget
+	}{{"budgets.run", b.Run}, {"budgets.user_day", b.UserDay}} {
+		if s.b.ModelCalls < 0 || s.b.Tokens < 0 || !(s.b.CostUSD >= 0) || s.b.Steps < 0 || s.b.WallTime < 0 {
+			return invalid(s.key, "amounts >= 0 (0 means no limit): model_calls, tokens, cost_usd, steps, wall_time")
+		}
+		if _, priced := c.LLM.Prices[c.LLM.Model]; s.b.CostUSD > 0 && !priced {
+			return invalid("llm.prices", "a price for llm.model %q: %s.cost_usd counts cost", c.LLM.Model, s.key)
+		}
 	}
 	return nil
 }

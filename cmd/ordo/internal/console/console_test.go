@@ -74,6 +74,12 @@ func TestDecide(t *testing.T) {
 				t.Errorf("%+v", d)
 			}
 		}},
+		{"budget raised after a bad limit", contracts.Interrupt{Kind: contracts.InterruptBudgetExceeded,
+			Budget: &contracts.BudgetStop{Budget: "run.tokens", Limit: 100, Used: 150, Before: "step"}}, "a lots\na 500\n", func(t *testing.T, d contracts.Decision, out string) {
+			if d.Kind != contracts.DecisionApprove || d.Answers["limit"] != 500.0 || !strings.Contains(out, "run.tokens: 150 used of 100") || !strings.Contains(out, "not a number") {
+				t.Errorf("%+v\n%s", d, out)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,20 +114,25 @@ func TestDecideStops(t *testing.T) {
 
 func TestDisplay(t *testing.T) {
 	var out strings.Builder
-	d := NewDisplay(&out)
+	d := NewDisplay(&out, false)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, ev := range []agent.Event{
 		{Kind: agent.EventRunStarted, RunID: "run_1", Message: "the goal", Time: t0},
+		{Kind: agent.EventLLMStarted, Message: "planner", Time: t0},
+		{Kind: agent.EventLLMEnded, Message: "planner", Time: t0.Add(6100 * time.Millisecond)},
 		{Kind: agent.EventStepStarted, ActionID: "a1", Tool: "notes.create_page", Time: t0.Add(time.Millisecond)},
 		{Kind: agent.EventStepFailed, ActionID: "a1", Tool: "notes.create_page", Message: "boom\nsecond line", Time: t0.Add(4 * time.Millisecond)},
 		{Kind: agent.EventCompleted, Status: contracts.RunCompleted, Time: t0.Add(10 * time.Millisecond)},
 	} {
 		d.Event(ev)
 	}
-	for _, want := range []string{"run run_1: the goal", "▶ a1", "✗ a1", "3ms  boom second line", "completed after 10ms"} {
+	for _, want := range []string{"run run_1: the goal", "◆ planner            model  6.1s", "▶ a1", "✗ a1", "3ms  boom second line", "completed after 10ms"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("display lacks %q:\n%s", want, out.String())
 		}
+	}
+	if strings.Contains(out.String(), "\r") || strings.Contains(out.String(), "\x1b") {
+		t.Errorf("control characters written to a non-terminal:\n%q", out.String())
 	}
 	out.Reset()
 	d.Plan(&contracts.Run{

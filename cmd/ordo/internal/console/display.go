@@ -18,14 +18,18 @@ import (
 // but the plan and the prompts come from another).
 type Display struct {
 	mu      sync.Mutex
-	w       io.Writer
+	w       io.Writer            // the spinner, which writes above its line
+	spin    *Spinner             // shows a model call while it lasts
 	started map[string]time.Time // action id -> start of its latest attempt
+	llmAt   time.Time            // start of the model call under way
 	runAt   time.Time
 }
 
-// NewDisplay writes progress to w.
-func NewDisplay(w io.Writer) *Display {
-	return &Display{w: w, started: map[string]time.Time{}}
+// NewDisplay writes progress to w. On a terminal, a spinner shows each
+// model call (its role and how long it has taken so far) while it lasts.
+func NewDisplay(w io.Writer, terminal bool) *Display {
+	spin := NewSpinner(w, terminal)
+	return &Display{w: spin, spin: spin, started: map[string]time.Time{}}
 }
 
 // Event renders one engine event.
@@ -33,6 +37,12 @@ func (d *Display) Event(ev agent.Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch ev.Kind {
+	case agent.EventLLMStarted:
+		d.llmAt = ev.Time
+		d.spin.Start("waiting for the " + ev.Message)
+	case agent.EventLLMEnded:
+		d.spin.Stop()
+		fmt.Fprintf(d.w, "  ◆ %-18s model  %s\n", ev.Message, ev.Time.Sub(d.llmAt).Round(time.Millisecond))
 	case agent.EventRunStarted:
 		d.runAt = ev.Time
 		fmt.Fprintf(d.w, "run %s: %s\n", ev.RunID, oneLine(ev.Message))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -73,8 +74,39 @@ func (p *Prompter) Decide(ctx context.Context, run *contracts.Run) (contracts.De
 	case contracts.InterruptInputRequired:
 		fmt.Fprintf(p.out, "%s %s needs values (JSON, or plain text for a string):\n", in.ActionID, in.Tool)
 		return p.answers(ctx, in.Fields, nil)
+	case contracts.InterruptBudgetExceeded:
+		return p.budget(ctx, in.Budget)
 	}
 	return contracts.Decision{}, contracts.Errorf(contracts.CodeInvalidDecision, "unknown interrupt %q", in.Kind)
+}
+
+// budget asks whether to raise a spent budget for this run (a new limit
+// above what was used) or to stop the run.
+func (p *Prompter) budget(ctx context.Context, b *contracts.BudgetStop) (contracts.Decision, error) {
+	if b != nil {
+		fmt.Fprintf(p.out, "  budget %s: %g used of %g, before the %s\n", b.Budget, b.Used, b.Limit, b.Before)
+	}
+	for {
+		line, err := p.readLine(ctx, "raise it for this run? [a]pprove LIMIT  [r]eject [NOTE] > ")
+		if err != nil {
+			return contracts.Decision{}, err
+		}
+		verb, arg := split(line)
+		switch verb {
+		case "a", "approve", "y", "yes":
+			limit, err := strconv.ParseFloat(arg, 64)
+			if err != nil {
+				fmt.Fprintf(p.out, "  %q is not a number: give the new limit after a\n", arg)
+				continue
+			}
+			d := p.decision(contracts.DecisionApprove, "")
+			d.Answers = map[string]any{"limit": limit}
+			return d, nil
+		case "r", "reject", "n", "no":
+			return p.decision(contracts.DecisionReject, arg), nil
+		}
+		fmt.Fprintln(p.out, "  answer a LIMIT or r")
+	}
 }
 
 func (p *Prompter) planApproval(ctx context.Context) (contracts.Decision, error) {

@@ -1,0 +1,121 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// TestDefaultFile: with neither --config nor ORDO_CONFIG, the file at
+// $XDG_CONFIG_HOME/ordo/ordo.yaml (else ~/.config/ordo/ordo.yaml) is read
+// when it exists; when it does not, the defaults apply. A named file
+// must exist.
+func TestDefaultFile(t *testing.T) {
+	home, xdg := t.TempDir(), t.TempDir()
+	if got := DefaultFile(envOf("HOME", home)); got != filepath.Join(home, ".config", "ordo", "ordo.yaml") {
+		t.Errorf("DefaultFile with HOME: %s", got)
+	}
+	if got := DefaultFile(envOf("HOME", home, "XDG_CONFIG_HOME", xdg)); got != filepath.Join(xdg, "ordo", "ordo.yaml") {
+		t.Errorf("DefaultFile with XDG_CONFIG_HOME: %s", got)
+	}
+	if got := DefaultFile(envOf("HOME", "relative")); got != "" {
+		t.Errorf("DefaultFile without a usable variable: %q", got)
+	}
+	env := envOf("HOME", home, "XDG_CONFIG_HOME", xdg)
+	cfg, err := Load("", env)
+	if err != nil || cfg.Parallelism != Default().Parallelism {
+		t.Fatalf("no default file: %v %+v", err, cfg)
+	}
+	file := DefaultFile(env)
+	os.MkdirAll(filepath.Dir(file), 0o700)
+	os.WriteFile(file, []byte("parallelism: 7\ndata_dir: data\n"), 0o600)
+	cfg, err = Load("", env)
+	if err != nil || cfg.Parallelism != 7 || cfg.DataDir != filepath.Join(xdg, "ordo", "data") {
+		t.Fatalf("the default file was not read: %v %+v", err, cfg)
+	}
+	// A named file wins, and must exist.
+	other := filepath.Join(home, "other.yaml")
+	os.WriteFile(other, []byte("parallelism: 3\n"), 0o600)
+	if cfg, err = Load("", envOf("HOME", home, "XDG_CONFIG_HOME", xdg, EnvConfig, other)); err != nil || cfg.Parallelism != 3 {
+		t.Errorf("ORDO_CONFIG: %v", err)
+	}
+	if _, err := Load(filepath.Join(home, "missing.yaml"), env); keyOf(t, err) != "config" {
+		t.Errorf("a named missing file: %v", err)
+	}
+	if f, named := File("", env); f != file || named {
+		t.Errorf("File = %s, %v", f, named)
+	}
+}
+
+// TestDuplicateKeyNamed: a key given twice is reported by its dotted path
+// and both lines, not as a YAML parser message.
+func TestDuplicateKeyNamed(t *testing.T) {
+	_, err := Parse([]byte("parallelism: 2\nllm:\n  model: a\n  timeout: 5s\n  model: b\n"), "/etc/ordo", envOf("HOME", "/h"))
+	ce := contracts.AsError(err)
+	if ce.Code != contracts.CodeInvalidConfig || ce.Details["key"] != "llm.model" || ce.Details["line"] != 5 ||
+		!strings.Contains(ce.Message, "given twice, on lines 3 and 5") {
+		t.Fatalf("%v %v", err, ce.Details)
+	}
+}
+
+// TestEnvTokens: ORDO_HTTP_TOKENS adds tokens to http.tokens; bad entries
+// are refused naming the variable, never echoing a token.
+func TestEnvTokens(t *testing.T) {
+	const a, b = "alice-token-0123456789", "ops-token-0123456789ab"
+	file := []byte("http:\n  tokens:\n    - {name: carol, token_env: CAROL_TOKEN, role: user}\n")
+	cfg, err := Parse(file, "/etc/ordo", envOf("HOME", "/h", EnvHTTPTokens, "alice:user:"+a+"; ops:admin:"+b+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Token{{Name: "carol", TokenEnv: "CAROL_TOKEN", Role: RoleUser}, {Name: "alice", Token: a, Role: RoleUser}, {Name: "ops", Token: b, Role: RoleAdmin}}
+	if len(cfg.HTTP.Tokens) != 3 || cfg.HTTP.Tokens[1] != want[1] || cfg.HTTP.Tokens[2] != want[2] {
+		t.Fatalf("tokens %+v", cfg.HTTP.Tokens)
+	}
+	if cfg, err = Parse(nil, "/", envOf("HOME", "/h", EnvHTTPTokens, "bob::"+a)); err != nil || cfg.HTTP.Tokens[0].Role != RoleUser {
+		t.Errorf("an empty role is user: %v", err)
+	}
+	for _, bad := range []string{
+		"alice:user:short",             // too short
+		"alice:root:" + a,              // unknown role
+		"alice:user,admin:" + a,        // two roles
+		"alice:" + a,                   // no role field
+		"carol:user:" + a,              // carol has a token in the file
+		"x:user:" + a + ";y::" + a,     // one token, two users
+		"alice:user:" + a + ";;::" + b, // no name
+	} {
+		_, err := Parse(file, "/etc/ordo", envOf("HOME", "/h", EnvHTTPTokens, bad))
+		ce := contracts.AsError(err)
+		if ce.Code != contracts.CodeInvalidConfig || ce.Details["env"] != EnvHTTPTokens || ce.Details["key"] != "http.tokens" {
+			t.Errorf("%q: %v %v", bad, err, ce.Details)
+		}
+		if strings.Contains(ce.Message, a) || strings.Contains(ce.Message, b) {
+			t.Errorf("%q: the message holds a token: %s", bad, ce.Message)
+		}
+	}
+}
+
+// FuzzEnvTokens: any ORDO_HTTP_TOKENS value either gives tokens that
+// validate (a name, user or admin, at least MinTokenLength) or is refused
+// with CodeInvalidConfig naming the variable. Seeds are in
+// testdata/fuzz/FuzzEnvTokens.
+func FuzzEnvTokens(f *testing.F) {
+	f.Add("alice:user:alice-token-0123456789")
+	f.Fuzz(func(t *testing.T, spec string) {
+		cfg, err := Parse(nil, "/etc/ordo", envOf("HOME", "/h", EnvHTTPTokens, spec))
+		if err != nil {
+			ce := contracts.AsError(err)
+			if ce.Code != contracts.CodeInvalidConfig || ce.Details["key"] == nil {
+				t.Fatalf("uncoded error or no key: %v", err)
+			}
+			return
+		}
+		for _, tok := range cfg.HTTP.Tokens {
+			if strings.TrimSpace(tok.Name) == "" || (tok.Role != RoleUser && tok.Role != RoleAdmin) || len([]rune(tok.Token)) < MinTokenLength {
+				t.Fatalf("token accepted: %+v", tok)
+			}
+		}
+	})
+}

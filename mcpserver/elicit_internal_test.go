@@ -1,0 +1,30 @@
+package mcpserver
+
+import (
+	"testing"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// A spent budget is asked as approve (with the new limit) or reject; a
+// form that approves without a limit is refused and decides nothing.
+func TestElicitBudgetExceeded(t *testing.T) {
+	in := &contracts.Interrupt{Kind: contracts.InterruptBudgetExceeded, Message: "a budget is spent",
+		Budget: &contracts.BudgetStop{Budget: "run.tokens", Limit: 100, Used: 150, Before: "step"}}
+	params := elicitationFor(&contracts.Run{ID: "run_1", Goal: "g", Interrupt: in})
+	props := params.RequestedSchema.(map[string]any)["properties"].(map[string]any)
+	if _, ok := props["limit"]; !ok {
+		t.Fatalf("form %v has no limit field", props)
+	}
+	d, err := decisionFromElicitation(in, map[string]any{"decision": "approve", "limit": 500.0})
+	if err != nil || d.Kind != contracts.DecisionApprove || d.Answers["limit"] != 500.0 {
+		t.Errorf("approve with a limit: %+v, %v", d, err)
+	}
+	if d, err := decisionFromElicitation(in, map[string]any{"decision": "reject"}); err != nil || d.Kind != contracts.DecisionReject {
+		t.Errorf("reject: %+v, %v", d, err)
+	}
+	_, err = decisionFromElicitation(in, map[string]any{"decision": "approve"})
+	if ce := contracts.AsError(err); ce == nil || ce.Code != contracts.CodeInvalidDecision || ce.Details["field"] != "limit" {
+		t.Errorf("approve without a limit: %v", err)
+	}
+}

@@ -1,0 +1,60 @@
+package mcpserver_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// TestProgressCarriesTotal: once the run has a plan, every progress
+// notification carries total = the plan's action count, and the last one
+// reports every action done out of it.
+func TestProgressCarriesTotal(t *testing.T) {
+	e, _ := newChainEnv(t)
+	var mu sync.Mutex
+	var got []map[string]any
+	c := e.stdioClient(t, clientOpts{onNotif: func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			mu.Lock()
+			got = append(got, n.Params.AdditionalFields)
+			mu.Unlock()
+		}
+	}})
+	plan := chainPlan()
+	actions := float64(len(plan["actions"].([]any)))
+	res, err := callRaw(c, "execute", map[string]any{"plan": plan}, &mcp.Meta{ProgressToken: "p1"})
+	if err != nil || res.IsError {
+		t.Fatalf("execute: %v %s", err, text(res))
+	}
+	message := func(p map[string]any) string { m, _ := p["message"].(string); return m }
+	// stdio writes notifications from its own goroutine: let them land.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		final := n > 0 && strings.Contains(message(got[n-1]), ": completed")
+		mu.Unlock()
+		if final {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no final progress notification")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	planned := false
+	for _, p := range got {
+		planned = planned || strings.Contains(message(p), ": plan_ready")
+		if total, ok := p["total"]; planned != ok || (ok && total != actions) {
+			t.Fatalf("%q: total %v, want %v once planned (planned: %v)", message(p), total, actions, planned)
+		}
+	}
+	if last := got[len(got)-1]; last["progress"] != actions {
+		t.Fatalf("last progress %v of %v", last["progress"], last["total"])
+	}
+}

@@ -1,0 +1,69 @@
+package recommender
+
+import "math"
+
+// flat holds every tool's vector quantised to int8 in one slice, indexed by
+// the lexical index's slot. It is the query path's copy of the vectors:
+// chromem-go keeps the float32 originals on disk and in its documents, but
+// its query scans every document through a map and sorts them all, which
+// at 50k tools was most of a query's time. Here a query scores only the
+// slots it is given (the lexical candidates) at a quarter of the memory.
+type flat struct {
+	dim   int
+	data  []int8    // slot*dim .. (slot+1)*dim
+	scale []float32 // slot -> value of one int8 step (0: no vector)
+}
+
+// set stores v at slot, growing the slices as slots are handed out.
+func (f *flat) set(slot int, v []float32) {
+	if f.dim == 0 {
+		f.dim = len(v)
+	}
+	for len(f.scale) <= slot {
+		f.scale = append(f.scale, 0)
+		f.data = append(f.data, make([]int8, f.dim)...)
+	}
+	var top float64
+	for _, x := range v {
+		top = math.Max(top, math.Abs(float64(x)))
+	}
+	row := f.data[slot*f.dim : (slot+1)*f.dim]
+	if top == 0 {
+		clear(row)
+		f.scale[slot] = 0
+		return
+	}
+	step := top / 127
+	for i, x := range v {
+		row[i] = int8(math.Round(float64(x) / step))
+	}
+	f.scale[slot] = float32(step)
+}
+
+// clear forgets slot's vector (the slot is free).
+func (f *flat) clear(slot int) {
+	if slot < len(f.scale) {
+		f.scale[slot] = 0
+	}
+}
+
+// dot is q·v for slot's vector v (0 for a slot without one).
+func (f *flat) dot(slot int, q []float32) float64 {
+	if slot >= len(f.scale) || f.scale[slot] == 0 || len(q) != f.dim {
+		return 0
+	}
+	row := f.data[slot*f.dim : (slot+1)*f.dim]
+	row = row[:len(q)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(q); i += 4 {
+		s0 += q[i] * float32(row[i])
+		s1 += q[i+1] * float32(row[i+1])
+		s2 += q[i+2] * float32(row[i+2])
+		s3 += q[i+3] * float32(row[i+3])
+	}
+	for ; i < len(q); i++ {
+		s0 += q[i] * float32(row[i])
+	}
+	return float64((s0 + s1 + s2 + s3) * f.scale[slot])
+}

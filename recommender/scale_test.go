@@ -1,0 +1,137 @@
+package recommender
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// scaleCatalog replicates the Seal-Tools and MetaTool tools to n: copy c of
+// a tool gets the name suffix "V<c>" and the first sentence of another
+// tool's description appended, so postings and the vocabulary grow as in a
+// real large catalog instead of repeating one text.
+func scaleCatalog(tb testing.TB, n int) []contracts.Contract {
+	dir := benchData(tb)
+	var base []contracts.Contract
+	for _, set := range []string{"seal-tools", "metatool"} {
+		ts, err := readFile(filepath.Join(dir, set, "tools.jsonl"), ReadTools)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		base = append(base, ts...)
+	}
+	out := make([]contracts.Contract, 0, n)
+	for i := 0; len(out) < n; i++ {
+		c := base[i%len(base)]
+		if copyN := i / len(base); copyN > 0 {
+			other, _, _ := strings.Cut(base[(i*797+copyN)%len(base)].Description, ".")
+			c.Tool = c.Tool + "V" + strconv.Itoa(copyN)
+			c.Description += " " + other
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestScale50k measures the scale goals on a 50,000-tool catalog:
+// build (persisted), query p50/p95 over the Seal-Tools dev queries, a
+// restart that re-offers every tool (as ordo serve does), re-indexing one
+// changed tool, and the process's peak RSS. Figures are logged, not
+// asserted (timing on a shared machine); the embedding counts are.
+// Run: ORDO_SCALE=50000 go test -run TestScale50k -v ./recommender/
+func TestScale50k(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("ORDO_SCALE"))
+	if n <= 0 {
+		t.Skip("set ORDO_SCALE to the catalog size, e.g. 50000")
+	}
+	tools := scaleCatalog(t, n)
+	queries, err := readFile(filepath.Join(benchData(t), "seal-tools", "queries-dev.jsonl"), ReadQueries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	start := time.Now()
+	r, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Upsert(ctx, tools...); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("build in memory: %d tools in %v, peak RSS %s", r.Stats().Tools, time.Since(start).Round(time.Millisecond), peakRSS())
+	r = nil
+	runtime.GC()
+
+	start = time.Now()
+	r, err = New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Upsert(ctx, tools...); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("build persisted: %v", time.Since(start).Round(time.Millisecond))
+
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		s := time.Now()
+		if _, err := r.Recommend(ctx, q.Query, 10); err != nil {
+			t.Fatal(err)
+		}
+		lat = append(lat, time.Since(s))
+	}
+	slices.Sort(lat)
+	t.Logf("query over %d dev queries: p50 %v p95 %v", len(lat), lat[len(lat)/2].Round(10*time.Microsecond),
+		lat[len(lat)*95/100].Round(10*time.Microsecond))
+
+	start = time.Now()
+	r, err = New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Upsert(ctx, tools...); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Stats()
+	t.Logf("restart (open + re-offer every tool): %v, %d tools, %d embedded", time.Since(start).Round(time.Millisecond), st.Tools, st.Embedded)
+	if st.Tools != n || st.Embedded != 0 {
+		t.Errorf("restart: %d tools, %d embedded; want %d, 0", st.Tools, st.Embedded, n)
+	}
+
+	changed := tools[n/2]
+	changed.Description += " Also works offline."
+	start = time.Now()
+	if err := r.Upsert(ctx, changed); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("re-index one changed tool: %v", time.Since(start).Round(time.Microsecond))
+	if got := r.Stats().Embedded; got != 1 {
+		t.Errorf("re-index embedded %d tools, want 1", got)
+	}
+	runtime.GC()
+	t.Logf("peak RSS %s", peakRSS())
+}
+
+// peakRSS is the process's high-water resident set (Linux), for the log.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
+// greetPlan is the one-step plan the scripted models of these tests answer with.
 const greetPlan = `{"version":"1.0","goal":"greet","timezone":"UTC","actions":[
 	{"id":"greet","tool":"text.template","intent":"transform","requires":[],"produces":["text"],
 	 "inputs":{"template":"hello {{name}}","values":{"name":"world"}}}]}`

@@ -50,24 +50,29 @@ func sample(body, series string) float64 {
 // duration by tool, tool errors by code, checkpoint writes, model calls and
 // tokens by role and model, MCP requests by method, plugins up, the
 // interrupt waiting. No label carries a run id. /readyz says ready.
+// serveGreeter starts `ordo serve --http` for the admin ada (token), with
+// config appended to the file and env added, and a scripted model that
+// plans greetPlan and composes its answer, reporting usage.
+func serveGreeter(t *testing.T, ctx context.Context, token, config string, env ...string) (mcpURL, logs string) {
+	t.Helper()
+	llm := llmtest.New(t,
+		llmtest.Reply{Role: "planner", Content: greetPlan, Usage: &llmtest.Usage{Prompt: 120, Completion: 40}},
+		llmtest.Reply{Role: "composer", Content: "Said hello.", Usage: &llmtest.Usage{Prompt: 30, Completion: 7}})
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "ordo.yaml")
+	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"+config), 0o600)
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
+	cmd.Dir, cmd.Env = repoRoot, append(append(e.vars, "ADA_TOKEN="+token,
+		"ORDO_LLM_BASE_URL="+llm.URL, "ORDO_LLM_MODEL=test-model", "OPENAI_API_KEY=sk-test"), env...)
+	return listening(t, cmd)
+}
+
 func TestMetricsMoveWithRuns(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	plan := `{"version":"1.0","goal":"greet","timezone":"UTC","actions":[
-		{"id":"greet","tool":"text.template","intent":"transform","requires":[],"produces":["text"],
-		 "inputs":{"template":"hello {{name}}","values":{"name":"world"}}}]}`
-	llm := llmtest.New(t,
-		llmtest.Reply{Role: "planner", Content: plan, Usage: &llmtest.Usage{Prompt: 120, Completion: 40}},
-		llmtest.Reply{Role: "composer", Content: "Said hello.", Usage: &llmtest.Usage{Prompt: 30, Completion: 7}})
 	const token = "metrics-test-token-0123456789"
-	e := newEnv(t)
-	cfg := filepath.Join(e.home, "ordo.yaml")
-	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\nmetrics:\n  listen: 127.0.0.1:0\n"), 0o600)
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
-	cmd.Dir, cmd.Env = repoRoot, append(e.vars, "ADA_TOKEN="+token,
-		"ORDO_LLM_BASE_URL="+llm.URL, "ORDO_LLM_MODEL=test-model", "OPENAI_API_KEY=sk-test")
-	mcpURL, logs := listening(t, cmd)
+	mcpURL, logs := serveGreeter(t, ctx, token, "metrics:\n  listen: 127.0.0.1:0\n")
 	base := strings.TrimSuffix(mcpURL, "/mcp")
 
 	code, before := scrape(t, base+"/metrics")
@@ -86,7 +91,7 @@ func TestMetricsMoveWithRuns(t *testing.T) {
 		t.Fatalf("a run reading a missing file: %s", resultText(res))
 	}
 	var waiting map[string]any
-	_ = json.Unmarshal([]byte(plan), &waiting)
+	_ = json.Unmarshal([]byte(greetPlan), &waiting)
 	if res := mcpCall(t, ctx, mcpURL, token, "plan", map[string]any{"plan": waiting}); !strings.Contains(resultText(res), "plan_approval") {
 		t.Fatalf("a run waiting for plan approval: %s", resultText(res))
 	}

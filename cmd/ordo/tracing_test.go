@@ -7,9 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,8 +18,6 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/ordo-run/ordo/agent/llm/llmtest"
 )
 
 // otlpReceiver is a local OTLP/HTTP trace receiver: it decodes what the
@@ -121,22 +116,10 @@ func TestTracesOfARun(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	plan := `{"version":"1.0","goal":"greet","timezone":"UTC","actions":[
-		{"id":"greet","tool":"text.template","intent":"transform","requires":[],"produces":["text"],
-		 "inputs":{"template":"hello {{name}}","values":{"name":"world"}}}]}`
-	llm := llmtest.New(t,
-		llmtest.Reply{Role: "planner", Content: plan, Usage: &llmtest.Usage{Prompt: 120, Completion: 40}},
-		llmtest.Reply{Role: "composer", Content: "Said hello.", Usage: &llmtest.Usage{Prompt: 30, Completion: 7}})
 	otlp := newOTLPReceiver(t)
 	const token = "tracing-test-token-0123456789"
-	e := newEnv(t)
-	cfg := filepath.Join(e.home, "ordo.yaml")
-	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
-	cmd.Dir, cmd.Env = repoRoot, append(e.vars, "ADA_TOKEN="+token,
-		"ORDO_LLM_BASE_URL="+llm.URL, "ORDO_LLM_MODEL=test-model", "OPENAI_API_KEY=sk-test",
+	mcpURL, _ := serveGreeter(t, ctx, token, "",
 		"OTEL_EXPORTER_OTLP_ENDPOINT="+otlp.URL, "OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_SERVICE_NAME=ordo-test")
-	mcpURL, _ := listening(t, cmd)
 
 	c, err := httpSession(ctx, mcpURL, token)
 	if err != nil {

@@ -72,8 +72,9 @@ func TestInputBindingBadPaths(t *testing.T) {
 	js := strings.Replace(strings.Replace(bindingPlan, "VALUES", `{}`, 1), `"values.page_url"`, `"values..page_url"`, 1)
 	run, err := New(Config{}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: mustPlan(t, js)})
 	wantStatus(t, run, err, contracts.RunFailed)
-	if run.Error.Code != contracts.CodePlanFailed || fmt.Sprint(run.Error.Details["cause_code"]) != fmt.Sprint(int(contracts.CodeInvalidInput)) {
-		t.Fatalf("error %+v", run.Error)
+	if run.Error.Code != contracts.CodePlanFailed || fmt.Sprint(run.Error.Details["cause_code"]) != fmt.Sprint(int(contracts.CodeInvalidInput)) ||
+		run.Error.Details["action"] != "a2" {
+		t.Fatalf("error %+v (want cause_code 1000 and the cause's action a2)", run.Error)
 	}
 	if !strings.Contains(run.Error.Message, "values..page_url") || len(tt.Calls("")) != 0 {
 		t.Fatalf("error %q, %d calls", run.Error.Message, len(tt.Calls("")))

@@ -237,8 +237,18 @@ func (e *Engine) planDefaults(run *contracts.Run, p *contracts.Plan) {
 	}
 }
 
+// planFailed wraps why a plan was refused, keeping beside the cause's code
+// the details that say where it lies (the action, state key, tool or field),
+// so a caller can point at it without unwrapping.
 func planFailed(msg string, err error) error {
-	return contracts.Errorf(contracts.CodePlanFailed, "%s: %w", msg, err).With("cause_code", int(contracts.CodeOf(err)))
+	wrapped := contracts.Errorf(contracts.CodePlanFailed, "%s: %w", msg, err).With("cause_code", int(contracts.CodeOf(err)))
+	cause := contracts.AsError(err)
+	for _, k := range []string{"action", "key", "tool", "field"} {
+		if v, ok := cause.Details[k]; ok {
+			wrapped.With(k, v)
+		}
+	}
+	return wrapped
 }
 
 // checkPlan validates p as the run's next plan version, with the state's

@@ -90,7 +90,10 @@ func TestPluginCalls(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel()
 		_, err := h.Call(cctx, "test.sleep", json.RawMessage(`{"ms":250}`), "")
-		wantCode(t, err, contracts.CodeToolTimeout)
+		// The error names the deadline that fired, not the contract's.
+		if ce := wantCode(t, err, contracts.CodeToolTimeout); ce.Details["timeout_ms"].(int64) > 50 {
+			t.Fatalf("timeout_ms %v, want at most the caller's 50", ce.Details["timeout_ms"])
+		}
 	})
 	t.Run("invalid output", func(t *testing.T) {
 		_, err := h.Call(ctx, "test.wrong", json.RawMessage(`{}`), "")

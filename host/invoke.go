@@ -85,9 +85,10 @@ func ValidateOutput() Middleware {
 }
 
 // Timeout bounds each attempt by the contract's timeout_ms (def when
-// unset); a shorter ctx deadline wins. An attempt that runs out of time
-// fails with CodeToolTimeout, unless it never reached the tool (it waited
-// for a restarting plugin): that stays CodeToolUnavailable.
+// unset); a shorter ctx deadline (an action's timeout_ms) wins. An attempt
+// that runs out of time fails with CodeToolTimeout naming the deadline that
+// fired, unless it never reached the tool (it waited for a restarting
+// plugin): that stays CodeToolUnavailable.
 func Timeout(def time.Duration) Middleware {
 	return func(next Invoker) Invoker {
 		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
@@ -95,11 +96,16 @@ func Timeout(def time.Duration) Middleware {
 			if ms := inv.Tool.Contract.TimeoutMS; ms > 0 {
 				d = time.Duration(ms) * time.Millisecond
 			}
+			if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
+				d = time.Until(deadline).Round(time.Millisecond)
+			}
 			actx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
 			out, err := next.Invoke(actx, inv)
 			if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-				if code := contracts.CodeOf(err); code == contracts.CodeToolTimeout || code == contracts.CodeToolUnavailable {
+				// Already said by an inner layer (a retry's attempt), or it
+				// never reached the tool.
+				if ce := contracts.AsError(err); ce.Code == contracts.CodeToolUnavailable || ce.Details["timeout_ms"] != nil {
 					return nil, err
 				}
 				return nil, contracts.Errorf(contracts.CodeToolTimeout, "%s did not answer within %s: %w", inv.Tool.Name(), d, err).

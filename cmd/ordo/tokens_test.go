@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // printedToken is what `ordo tokens new` printed: the token, the
@@ -108,13 +106,5 @@ func mcpTools(t *testing.T, ctx context.Context, url, token string) []string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
-	return names
+	return listedTools(t, c)
 }

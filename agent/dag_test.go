@@ -52,6 +52,38 @@ func TestParallelActionsOverlap(t *testing.T) {
 	}
 }
 
+// constraints.allow_parallel false runs independent actions one at a time,
+// whatever Parallelism allows: no two tool calls are ever in flight.
+func TestAllowParallelFalseRunsOneAtATime(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	step := func(ctx context.Context, c sdk.Call) (any, error) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return map[string]any{"v": "done"}, nil
+	}
+	out := `{"type":"object","required":["v"],"properties":{"v":{"type":"string"}}}`
+	tt := newTools(t,
+		tool("a.run", contracts.RiskRead, `{"type":"object"}`, out, map[string]string{"a": "$.v"}, step),
+		tool("b.run", contracts.RiskRead, `{"type":"object"}`, out, map[string]string{"b": "$.v"}, step),
+		tool("c.run", contracts.RiskRead, `{"type":"object"}`, out, map[string]string{"c": "$.v"}, step))
+	plan := mustPlan(t, `{"version":"1.0","goal":"three","timezone":"UTC","constraints":{"allow_parallel":false},"actions":[
+	 {"id":"a","tool":"a.run","intent":"read","requires":[],"produces":["a"]},
+	 {"id":"b","tool":"b.run","intent":"read","requires":[],"produces":["b"]},
+	 {"id":"c","tool":"c.run","intent":"read","requires":[],"produces":["c"]}]}`)
+	run, err := New(Config{Parallelism: 4}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: plan})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if most != 1 {
+		t.Fatalf("%d calls were in flight at once, want 1", most)
+	}
+}
+
 // A failing branch leaves the other branch's state; the failing call is
 // retried by the host's one retry loop (retries.max_attempts, a retryable
 // tool error, the same idempotency key), not by the engine under new keys.

@@ -104,6 +104,10 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 		return stopFailed, nil, e.fail(ctx, run, err)
 	}
 	prog := newProgress(run, rev, g)
+	parallel := e.cfg.Parallelism
+	if c := plan.Constraints; c != nil && c.AllowParallel != nil && !*c.AllowParallel {
+		parallel = 1 // the plan asks for its actions one at a time
+	}
 	running := map[string]bool{}
 	results := make(chan outcome)
 	var (
@@ -114,7 +118,7 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 	for {
 		if fail == nil && pending == nil && dataErr == nil && ctx.Err() == nil {
 			for _, i := range slices.Clone(prog.ready) {
-				if len(running) >= e.cfg.Parallelism {
+				if len(running) >= parallel {
 					break
 				}
 				a := plan.Actions[i]

@@ -16,6 +16,9 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/patterns"
+
+	// Users' timezones resolve on machines without a zoneinfo database.
+	_ "time/tzdata"
 )
 
 // Tools is the engine's view of the tool catalog: the host implements it.
@@ -318,4 +321,16 @@ func (e *Engine) count(run *contracts.Run, role string, u llm.Usage) {
 		t.Models, t.CostUSD = []string{u.Model}, e.cfg.Prices[u.Model].Cost(u)
 	}
 	run.Usage.Add(role, t)
+}
+
+// localNow is the current date and time in the run's timezone (UTC when
+// it names none Go knows), with the weekday, as the planner, re-planner,
+// filler and composer see it: "tomorrow at 3 pm" needs today.
+func (e *Engine) localNow(run *contracts.Run) string {
+	loc, err := time.LoadLocation(run.Options.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	now := e.now().In(loc)
+	return now.Format(time.RFC3339) + " (" + now.Weekday().String() + ")"
 }

@@ -117,7 +117,7 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 		pool := e.toolPool(ctx, run)
 		cands, ranked := e.choose(ctx, run, pool)
 		in := map[string]any{
-			"user_request": run.Goal, "context": req.Context, "timezone": run.Options.Timezone, "locale": run.Options.Locale,
+			"user_request": run.Goal, "context": req.Context, "timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run),
 			"connected_services": run.Options.Services, "tool_candidates": describe(cands),
 		}
 		if past := e.examples(ctx, run); len(past) > 0 {

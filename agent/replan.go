@@ -53,7 +53,7 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 	in := map[string]any{
 		"goal": run.Goal, "reason": cause.Message, "failed_action": f.action, "error": cause,
 		"available_state": run.State, "past_steps": past, "tool_candidates": describe(cands),
-		"timezone": run.Options.Timezone, "locale": run.Options.Locale,
+		"timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run),
 	}
 	text, err := e.complete(ctx, run, "replanner", in, contracts.PlanSchema())
 	if err != nil {

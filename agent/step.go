@@ -199,7 +199,7 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 		}
 		in := map[string]any{
 			"action": a, "input_schema": tool.Contract.InputSchema, "bound_payload": payload, "state_memory": known,
-			"timezone": run.Options.Timezone, "locale": run.Options.Locale, "user_request": run.Goal, "unbound_required": unbound,
+			"timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run), "user_request": run.Goal, "unbound_required": unbound,
 		}
 		if feedback != "" {
 			in["critic_feedback"] = feedback

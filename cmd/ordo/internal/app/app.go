@@ -181,6 +181,8 @@ func EngineConfig(cfg *config.Config) agent.Config {
 		ReplanBudget: replanBudget(cfg.ReplanBudget),
 		CandidatesK:  cfg.CandidatesK,
 		AllToolsMax:  allToolsMax(cfg.AllToolsMax),
+		Timezone:     cfg.Timezone,
+		Locale:       cfg.Locale,
 		LeaseTTL:     cfg.LeaseTTL,
 		HITL:         cfg.HITL,
 		Policy: policy.Config{

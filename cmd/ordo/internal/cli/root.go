@@ -47,9 +47,10 @@ func Main(ctx context.Context, args []string, s IO) int {
 type globals struct {
 	configPath string
 	// dataDir is --data-dir (every command); store is --store (the
-	// commands that open the run store: run, serve, runs, migrate).
-	dataDir, store override
-	io             IO
+	// commands that open the run store: run, serve, runs, migrate);
+	// timezone and locale are the user's (run, serve, runs).
+	dataDir, store, timezone, locale override
+	io                               IO
 	// logLevel is the level when log.level is unset: warn for one-shot
 	// commands, whose output is for people; serve sets info.
 	logLevel slog.Level
@@ -71,8 +72,10 @@ func (o *override) Type() string       { return "string" }
 
 func newRoot(s IO) *cobra.Command {
 	g := &globals{io: s, logLevel: slog.LevelWarn,
-		dataDir: override{flag: "data-dir", env: "ORDO_DATA_DIR", key: "data_dir", want: "a directory"},
-		store:   override{flag: "store", env: "ORDO_STORE", key: "store", want: `"embedded" or a Postgres URL`},
+		dataDir:  override{flag: "data-dir", env: "ORDO_DATA_DIR", key: "data_dir", want: "a directory"},
+		store:    override{flag: "store", env: "ORDO_STORE", key: "store", want: `"embedded" or a Postgres URL`},
+		timezone: override{flag: "timezone", env: "ORDO_TIMEZONE", key: "timezone", want: "an IANA timezone such as Asia/Seoul"},
+		locale:   override{flag: "locale", env: "ORDO_LOCALE", key: "locale", want: "a language tag such as ko-KR"},
 	}
 	root := &cobra.Command{
 		Use:   "ordo",
@@ -96,6 +99,10 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 	stored := []*cobra.Command{newRunCmd(g), newServeCmd(g), newRunsCmd(g), newMigrateCmd(g)}
 	for _, c := range stored {
 		c.PersistentFlags().Var(&g.store, "store", `run store: "embedded" or a Postgres URL (over the store key and $ORDO_STORE; never logged)`)
+		if c.Name() != "migrate" {
+			c.PersistentFlags().Var(&g.timezone, "timezone", "the user's timezone, e.g. Asia/Seoul: dates the models resolve (over the timezone key and $ORDO_TIMEZONE; default UTC)")
+			c.PersistentFlags().Var(&g.locale, "locale", "the user's language, e.g. ko-KR: the answer's wording (over the locale key and $ORDO_LOCALE)")
+		}
 	}
 	root.AddCommand(stored...)
 	root.AddCommand(
@@ -131,7 +138,7 @@ func (g *globals) load() (*config.Config, *slog.Logger, error) {
 // overrides are the override flags given.
 func (g *globals) overrides() []*override {
 	var out []*override
-	for _, o := range []*override{&g.dataDir, &g.store} {
+	for _, o := range []*override{&g.dataDir, &g.store, &g.timezone, &g.locale} {
 		if o.set {
 			out = append(out, o)
 		}

@@ -29,6 +29,11 @@ type Config struct {
 	// planner whole (no ranking can miss a tool, in any language); 0
 	// always ranks.
 	AllToolsMax int `yaml:"all_tools_max"`
+	// Timezone (IANA) and Locale (a BCP 47 tag) are the user's unless a
+	// run's options say otherwise: the models resolve dates in the one
+	// and word answers in the other.
+	Timezone string `yaml:"timezone"`
+	Locale   string `yaml:"locale"`
 	// LeaseTTL is how long a run's lease outlives its driver's last
 	// renewal: another server continues a dead server's run about this
 	// long (plus half of it, how often servers look) after it died.
@@ -247,7 +252,8 @@ func Default() *Config {
 		Parallelism:  4,
 		ReplanBudget: 3,
 		CandidatesK:  8,
-		AllToolsMax:  40,               // agent.AllToolsBound
+		AllToolsMax:  40, // agent.AllToolsBound
+		Timezone:     "UTC",
 		LeaseTTL:     30 * time.Second, // agent.DefaultLeaseTTL
 		Bundled: Bundled{
 			Enabled: true,

@@ -49,6 +49,8 @@ var Overrides = []Override{
 	{Env: "ORDO_REPLAN_BUDGET", Key: "replan_budget", ptr: func(c *Config) any { return &c.ReplanBudget }},
 	{Env: "ORDO_CANDIDATES_K", Key: "candidates_k", ptr: func(c *Config) any { return &c.CandidatesK }},
 	{Env: "ORDO_ALL_TOOLS_MAX", Key: "all_tools_max", ptr: func(c *Config) any { return &c.AllToolsMax }},
+	{Env: "ORDO_TIMEZONE", Key: "timezone", ptr: func(c *Config) any { return &c.Timezone }},
+	{Env: "ORDO_LOCALE", Key: "locale", ptr: func(c *Config) any { return &c.Locale }},
 	{Env: "ORDO_LEASE_TTL", Key: "lease_ttl", ptr: func(c *Config) any { return &c.LeaseTTL }},
 	{Env: "ORDO_PLUGINS_DIR", Key: "plugins_dir", path: true, ptr: func(c *Config) any { return &c.PluginsDir }},
 	{Env: "ORDO_BUNDLED_ENABLED", Key: "bundled.enabled", ptr: func(c *Config) any { return &c.Bundled.Enabled }},

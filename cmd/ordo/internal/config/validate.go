@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -33,6 +34,18 @@ func (c *Config) Validate() error {
 		func() error { return intRange("replan_budget", c.ReplanBudget, 0, 20) },
 		func() error { return intRange("candidates_k", c.CandidatesK, 1, 200) },
 		func() error { return intRange("all_tools_max", c.AllToolsMax, 0, 1000) },
+		func() error {
+			if _, err := time.LoadLocation(c.Timezone); err != nil || c.Timezone == "" || c.Timezone == "Local" {
+				return invalid("timezone", "an IANA timezone such as UTC or Asia/Seoul, got %q", c.Timezone)
+			}
+			return nil
+		},
+		func() error {
+			if c.Locale != "" && !localeTag.MatchString(c.Locale) {
+				return invalid("locale", "a language tag such as en, en-US or ko-KR, got %q", c.Locale)
+			}
+			return nil
+		},
 		c.validateLeaseTTL,
 		c.validatePolicy,
 		func() error { return absDir("plugins_dir", c.PluginsDir) },
@@ -355,3 +368,7 @@ func intRange(key string, v, lo, hi int) error {
 	}
 	return nil
 }
+
+// localeTag is the shape of a BCP 47 language tag: a language, then
+// script, region or variant subtags.
+var localeTag = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$`)

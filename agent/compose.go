@@ -49,17 +49,54 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 	return &contracts.RunResult{Answer: strings.TrimSpace(text), Composer: "llm"}
 }
 
+// templateWords are the template answer's own words in one language.
+type templateWords struct {
+	done, rejected, unfinished string // formats of the goal
+	status                     map[contracts.StepStatus]string
+	one, items                 string // a list of one; format of a longer list's length
+}
+
+// templateLanguages holds the languages template answers are written in,
+// by the base of the run's locale; English for any other.
+var templateLanguages = map[string]templateWords{
+	"en": {done: "Done: %s", rejected: "Stopped: the plan for %q was rejected.", unfinished: "Could not finish %q",
+		one: "1 item", items: "%d items"},
+	"ko": {done: "완료: %s", rejected: "중단: %q 계획이 거부되었습니다.", unfinished: "끝내지 못했습니다: %q",
+		status: map[contracts.StepStatus]string{contracts.StepSucceeded: "성공", contracts.StepFailed: "실패",
+			contracts.StepSkipped: "건너뜀"},
+		one: "항목 1개", items: "항목 %d개"},
+}
+
+// wordsFor picks the template answer's language from a locale (ko-KR: ko).
+func wordsFor(locale string) templateWords {
+	base, _, _ := strings.Cut(strings.ToLower(locale), "-")
+	if w, ok := templateLanguages[base]; ok {
+		return w
+	}
+	return templateLanguages["en"]
+}
+
+// statusWord is a step status in the answer's language.
+func (w templateWords) statusWord(s contracts.StepStatus) string {
+	if word, ok := w.status[s]; ok {
+		return word
+	}
+	return string(s)
+}
+
 // templateAnswer is the deterministic answer: the outcome and one line per
-// finished step, from the records alone.
+// finished step, from the records alone, in the run's locale (English or
+// Korean).
 func (e *Engine) templateAnswer(run *contracts.Run) string {
+	w := wordsFor(run.Options.Locale)
 	var b strings.Builder
 	switch run.Status {
 	case contracts.RunCompleted:
-		fmt.Fprintf(&b, "Done: %s", run.Goal)
+		fmt.Fprintf(&b, w.done, run.Goal)
 	case contracts.RunRejected:
-		fmt.Fprintf(&b, "Stopped: the plan for %q was rejected.", run.Goal)
+		fmt.Fprintf(&b, w.rejected, run.Goal)
 	default:
-		fmt.Fprintf(&b, "Could not finish %q", run.Goal)
+		fmt.Fprintf(&b, w.unfinished, run.Goal)
 		if run.Error != nil {
 			fmt.Fprintf(&b, ": %s", run.Error.Message)
 		}
@@ -76,7 +113,7 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 			continue
 		}
 		a := actions.of(s)
-		fmt.Fprintf(&b, "\n- %s: %s", describeAction(a), s.Status)
+		fmt.Fprintf(&b, "\n- %s: %s", describeAction(a), w.statusWord(s.Status))
 		if len(s.Produced) > 0 {
 			var own map[string]json.RawMessage
 			if slices.ContainsFunc(s.Produced, func(k string) bool { return producers[k] > 1 }) {
@@ -88,7 +125,7 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 				if !ok {
 					v = run.State[k]
 				}
-				kv = append(kv, k+"="+summarise(k, v))
+				kv = append(kv, k+"="+w.summarise(k, v))
 			}
 			fmt.Fprintf(&b, " (%s)", strings.Join(kv, ", "))
 		}
@@ -149,7 +186,7 @@ const summaryLimit = 120
 // a list as its length, text and JSON cut to summaryLimit runes, links
 // (a key ending in url or link, or a string with "://") whole, since a
 // cut link is useless.
-func summarise(key string, raw json.RawMessage) string {
+func (w templateWords) summarise(key string, raw json.RawMessage) string {
 	v, err := contracts.DecodeJSON(raw)
 	if err != nil {
 		return clipRunes(string(raw))
@@ -157,9 +194,9 @@ func summarise(key string, raw json.RawMessage) string {
 	switch x := v.(type) {
 	case []any:
 		if len(x) == 1 {
-			return "1 item"
+			return w.one
 		}
-		return fmt.Sprintf("%d items", len(x))
+		return fmt.Sprintf(w.items, len(x))
 	case string:
 		k := strings.ToLower(key)
 		if strings.HasSuffix(k, "url") || strings.HasSuffix(k, "link") || strings.Contains(x, "://") && !strings.ContainsAny(x, " \n") {

@@ -23,16 +23,16 @@ func TestSummarise(t *testing.T) {
 		{"text", `"line one\nline two"`, `"line one\nline two"`},
 		{"count", `42`, `42`},
 	} {
-		if got := summarise(tc.key, []byte(tc.raw)); got != tc.want {
+		if got := templateLanguages["en"].summarise(tc.key, []byte(tc.raw)); got != tc.want {
 			t.Errorf("summarise(%s, %.40s) = %q, want %q", tc.key, tc.raw, got, tc.want)
 		}
 	}
-	got := summarise("text", []byte(`"`+long+`"`))
+	got := templateLanguages["en"].summarise("text", []byte(`"`+long+`"`))
 	if !strings.HasSuffix(got, `…"`) || utf8.RuneCountInString(got) != summaryLimit+2 {
 		t.Errorf("long text: %q (%d runes)", got, utf8.RuneCountInString(got))
 	}
 	obj := `{"k":"` + strings.Repeat("v", 300) + `"}`
-	if got := summarise("result", []byte(obj)); utf8.RuneCountInString(got) != summaryLimit || !strings.HasPrefix(got, `{"k":"vvv`) {
+	if got := templateLanguages["en"].summarise("result", []byte(obj)); utf8.RuneCountInString(got) != summaryLimit || !strings.HasPrefix(got, `{"k":"vvv`) {
 		t.Errorf("object: %q", got)
 	}
 }
@@ -79,5 +79,21 @@ func TestTemplateAnswerShowsEachStepsOwnValue(t *testing.T) {
 	wantStatus(t, run, err, contracts.RunCompleted)
 	if !strings.Contains(run.Result.Answer, `text.template: succeeded (text="first")`) || !strings.Contains(run.Result.Answer, `text.template: succeeded (text="second")`) {
 		t.Fatalf("answer:\n%s", run.Result.Answer)
+	}
+}
+
+// A Korean locale gets the template answer in Korean; any other language
+// falls back to English.
+func TestTemplateAnswerInTheLocale(t *testing.T) {
+	tt := newTools(t, templateTool())
+	plan := `{"version":"1.0","goal":"인사","timezone":"Asia/Seoul","actions":[
+	 {"id":"a1","tool":"text.template","intent":"transform","summary":"인사말 쓰기","requires":[],"produces":["text"],"inputs":{"template":"안녕","values":{}}}]}`
+	for locale, want := range map[string]string{"ko-KR": "완료: 인사\n- 인사말 쓰기: 성공", "fr-FR": "Done: 인사\n- 인사말 쓰기: succeeded"} {
+		run, err := New(Config{}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: mustPlan(t, plan),
+			Options: contracts.RunOptions{Locale: locale, AutoApprove: true}})
+		wantStatus(t, run, err, contracts.RunCompleted)
+		if !strings.HasPrefix(run.Result.Answer, want) {
+			t.Errorf("%s answer %q, want it to start %q", locale, run.Result.Answer, want)
+		}
 	}
 }

@@ -384,21 +384,14 @@ func TestProgressCarriesCursor(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("execute: %v %s", err, text(res))
 	}
-	// stdio writes notifications from its own goroutine: let them land.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitCompleted(t, func() string {
 		mu.Lock()
-		n := len(msgs)
-		final := n > 0 && strings.Contains(msgs[n-1], ": completed")
-		mu.Unlock()
-		if final {
-			break
+		defer mu.Unlock()
+		if len(msgs) == 0 {
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no final progress notification")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return msgs[len(msgs)-1]
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	id := structured(t, res)["run_id"].(string)
@@ -456,3 +449,17 @@ func TestEventStreamEndsOnShutdown(t *testing.T) {
 
 // ssePollForTest is a little more than the stream's store poll.
 const ssePollForTest = 600 * time.Millisecond
+
+// waitCompleted waits until last, the last progress message seen ("" for
+// none), says the run completed: stdio writes notifications from its own
+// goroutine, so they may land after the call's result.
+func waitCompleted(t *testing.T, last func() string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(last(), ": completed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no final progress notification")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -30,21 +29,14 @@ func TestProgressCarriesTotal(t *testing.T) {
 		t.Fatalf("execute: %v %s", err, text(res))
 	}
 	message := func(p map[string]any) string { m, _ := p["message"].(string); return m }
-	// stdio writes notifications from its own goroutine: let them land.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitCompleted(t, func() string {
 		mu.Lock()
-		n := len(got)
-		final := n > 0 && strings.Contains(message(got[n-1]), ": completed")
-		mu.Unlock()
-		if final {
-			break
+		defer mu.Unlock()
+		if len(got) == 0 {
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no final progress notification")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return message(got[len(got)-1])
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	planned := false

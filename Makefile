@@ -57,6 +57,10 @@ bench-recommender: build ## tool-retrieval figures on the Seal-Tools and MetaToo
 	$(BIN)/ordo tools eval --tools $(DATA)/seal-tools/tools.jsonl --queries $(DATA)/seal-tools/queries-dev.jsonl
 	$(BIN)/ordo tools eval --tools $(DATA)/metatool/tools.jsonl --queries $(DATA)/metatool/queries-dev.jsonl
 
+.PHONY: semantic-vectors
+semantic-vectors: ## re-make the recommender's built-in meaning vectors from npm (Node; not needed to build)
+	sh recommender/embed/semantic/internal/distil/distil.sh
+
 fuzz: ## run each fuzz target for FUZZTIME
 	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
 	  dir=$$(dirname $$file); \

@@ -81,7 +81,7 @@ func TestInputBindingBadPaths(t *testing.T) {
 	}
 
 	js = strings.Replace(bindingPlan, "VALUES", `"not an object"`, 1)
-	run, err = New(Config{}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: mustPlan(t, js), Options: contracts.RunOptions{AutoApprove: true}})
+	run, err = New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: mustPlan(t, js), Options: contracts.RunOptions{AutoApprove: true}})
 	wantStatus(t, run, err, contracts.RunFailed)
 	var failed *contracts.StepRecord
 	for i := range run.Steps {

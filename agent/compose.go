@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -36,8 +35,8 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 		}
 		steps = append(steps, ss)
 	}
-	in := map[string]any{"goal": run.Goal, "status": run.Status, "state": run.State, "steps": steps, "locale": run.Options.Locale,
-		"timezone": run.Options.Timezone, "now": e.localNow(run)}
+	in := withTurns(run, map[string]any{"goal": run.Goal, "status": run.Status, "state": run.State, "steps": steps, "locale": run.Options.Locale,
+		"timezone": run.Options.Timezone, "now": e.localNow(run)})
 	if n := len(run.Plans); n > 0 && run.Plans[n-1].Plan.FinalResponse != nil {
 		in["final_response"] = run.Plans[n-1].Plan.FinalResponse
 	}
@@ -51,20 +50,56 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 
 // templateWords are the template answer's own words in one language.
 type templateWords struct {
-	done, rejected, unfinished string // formats of the goal
-	status                     map[contracts.StepStatus]string
-	one, items                 string // a list of one; format of a longer list's length
+	done, rejected string // formats of the goal
+	unfinished     string // format of the goal and why
+	status         map[contracts.StepStatus]string
+	one, items     string // a list of one; format of a longer list's length
+	step           string // format of a step's number, for a step nothing describes
+	// why says why a run did not finish, by error code (else by its
+	// class, code/1000); "" is the fallback. Error messages name actions
+	// and tools, which a template answer does not show.
+	why map[contracts.Code]string
 }
 
 // templateLanguages holds the languages template answers are written in,
 // by the base of the run's locale; English for any other.
 var templateLanguages = map[string]templateWords{
-	"en": {done: "Done: %s", rejected: "Stopped: the plan for %q was rejected.", unfinished: "Could not finish %q",
-		one: "1 item", items: "%d items"},
-	"ko": {done: "완료: %s", rejected: "중단: %q 계획이 거부되었습니다.", unfinished: "끝내지 못했습니다: %q",
+	"en": {done: "Done: %s", rejected: "Stopped: the plan for %q was rejected.", unfinished: "Could not finish %q: %s.",
+		one: "1 item", items: "%d items", step: "Step %d",
+		why: map[contracts.Code]string{
+			contracts.CodePlanFailed: "no valid plan could be made", contracts.CodeReplanExhausted: "a step kept failing after re-planning",
+			contracts.CodeVerificationFailed: "a step's result did not pass its checks", contracts.CodeNoLLM: "it needs a model and none is configured",
+			contracts.CodeCancelled: "it was cancelled", contracts.CodeBudgetExceeded: "its budget is spent",
+			contracts.CodePolicyDenied: "policy does not allow one of its steps", contracts.CodeScopeMissing: "a step needs a permission you lack",
+			contracts.CodeToolTimeout: "a step took too long", contracts.CodeToolUnavailable: "a service it needs is unavailable; try again later",
+			1: "its plan or an input was not valid", 5: "it was stopped", 6: "a step failed", 7: "the model failed", 0: "something went wrong",
+		}},
+	"ko": {done: "완료: %s", rejected: "중단: %q 계획이 거부되었습니다.", unfinished: "끝내지 못했습니다: %q (%s)",
 		status: map[contracts.StepStatus]string{contracts.StepSucceeded: "성공", contracts.StepFailed: "실패",
 			contracts.StepSkipped: "건너뜀"},
-		one: "항목 1개", items: "항목 %d개"},
+		one: "항목 1개", items: "항목 %d개", step: "%d단계",
+		why: map[contracts.Code]string{
+			contracts.CodePlanFailed: "유효한 계획을 만들지 못했습니다", contracts.CodeReplanExhausted: "다시 계획해도 단계가 계속 실패했습니다",
+			contracts.CodeVerificationFailed: "단계의 결과가 검사를 통과하지 못했습니다", contracts.CodeNoLLM: "모델이 필요하지만 설정되어 있지 않습니다",
+			contracts.CodeCancelled: "취소되었습니다", contracts.CodeBudgetExceeded: "예산을 모두 썼습니다",
+			contracts.CodePolicyDenied: "정책이 단계 하나를 허용하지 않습니다", contracts.CodeScopeMissing: "단계에 필요한 권한이 없습니다",
+			contracts.CodeToolTimeout: "단계가 너무 오래 걸렸습니다", contracts.CodeToolUnavailable: "필요한 서비스를 지금 쓸 수 없습니다. 나중에 다시 시도하세요",
+			1: "계획이나 입력이 올바르지 않습니다", 5: "중단되었습니다", 6: "단계가 실패했습니다", 7: "모델 호출이 실패했습니다", 0: "문제가 생겼습니다",
+		}},
+}
+
+// reason says why a run did not finish without its error's message.
+func (w templateWords) reason(err *contracts.Error) string {
+	if err == nil {
+		return w.why[0]
+	}
+	if s, ok := w.why[err.Code]; ok {
+		return s
+	}
+	if s, ok := w.why[err.Code/1000]; ok {
+		return s
+	}
+	return w.why[0]
 }
 
 // wordsFor picks the template answer's language from a locale (ko-KR: ko).
@@ -86,7 +121,10 @@ func (w templateWords) statusWord(s contracts.StepStatus) string {
 
 // templateAnswer is the deterministic answer: the outcome and one line per
 // finished step, from the records alone, in the run's locale (English or
-// Korean).
+// Korean). It is for the person, so it shows no internal ids, state keys,
+// tool names or raw error messages (the run record has them): a step is
+// its summary (else its tool's description, else its number), a value is
+// shown without its key, and id-like values are left out.
 func (e *Engine) templateAnswer(run *contracts.Run) string {
 	w := wordsFor(run.Options.Locale)
 	var b strings.Builder
@@ -96,10 +134,7 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 	case contracts.RunRejected:
 		fmt.Fprintf(&b, w.rejected, run.Goal)
 	default:
-		fmt.Fprintf(&b, w.unfinished, run.Goal)
-		if run.Error != nil {
-			fmt.Fprintf(&b, ": %s", run.Error.Message)
-		}
+		fmt.Fprintf(&b, w.unfinished, run.Goal, w.reason(run.Error))
 	}
 	actions := indexActions(run)
 	producers := map[string]int{} // a key set by one step only is the state's value
@@ -108,29 +143,61 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 			producers[k]++
 		}
 	}
+	n := 0
 	for _, s := range run.Steps {
 		if s.Status == contracts.StepStarted {
 			continue
 		}
-		a := actions.of(s)
-		fmt.Fprintf(&b, "\n- %s: %s", describeAction(a), w.statusWord(s.Status))
+		n++
+		fmt.Fprintf(&b, "\n- %s: %s", e.stepLabel(w, actions.of(s), n), w.statusWord(s.Status))
 		if len(s.Produced) > 0 {
 			var own map[string]json.RawMessage
 			if slices.ContainsFunc(s.Produced, func(k string) bool { return producers[k] > 1 }) {
 				own = e.producedBy(s)
 			}
-			var kv []string
+			var vals []string
 			for _, k := range s.Produced {
+				if idLike(k) {
+					continue
+				}
 				v, ok := own[k]
 				if !ok {
 					v = run.State[k]
 				}
-				kv = append(kv, k+"="+w.summarise(k, v))
+				vals = append(vals, w.summarise(k, v))
 			}
-			fmt.Fprintf(&b, " (%s)", strings.Join(kv, ", "))
+			if len(vals) > 0 {
+				fmt.Fprintf(&b, " (%s)", strings.Join(vals, ", "))
+			}
 		}
 	}
 	return b.String()
+}
+
+// stepLabel names a step for a person: the action's summary, else the
+// first sentence of its tool's description (unless it names the tool),
+// else its number.
+func (e *Engine) stepLabel(w templateWords, a contracts.Action, n int) string {
+	if a.Summary != "" {
+		return a.Summary
+	}
+	if t, ok := e.deps.Tools.Lookup(a.Tool); ok && !strings.Contains(t.Contract.Description, a.Tool) {
+		d := strings.TrimSpace(t.Contract.Description)
+		if i := strings.Index(d, ". "); i > 0 {
+			d = d[:i]
+		}
+		if d = strings.TrimSuffix(d, "."); d != "" {
+			return clipTo(d, 80)
+		}
+	}
+	return fmt.Sprintf(w.step, n)
+}
+
+// idLike reports whether a state key holds an internal id (a page id, a
+// message timestamp), which a template answer leaves out.
+func idLike(key string) bool {
+	k := strings.ToLower(key)
+	return k == "id" || k == "ts" || strings.HasSuffix(k, "_id") || strings.HasSuffix(k, "_ids") || strings.HasSuffix(k, "_ts")
 }
 
 // actionIndex finds the action a step record belongs to in one lookup,
@@ -208,10 +275,4 @@ func (w templateWords) summarise(key string, raw json.RawMessage) string {
 }
 
 // clipRunes cuts s to summaryLimit runes, marking the cut with "…".
-func clipRunes(s string) string {
-	if utf8.RuneCountInString(s) <= summaryLimit {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:summaryLimit-1]) + "…"
-}
+func clipRunes(s string) string { return clipTo(s, summaryLimit) }

@@ -60,8 +60,8 @@ func TestTemplateAnswerSummarisesState(t *testing.T) {
 	run, err := New(Config{}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: plan})
 	wantStatus(t, run, err, contracts.RunCompleted)
 	ans := run.Result.Answer
-	if run.Result.Composer != "template" || !strings.Contains(ans, "records=40 items") ||
-		!strings.Contains(ans, "page_url=https://notes.local/page_123") || !strings.Contains(ans, `…"`) {
+	if run.Result.Composer != "template" || !strings.Contains(ans, "(40 items)") ||
+		!strings.Contains(ans, "(https://notes.local/page_123)") || !strings.Contains(ans, `…"`) {
 		t.Fatalf("answer:\n%s", ans)
 	}
 	if len(ans) > 600 || strings.Contains(ans, "2400.00\"}") {
@@ -77,7 +77,7 @@ func TestTemplateAnswerShowsEachStepsOwnValue(t *testing.T) {
 	 {"id":"a2","tool":"text.template","intent":"transform","requires":[],"depends_on":["a1"],"produces":["text"],"inputs":{"template":"second","values":{}}}]}`)
 	run, err := New(Config{}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: plan})
 	wantStatus(t, run, err, contracts.RunCompleted)
-	if !strings.Contains(run.Result.Answer, `text.template: succeeded (text="first")`) || !strings.Contains(run.Result.Answer, `text.template: succeeded (text="second")`) {
+	if !strings.Contains(run.Result.Answer, `: succeeded ("first")`) || !strings.Contains(run.Result.Answer, `: succeeded ("second")`) {
 		t.Fatalf("answer:\n%s", run.Result.Answer)
 	}
 }
@@ -94,6 +94,52 @@ func TestTemplateAnswerInTheLocale(t *testing.T) {
 		wantStatus(t, run, err, contracts.RunCompleted)
 		if !strings.HasPrefix(run.Result.Answer, want) {
 			t.Errorf("%s answer %q, want it to start %q", locale, run.Result.Answer, want)
+		}
+	}
+}
+
+// A template answer is for the person: no action ids, state keys, tool
+// names, internal ids (a page id, a message timestamp) or raw error
+// messages, in English and in Korean, whether the run finished or not.
+// A step without a summary is its tool's description.
+func TestTemplateAnswerShowsNoInternals(t *testing.T) {
+	failing := tool("mail.send", contracts.RiskWrite, `{"type":"object"}`, `{"type":"object"}`, nil,
+		func(context.Context, sdk.Call) (any, error) {
+			return nil, sdk.ToolError(false, "smtp relay mail-7 refused")
+		})
+	failing.Contract.Description = "Send an e-mail to one address. Needs the mail service."
+	tt := newTools(t, notesTool(), chatTool(), failing)
+	ok := `{"version":"1.0","goal":"write and post","timezone":"UTC","actions":[
+	 {"id":"write_page","tool":"notes.create_page","intent":"write","summary":"Write the page","requires":[],"produces":["page_id","page_url"],"inputs":{"title":"x"}},
+	 {"id":"post_it","tool":"chat.post_message","intent":"notify","requires":["page_url"],"produces":["message_ts"],"inputs":{"channel":"#general"},"input_bindings":{"text":"page_url"}}]}`
+	bad := `{"version":"1.0","goal":"mail it","timezone":"UTC","actions":[
+	 {"id":"send_mail","tool":"mail.send","intent":"notify","requires":[],"produces":[]}]}`
+	cases := []struct {
+		locale, plan, want string
+	}{
+		{"en-US", ok, "Done: write and post\n- Write the page: succeeded (https://notes.local/page_123)\n- Step 2: succeeded"},
+		{"ko-KR", ok, "완료: write and post\n- Write the page: 성공 (https://notes.local/page_123)\n- 2단계: 성공"},
+		{"en-US", bad, "Could not finish \"mail it\": a step failed.\n- Send an e-mail to one address: failed"},
+		{"ko-KR", bad, "끝내지 못했습니다: \"mail it\" (단계가 실패했습니다)\n- Send an e-mail to one address: 실패"},
+	}
+	for _, c := range cases {
+		run, err := New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: mustPlan(t, c.plan),
+			Options: contracts.RunOptions{Locale: c.locale, AutoApprove: true, AutoApprovePolicy: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Result == nil {
+			t.Fatalf("%s: no answer: status %s, error %+v, interrupt %+v", c.locale, run.Status, run.Error, run.Interrupt)
+		}
+		ans := run.Result.Answer
+		if ans != c.want {
+			t.Errorf("%s answer:\n%s\nwant:\n%s", c.locale, ans, c.want)
+		}
+		for _, internal := range []string{"write_page", "post_it", "send_mail", "notes.create_page", "chat.post_message", "mail.send",
+			"page_id", "page_url", "message_ts", "page_123\"", "1700000000", "mail-7", run.ID} {
+			if strings.Contains(ans, internal) {
+				t.Errorf("%s answer shows %q:\n%s", c.locale, internal, ans)
+			}
 		}
 	}
 }

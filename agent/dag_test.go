@@ -114,7 +114,7 @@ func TestFailingBranchKeepsOtherBranchState(t *testing.T) {
 	plan := mustPlan(t, `{"version":"1.0","goal":"two","timezone":"UTC","actions":[
 	 {"id":"g","tool":"good.run","intent":"read","requires":[],"produces":["good"]},
 	 {"id":"b","tool":"bad.run","intent":"read","requires":[],"produces":["bad"],"retries":{"max_attempts":2}}]}`)
-	run, err := New(Config{Parallelism: 2}, Deps{Tools: h}).Run(context.Background(), Request{Plan: plan})
+	run, err := New(Config{Parallelism: 2, OnFailure: contracts.OnFailureFail}, Deps{Tools: h}).Run(context.Background(), Request{Plan: plan})
 	wantStatus(t, run, err, contracts.RunFailed)
 	if stateOf(t, run, "good") != "fine" || run.State["bad"] != nil || len(run.State) != 1 {
 		t.Fatalf("state = %v", run.State)

@@ -93,6 +93,10 @@ type Config struct {
 	// (see budget.go); Prices, by model, give model calls their cost.
 	Budgets contracts.Budgets    `json:"budgets" yaml:"budgets"`
 	Prices  map[string]llm.Price `json:"prices" yaml:"prices"`
+	// OnFailure is what an action that still fails after its retries does:
+	// replan, ask (a step_failed interrupt) or fail. Empty: replan with a
+	// model, ask without one, so a caller's plan is never a dead end.
+	OnFailure string `json:"on_failure" yaml:"on_failure"`
 }
 
 // DefaultConfig is Config with seed 002's HITL defaults: HITL on,
@@ -115,6 +119,9 @@ type Deps struct {
 	// runs in the background; Config.Memory says what they are used for.
 	Memory    *patterns.Memory
 	Collector *patterns.Collector
+	// Requests carries pause and cancel requests between processes (see
+	// steer.go); nil means Store's, when Store is a memory.Requester.
+	Requests memory.Requester
 }
 
 // Event kinds.
@@ -167,8 +174,11 @@ func WithEvents(ctx context.Context, fn func(Event)) context.Context {
 type Request struct {
 	Goal    string
 	Plan    *contracts.Plan // when set, no planner call is made
-	Context string          // extra facts for the planner
+	Context string          // extra facts for the planner, re-planner and composer (kept in the run)
 	UserID  string
+	// Session makes the run a turn of the user's conversation of that
+	// name (see session.go).
+	Session string
 	Options contracts.RunOptions
 	// Source names where a given Plan came from in its plan revision:
 	// "caller" (the default), "template", "gateway", "fork".
@@ -195,6 +205,7 @@ type Engine struct {
 	leases  map[string]*lease // runs this engine drives now
 	args    sync.Map          // run id -> a direct call's arguments, while Call or Confirm drives it
 	today   dayCache          // what users' finished runs used today
+	steer   steering          // the drives a pause or cancel made here reaches (steer.go)
 }
 
 // New builds an engine. Bad prompt overrides fall back to the embedded

@@ -31,6 +31,7 @@ const (
 	stopInterrupted
 	stopFailed
 	stopCancelled
+	stopAsked // a person asked for a pause or a cancel (steer.go)
 )
 
 // failure is an action that could not be completed in this plan version.
@@ -46,8 +47,10 @@ func (e *Engine) execute(ctx context.Context, run *contracts.Run) error {
 	if err := e.save(ctx, run); err != nil {
 		return err
 	}
+	w := e.watch(ctx, run.ID)
+	defer w.stop()
 	for {
-		why, f, err := e.runDAG(ctx, run)
+		why, f, err := e.runDAG(ctx, run, w)
 		if err != nil {
 			return err
 		}
@@ -64,11 +67,13 @@ func (e *Engine) execute(ctx context.Context, run *contracts.Run) error {
 			return nil
 		case stopDone:
 			return e.finish(ctx, run, contracts.RunCompleted)
+		case stopAsked:
+			return e.steered(ctx, run, *w.request())
 		}
 		if budgetError(f.err) != nil {
 			return e.failOrAsk(ctx, run, f.err, f.action, nil)
 		}
-		replanned, err := e.replan(ctx, run, f)
+		replanned, err := e.failed(ctx, run, f)
 		if err != nil || !replanned {
 			return err
 		}
@@ -92,7 +97,7 @@ type outcome struct {
 // steps, and each finished call is one appended log entry (a call's start
 // is not written: its idempotency key is deterministic, so a call in
 // flight at a crash is re-issued under the same key).
-func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure, error) {
+func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch) (stop, *failure, error) {
 	rev := run.Plans[len(run.Plans)-1]
 	plan := rev.Plan
 	g, err := contracts.CheckPlan(&plan, e.deps.Tools, contracts.CheckOptions{InitialState: slices.Collect(maps.Keys(run.State)), AllowedServices: run.Options.Services})
@@ -116,7 +121,7 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 		dataErr error
 	)
 	for {
-		if fail == nil && pending == nil && dataErr == nil && ctx.Err() == nil {
+		if fail == nil && pending == nil && dataErr == nil && ctx.Err() == nil && w.request() == nil {
 			for _, i := range slices.Clone(prog.ready) {
 				if len(running) >= parallel {
 					break
@@ -167,6 +172,8 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run) (stop, *failure
 				return stopCancelled, nil, nil
 			case prog.left == 0:
 				return stopDone, nil, nil
+			case w.request() != nil:
+				return stopAsked, nil, nil
 			}
 			return stopFailed, nil, e.fail(ctx, run, contracts.Errorf(contracts.CodeInternal, "no action can run and the plan is not done"))
 		}

@@ -85,7 +85,13 @@ func (e *Engine) Fork(ctx context.Context, req ForkRequest) (*contracts.Run, err
 	if req.Scopes != nil {
 		opts.Scopes = req.Scopes
 	}
-	return e.Run(ctx, Request{Goal: src.Goal, Plan: plan, UserID: user, Options: opts, Source: "fork",
+	// The caller's context goes with the fork; so does the session, when
+	// the fork stays the same user's (sessions are private).
+	session := src.SessionID
+	if user != src.UserID {
+		session = ""
+	}
+	return e.Run(ctx, Request{Goal: src.Goal, Plan: plan, UserID: user, Options: opts, Source: "fork", Context: src.Context, Session: session,
 		reason: fmt.Sprintf("forked from run %s at action %s", src.ID, req.FromAction), seed: &seed})
 }
 

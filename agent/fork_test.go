@@ -46,7 +46,7 @@ func TestForkFromFailedStep(t *testing.T) {
 	var fixed atomic.Bool
 	tt := forkTools(t, &fixed)
 	store := newStore()
-	e := New(Config{}, Deps{Tools: tt, Store: store})
+	e := New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt, Store: store})
 	ctx := context.Background()
 	src, err := e.Run(ctx, Request{Plan: mustPlan(t, forkPlan), UserID: "ada"})
 	wantStatus(t, src, err, contracts.RunFailed)

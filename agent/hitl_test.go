@@ -159,7 +159,7 @@ func TestStepApprovalApproveEditSkip(t *testing.T) {
 	})
 	t.Run("skip with a dependent fails closed without a model", func(t *testing.T) {
 		tt, store, run := start(t)
-		run, err := fresh(Config{}, tt, store).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionSkip, By: "admin"})
+		run, err := fresh(Config{OnFailure: contracts.OnFailureFail}, tt, store).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionSkip, By: "admin"})
 		wantStatus(t, run, err, contracts.RunFailed)
 		if len(tt.Calls("")) != 0 || run.Error.Code != contracts.CodeUnsatisfiedRequires || run.Error.Details["action"] != "c1" {
 			t.Fatalf("error=%+v calls=%d", run.Error, len(tt.Calls("")))

@@ -265,7 +265,41 @@ func (e *Engine) PlanTemplate(ctx context.Context, req TemplateRequest) (*contra
 		goal = p.Goal
 	}
 	p.Goal = goal
-	return e.Plan(ctx, Request{Goal: goal, Plan: &p, UserID: req.UserID, Options: req.Options, Source: "template"})
+	// The reason names the template: the collector credits it with the
+	// run's outcome (workflow memory).
+	return e.Plan(ctx, Request{Goal: goal, Plan: &p, UserID: req.UserID, Options: req.Options, Source: "template",
+		reason: patterns.TemplateSourcePrefix + req.Name})
+}
+
+// Templates lists the user's saved workflow templates by name.
+func (e *Engine) Templates(ctx context.Context, userID string) ([]patterns.Template, error) {
+	if e.deps.Memory == nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "pattern memory is not configured").With("field", "memory")
+	}
+	return e.deps.Memory.Templates(ctx, userID)
+}
+
+// Template returns one of the user's saved workflow templates.
+func (e *Engine) Template(ctx context.Context, userID, name string) (patterns.Template, error) {
+	if e.deps.Memory == nil {
+		return patterns.Template{}, contracts.Errorf(contracts.CodeInvalidConfig, "pattern memory is not configured").With("field", "memory")
+	}
+	return e.deps.Memory.Template(ctx, userID, name)
+}
+
+// MatchTemplate is the user's saved template most like a planned run's
+// goal (nil: none, memory off, or the run came from a template already):
+// what a plan result offers to run instead, with no planner call next time.
+func (e *Engine) MatchTemplate(ctx context.Context, run *contracts.Run) *patterns.TemplateMatch {
+	if e.deps.Memory == nil || (len(run.Plans) > 0 && run.Plans[0].Source == "template") {
+		return nil
+	}
+	m, err := e.deps.Memory.MatchTemplate(ctx, run.UserID, baseGoal(run))
+	if err != nil {
+		e.log.Warn("memory template match failed", "run_id", run.ID, "err", err)
+		return nil
+	}
+	return m
 }
 
 // applyInputs sets "ACTION_ID.FIELD" literal inputs (FIELD may be a

@@ -31,11 +31,21 @@ func (e *Engine) Plan(ctx context.Context, req Request) (_ *contracts.Run, err e
 	if req.Plan == nil && e.deps.LLM == nil {
 		return nil, contracts.Errorf(contracts.CodeNoLLM, "no model is configured: supply a plan").With("field", "plan")
 	}
+	if err := e.checkTurnRequest(req); err != nil {
+		return nil, err
+	}
+	// The conversation so far is read once, before the run's first
+	// checkpoint, which keeps it for every later model call.
+	turns, err := e.conversation(ctx, req.UserID, req.Session)
+	if err != nil {
+		return nil, err
+	}
 	now := e.now()
 	ctx, span := startSpan(ctx, "ordo.plan")
 	run := &contracts.Run{
 		FormatVersion: contracts.RunFormatVersion, ID: newRunID(), UserID: req.UserID, Goal: goal,
 		Status: contracts.RunPending, CreatedAt: now, Options: req.Options,
+		SessionID: req.Session, Conversation: turns, Context: req.Context,
 	}
 	defer func() { endSpan(span, run, err) }()
 	if run.Options.Timezone == "" {
@@ -116,10 +126,10 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 		remembered = e.reuseClarification(ctx, run)
 		pool := e.toolPool(ctx, run)
 		cands, ranked := e.choose(ctx, run, pool)
-		in := map[string]any{
-			"user_request": run.Goal, "context": req.Context, "timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run),
+		in := withTurns(run, map[string]any{
+			"user_request": run.Goal, "timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run),
 			"connected_services": run.Options.Services, "tool_candidates": describe(cands),
-		}
+		})
 		if past := e.examples(ctx, run); len(past) > 0 {
 			in["past_plans"] = past
 		}

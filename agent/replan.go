@@ -50,11 +50,11 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 		}
 		past = append(past, pastStep{s.ActionID, s.Tool, s.PlanVersion, s.Attempt, string(s.Status), s.Error, s.Produced})
 	}
-	in := map[string]any{
+	in := withTurns(run, map[string]any{
 		"goal": run.Goal, "reason": cause.Message, "failed_action": f.action, "error": cause,
 		"available_state": run.State, "past_steps": past, "tool_candidates": describe(cands),
 		"timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run),
-	}
+	})
 	text, err := e.complete(ctx, run, "replanner", in, contracts.PlanSchema())
 	if err != nil {
 		return false, e.failOrAsk(ctx, run, planFailed("the re-planner failed", err), f.action, cause)

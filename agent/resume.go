@@ -12,12 +12,24 @@ import (
 
 // fits lists the decisions each interrupt accepts.
 var fits = map[contracts.InterruptKind][]contracts.DecisionKind{
-	contracts.InterruptClarify:       {contracts.DecisionAnswer, contracts.DecisionReject},
+	contracts.InterruptClarify:       {contracts.DecisionAnswer, contracts.DecisionProceedAnyway, contracts.DecisionReject},
 	contracts.InterruptPlanApproval:  {contracts.DecisionApprove, contracts.DecisionEdit, contracts.DecisionReject},
 	contracts.InterruptStepApproval:  {contracts.DecisionApprove, contracts.DecisionEdit, contracts.DecisionSkip, contracts.DecisionReject},
 	contracts.InterruptInputRequired: {contracts.DecisionAnswer, contracts.DecisionReject},
 	// approve carries the budget's new limit for the run (answers.limit)
 	contracts.InterruptBudgetExceeded: {contracts.DecisionApprove, contracts.DecisionReject},
+	// retry may carry an edited payload; abort fails the run with the step's error
+	contracts.InterruptStepFailed: {contracts.DecisionRetry, contracts.DecisionSkip, contracts.DecisionReplan, contracts.DecisionAbort},
+	// edit carries the remaining plan; abort cancels the run
+	contracts.InterruptPaused:         {contracts.DecisionContinue, contracts.DecisionEdit, contracts.DecisionAbort},
+	contracts.InterruptVerifyQuestion: {contracts.DecisionAnswer, contracts.DecisionApprove, contracts.DecisionReject},
+}
+
+// Decisions lists the decisions an interrupt of this kind accepts, in the
+// order a person is offered them (the web console builds its forms from
+// it, so a new kind needs no console change).
+func Decisions(kind contracts.InterruptKind) []contracts.DecisionKind {
+	return slices.Clone(fits[kind])
 }
 
 // Resume continues a run from the store with a person's decision and runs
@@ -57,13 +69,20 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 		}
 		return e.finish(ctx, run, contracts.RunRejected)
 	}
+	if d.Kind == contracts.DecisionAbort {
+		record()
+		if in.Kind == contracts.InterruptStepFailed && in.Error != nil {
+			return e.fail(ctx, run, in.Error)
+		}
+		return e.cancel(ctx, run, d.By)
+	}
 	switch in.Kind {
 	case contracts.InterruptClarify:
-		if len(d.Answers) == 0 {
+		if len(d.Answers) == 0 && d.Kind != contracts.DecisionProceedAnyway {
 			return contracts.Errorf(contracts.CodeInvalidDecision, "answers are required").With("field", "answers")
 		}
 		record()
-		run.Goal = withAnswers(run.Goal, d.Answers)
+		run.Goal = clarified(run.Goal, d)
 		run.Status = contracts.RunPending
 		if err := e.planStage(ctx, run, Request{}); err != nil || run.Status != contracts.RunReady {
 			return err
@@ -82,13 +101,44 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 		}
 		record()
 		if d.Kind == contracts.DecisionSkip {
-			now := e.now()
-			run.Steps = append(run.Steps, contracts.StepRecord{
-				ActionID: in.ActionID, Tool: in.Tool, PlanVersion: in.PlanVersion, Attempt: attempts(run, in.PlanVersion, in.ActionID) + 1,
-				Status: contracts.StepSkipped, StartedAt: now, EndedAt: now,
-			})
-			e.emit(ctx, run, EventStepSkipped, in.ActionID, in.Tool, d.Note)
+			e.skip(ctx, run, in, d.Note)
 		}
+	case contracts.InterruptStepFailed:
+		switch d.Kind {
+		case contracts.DecisionRetry:
+			if err := e.checkStepDecision(run, in, d); err != nil {
+				return err
+			}
+			record()
+		case contracts.DecisionSkip:
+			record()
+			e.skip(ctx, run, in, d.Note)
+		case contracts.DecisionReplan:
+			if e.deps.LLM == nil {
+				return contracts.Errorf(contracts.CodeInvalidDecision, "no model is configured to re-plan: retry, skip or abort").With("field", "decision")
+			}
+			record()
+			run.Status = contracts.RunRunning
+			if replanned, err := e.replan(ctx, run, &failure{in.ActionID, in.Error}); err != nil || !replanned {
+				return err
+			}
+		}
+	case contracts.InterruptPaused:
+		if d.Kind == contracts.DecisionEdit {
+			if d.Plan == nil {
+				return contracts.Errorf(contracts.CodeInvalidDecision, "an edit needs a plan").With("field", "plan")
+			}
+			rest, err := remaining(run, in.PlanVersion, d.Plan)
+			if err != nil {
+				return err
+			}
+			d.Plan = rest
+			if err := e.applyEdit(ctx, run, in, d); err != nil {
+				return err
+			}
+			break
+		}
+		record()
 	case contracts.InterruptInputRequired:
 		var missing []string
 		for _, f := range in.Fields {
@@ -103,6 +153,10 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 				With("field", "answers").With("missing", missing)
 		}
 		record()
+	case contracts.InterruptVerifyQuestion:
+		if err := e.decideVerifyQuestion(ctx, run, in, d, record); err != nil {
+			return err
+		}
 	case contracts.InterruptBudgetExceeded:
 		if _, err := raisedLimit(in.Budget, d.Answers); err != nil {
 			return err
@@ -122,6 +176,18 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 		}
 	}
 	return e.execute(ctx, run)
+}
+
+// skip records the interrupt's action as skipped: its dependents run
+// without what it would have produced (one that requires it stops as a
+// failure of its own).
+func (e *Engine) skip(ctx context.Context, run *contracts.Run, in contracts.Interrupt, note string) {
+	now := e.now()
+	run.Steps = append(run.Steps, contracts.StepRecord{
+		ActionID: in.ActionID, Tool: in.Tool, PlanVersion: in.PlanVersion, Attempt: attempts(run, in.PlanVersion, in.ActionID) + 1,
+		Status: contracts.StepSkipped, StartedAt: now, EndedAt: now,
+	})
+	e.emit(ctx, run, EventStepSkipped, in.ActionID, in.Tool, note)
 }
 
 // applyEdit validates an edited plan as a new version; an invalid edit is
@@ -146,10 +212,10 @@ func (e *Engine) applyEdit(ctx context.Context, run *contracts.Run, in contracts
 	return nil
 }
 
-// checkStepDecision refuses an edited payload that breaks the contract or
-// still holds MISSING values.
+// checkStepDecision refuses an edited payload (a step approval's edit, a
+// retry's payload) that breaks the contract or still holds MISSING values.
 func (e *Engine) checkStepDecision(run *contracts.Run, in contracts.Interrupt, d contracts.Decision) error {
-	if d.Kind != contracts.DecisionEdit {
+	if d.Kind != contracts.DecisionEdit && (d.Kind != contracts.DecisionRetry || len(d.Payload) == 0) {
 		return nil
 	}
 	tool, ok := e.deps.Tools.Lookup(in.Tool)

@@ -42,13 +42,26 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 		o.started.Payload = payload
 		return o, nil, err
 	}
+	retry := prog.tries[a.ID] > 0 // the critic may have asked a person, or patched the payload
+	if retry {
+		if in := verifyQuestion(run, version, a); in != nil {
+			return o, in, nil
+		}
+	}
 	payload, approved, err := e.approvedPayload(run, version, a, tool)
 	if err != nil {
 		return o, nil, err
 	}
 	if payload == nil {
-		if payload, err = e.bind(ctx, run, version, a, tool, state, prog.feedback[a.ID]); err != nil {
+		feedback := prog.feedback[a.ID]
+		if retry {
+			feedback = retryFeedback(run, version, a.ID, feedback)
+		}
+		if payload, err = e.bind(ctx, run, version, a, tool, state, feedback); err != nil {
 			return o, nil, err
+		}
+		if retry {
+			payload = e.withOverrides(run, version, a, tool, payload)
 		}
 	}
 	if run.Options.Direct {
@@ -115,6 +128,8 @@ func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Ac
 			approved = true
 		case in.Kind == contracts.InterruptStepApproval && d.Decision.Kind == contracts.DecisionEdit:
 			approved, payload = true, d.Decision.Payload
+		case in.Kind == contracts.InterruptStepFailed && d.Decision.Kind == contracts.DecisionRetry && len(d.Decision.Payload) > 0:
+			payload = d.Decision.Payload // the person's edit for the retry
 		case in.Kind == contracts.InterruptInputRequired:
 			merged, err := applyAnswers(in.Payload, d.Decision.Answers)
 			if err != nil {
@@ -343,11 +358,20 @@ type verdict struct {
 	Reason   string   `json:"reason"`
 	Feedback string   `json:"feedback"`
 	Next     string   `json:"next"`
+	Question string   `json:"question"`
+	Patch    struct {
+		SuggestedPayloadOverrides map[string]any `json:"suggested_payload_overrides"`
+	} `json:"patch"`
 }
 
-const verdictSchema = `{"type":"object","required":["score","status"],"properties":{"score":{"type":"number","minimum":0,"maximum":1},"status":{"enum":["pass","fail"]},"reason":{"type":"string"},"feedback":{"type":"string"},"next":{"enum":["retry","ask_user","replan"]}}}`
+const verdictSchema = `{"type":"object","required":["score","status"],"properties":{"score":{"type":"number","minimum":0,"maximum":1},"status":{"enum":["pass","fail"]},"reason":{"type":"string"},"feedback":{"type":"string"},"next":{"enum":["retry","ask_user","replan"]},"question":{"type":"string"},"patch":{"type":"object","properties":{"suggested_payload_overrides":{"type":"object"}}}}}`
 
 // critic asks the verifier model to score the latest attempt's result.
+// Below the threshold it fails the attempt with the verdict in the error's
+// details: feedback and payload overrides for the retry (prepare), or the
+// critic's question for a person (details.ask_user, kept apart from
+// details.next so the attempt stays retryable: prepare stops at a
+// verify_question interrupt before the next attempt).
 func (e *Engine) critic(ctx context.Context, run *contracts.Run, a contracts.Action, tool *contracts.Tool, result any, produced map[string]any, attempt int) error {
 	in := map[string]any{
 		"action": a, "success_criteria": a.SuccessCriteria, "output_schema": tool.Contract.OutputSchema,
@@ -370,8 +394,14 @@ func (e *Engine) critic(ctx context.Context, run *contracts.Run, a contracts.Act
 	}
 	ce := contracts.Errorf(contracts.CodeVerificationFailed, "critic scored %s %s below %s: %s", a.ID,
 		strconv.FormatFloat(*v.Score, 'g', 3, 64), strconv.FormatFloat(e.cfg.Verifier.Threshold, 'g', 3, 64), v.Reason).
-		With("action", a.ID).With("score", *v.Score).With("feedback", v.Feedback).With("next", v.Next)
-	return ce
+		With("action", a.ID).With("score", *v.Score).With("feedback", v.Feedback)
+	if len(v.Patch.SuggestedPayloadOverrides) > 0 {
+		ce = ce.With("payload_overrides", v.Patch.SuggestedPayloadOverrides)
+	}
+	if v.Next == "ask_user" {
+		return ce.With("ask_user", criticQuestion(v))
+	}
+	return ce.With("next", v.Next)
 }
 
 func describeAction(a contracts.Action) string {

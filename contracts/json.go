@@ -28,6 +28,15 @@ func DecodeJSON(data []byte) (any, error) {
 	if err := CheckJSONDepth(data, MaxJSONDepth); err != nil {
 		return nil, err
 	}
+	if v, ok := decodeFast(data); ok {
+		return v, nil
+	}
+	return decodeStd(data)
+}
+
+// decodeStd is DecodeJSON by encoding/json: the reference decodeFast must
+// agree with, and the one that explains what is wrong with bad text.
+func decodeStd(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

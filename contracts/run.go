@@ -50,6 +50,14 @@ type Run struct {
 	// A store accepts a write only if Seq is one more than the stored one.
 	Seq     int64      `json:"seq"`
 	Options RunOptions `json:"options"`
+	// SessionID makes the run a turn of its user's conversation of that
+	// name; Conversation holds the turns before it, as the planner,
+	// re-planner and composer were given them (see agent/session.go).
+	SessionID    string `json:"session_id,omitempty"`
+	Conversation []Turn `json:"conversation,omitempty"`
+	// Context is the caller's extra facts, kept so that every model call
+	// of the run (a re-plan after clarification too) sees them.
+	Context string `json:"context,omitempty"`
 
 	Plans     []PlanRevision             `json:"plans,omitempty"`  // versions; the last is current
 	Policy    map[string]PolicyDecision  `json:"policy,omitempty"` // by action id of the current plan
@@ -166,6 +174,23 @@ const (
 	// ask. Approve with Answers["limit"] (the budget's new limit for this
 	// run) or reject.
 	InterruptBudgetExceeded InterruptKind = "budget_exceeded"
+	// InterruptVerifyQuestion: the critic (verifier.mode llm) asked for a
+	// person instead of another try (its next was ask_user). Answer (the
+	// answers go to the retry with the critic's feedback), approve (keep
+	// the result as it is) or reject.
+	InterruptVerifyQuestion InterruptKind = "verify_question"
+)
+
+// Interrupt kinds a person steers a run with (issue 15).
+const (
+	// InterruptStepFailed: an action still failed after its retries and
+	// on_failure is ask. Retry (Payload: an edited payload), skip, replan
+	// or abort.
+	InterruptStepFailed InterruptKind = "step_failed"
+	// InterruptPaused: a person asked the run to pause (pause_run, ordo
+	// runs pause); it stopped at a step boundary. Continue, edit (Plan:
+	// the remaining plan) or abort.
+	InterruptPaused InterruptKind = "paused"
 )
 
 // Interrupt is what a waiting run asks for.
@@ -181,7 +206,9 @@ type Interrupt struct {
 	Tool        string                    `json:"tool,omitempty"`
 	Payload     json.RawMessage           `json:"payload,omitempty"` // step_approval: the bound payload
 	Fields      []string                  `json:"fields,omitempty"`  // input_required: paths still MISSING
+	Attempt     int                       `json:"attempt,omitempty"` // verify_question: the attempt the critic judged
 	Budget      *BudgetStop               `json:"budget,omitempty"`  // budget_exceeded
+	Error       *Error                    `json:"error,omitempty"`   // step_failed: the last attempt's error
 	CreatedAt   time.Time                 `json:"created_at"`
 }
 
@@ -195,6 +222,25 @@ const (
 	DecisionReject  DecisionKind = "reject"  // plan_approval, step_approval
 	DecisionSkip    DecisionKind = "skip"    // step_approval
 	DecisionAnswer  DecisionKind = "answer"  // clarify, input_required (Answers)
+	// DecisionProceedAnyway plans a clarify interrupt's goal without answers.
+	DecisionProceedAnyway DecisionKind = "proceed_anyway"
+)
+
+// Decision kinds that steer a run after a failure or a pause.
+const (
+	// DecisionRetry: step_failed (Payload: an edited payload); on a failed
+	// or cancelled run, a fork from the step that failed.
+	DecisionRetry    DecisionKind = "retry"
+	DecisionReplan   DecisionKind = "replan"   // step_failed
+	DecisionContinue DecisionKind = "continue" // paused
+	DecisionAbort    DecisionKind = "abort"    // step_failed (fails the run), paused (cancels it)
+)
+
+// What a step that still fails after its retries does (on_failure).
+const (
+	OnFailureReplan = "replan" // the re-planner plans the rest (default with a model)
+	OnFailureAsk    = "ask"    // a step_failed interrupt (default without a model)
+	OnFailureFail   = "fail"   // the run fails with the step's error
 )
 
 // Decision resumes an interrupted run.

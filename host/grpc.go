@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-plugin"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/grpctrace"
 	pb "github.com/ordo-run/ordo/plugins/proto"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -23,13 +23,13 @@ import (
 // on what go-plugin dispenses.
 type toolPluginClient = pb.ToolPluginClient
 
-// grpcDialOptions instrument the connection to a plugin: each call is a
-// client span whose trace context travels in the gRPC metadata, so a
-// plugin that traces (sdk.Serve passes the context on) continues the
-// host's trace. Through otel's global provider, a no-op while tracing is
-// off.
+// grpcDialOptions instrument the connection to a plugin: each call made
+// inside a trace is a client span whose trace context travels in the gRPC
+// metadata, so a plugin that traces (sdk.Serve passes the context on)
+// continues the host's trace. A call outside any trace (tracing off) skips
+// otelgrpc altogether (see grpctrace).
 func grpcDialOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler())}
+	return []grpc.DialOption{grpc.WithStatsHandler(grpctrace.Client())}
 }
 
 // grpcProvider is the ToolProvider of one plugin process.

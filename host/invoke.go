@@ -102,7 +102,12 @@ func Timeout(def time.Duration) Middleware {
 			actx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
 			out, err := next.Invoke(actx, inv)
-			if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+			// A plugin's own clock may report the deadline a moment before
+			// this process's timer marks actx done (timers fire late under
+			// load): a timeout after our deadline passed is ours too.
+			end, _ := actx.Deadline()
+			if err != nil && (errors.Is(actx.Err(), context.DeadlineExceeded) ||
+				contracts.CodeOf(err) == contracts.CodeToolTimeout && !time.Now().Before(end)) {
 				// Already said by an inner layer (a retry's attempt), or it
 				// never reached the tool.
 				if ce := contracts.AsError(err); ce.Code == contracts.CodeToolUnavailable || ce.Details["timeout_ms"] != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ordo-run/ordo/internal/npmtest"
 )
 
 // TestConformance runs .ci/conformance.sh: the official MCP conformance
@@ -25,7 +27,7 @@ func TestConformance(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, ".ci", "conformance.sh"))
 	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "ORDO_INTEROP_CACHE="+cacheDir(t, ""))
+	cmd.Env = append(os.Environ(), "ORDO_INTEROP_CACHE="+npmtest.CacheDir(t, ""))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("conformance: %v\n%s", err, out)

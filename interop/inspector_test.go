@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordo-run/ordo/internal/npmtest"
 )
 
 // inspector runs the MCP Inspector's CLI (pinned in interop/inspector) with
@@ -17,7 +19,7 @@ import (
 // what it prints. It needs Node 22, which .ci/node22.sh provides.
 func inspector(t *testing.T, env []string, args ...string) map[string]any {
 	t.Helper()
-	dir := npmInstall(t, filepath.Join(repoRoot, "interop", "inspector"))
+	dir := npmtest.Install(t, filepath.Join(repoRoot, "interop", "inspector"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	nodeDir, err := exec.CommandContext(ctx, filepath.Join(repoRoot, ".ci", "node22.sh")).Output()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordo-run/ordo/internal/npmtest"
 )
 
 // report is what interop/node/sdk-client.mjs saw.
@@ -53,7 +55,7 @@ type callView struct {
 // decodes its report.
 func runSDKClient(t *testing.T, env []string, args ...string) report {
 	t.Helper()
-	dir := npmInstall(t, filepath.Join(repoRoot, "interop", "node"))
+	dir := npmtest.Install(t, filepath.Join(repoRoot, "interop", "node"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	plan := filepath.Join(repoRoot, "examples", "first-run.plan.json")
@@ -158,7 +160,7 @@ func TestTypeScriptSDKHTTP(t *testing.T) {
 		}
 	}
 	// A wrong token is refused (401, Ordo code 2001) before any MCP exchange.
-	cmd := exec.Command("node", filepath.Join(npmInstall(t, filepath.Join(repoRoot, "interop", "node")), "sdk-client.mjs"),
+	cmd := exec.Command("node", filepath.Join(npmtest.Install(t, filepath.Join(repoRoot, "interop", "node")), "sdk-client.mjs"),
 		"--plan", filepath.Join(repoRoot, "examples", "first-run.plan.json"), "--url", s.url)
 	cmd.Env = append(os.Environ(), "ORDO_INTEROP_TOKEN=not-the-token")
 	out, err := cmd.CombinedOutput()

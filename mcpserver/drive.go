@@ -126,7 +126,7 @@ func (s *Server) finish(ctx context.Context, req mcp.CallToolRequest, run *contr
 		state := stateElicit + run.ID + ":" + strconv.FormatInt(run.Seq, 10)
 		return server.NewInputRequestBuilder(state).Elicit(inputAnswer, params).ToolResult(), nil
 	}
-	return runResult(run, mode, "")
+	return s.planResult(ctx, run, mode)
 }
 
 // elicits reports whether to ask about an interrupt inline: the client

@@ -46,9 +46,13 @@ func elicitationFor(run *contracts.Run) mcp.ElicitationParams {
 		}
 	case contracts.InterruptClarify:
 		for i, q := range in.Questions {
-			props[fieldKey(i)] = map[string]any{"type": "string", "title": q}
+			props[fieldKey(i)] = withSuggestion(map[string]any{"type": "string", "title": q}, in.Suggestions[q])
 			required = append(required, fieldKey(i))
 		}
+	case contracts.InterruptVerifyQuestion:
+		required = verifyQuestionForm(in, props, &msg)
+	case contracts.InterruptStepFailed, contracts.InterruptPaused:
+		required = steerForm(run, props, &msg)
 	case contracts.InterruptBudgetExceeded:
 		if b := in.Budget; b != nil {
 			fmt.Fprintf(&msg, "Budget %s: %g used of %g, before the %s\n", b.Budget, b.Used, b.Limit, b.Before)
@@ -105,6 +109,10 @@ func decisionFromElicitation(in *contracts.Interrupt, content any) (contracts.De
 			return d, nil
 		}
 		return bad("decision", fmt.Sprintf("%q does not answer a %s", kind, in.Kind))
+	case contracts.InterruptVerifyQuestion:
+		return decisionFromVerifyForm(in, form, note)
+	case contracts.InterruptStepFailed, contracts.InterruptPaused:
+		return decisionFromSteerForm(in, form, note)
 	case contracts.InterruptInputRequired, contracts.InterruptClarify:
 		keys := in.Fields
 		if in.Kind == contracts.InterruptClarify {

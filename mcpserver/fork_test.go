@@ -105,10 +105,15 @@ func chainPlan() map[string]any {
 // newChainEnv is the harness's stack with the chain tools, no
 // human-in-the-loop switches (policy allows every read), and the engine's
 // events fed to the server (as the app would through agent.Deps.Events).
+// A step that still fails fails the run (on_failure fail).
 func newChainEnv(t *testing.T) (*env, *chainTools) {
+	return newChainEnvWith(t, agent.Config{OnFailure: contracts.OnFailureFail})
+}
+
+// newChainEnvWith is newChainEnv with the engine configured by cfg.
+func newChainEnvWith(t *testing.T, cfg agent.Config) (*env, *chainTools) {
 	t.Helper()
 	ct := &chainTools{calls: map[string]int{}}
-	cfg := agent.Config{}
 	e, h, rec := newStack(t, cfg, []host.Option{host.WithLogger(slog.New(slog.DiscardHandler))}, ct.tools()...)
 	var srv *mcpserver.Server
 	e.engine = agent.New(cfg, agent.Deps{Tools: h, Store: e.store, Events: func(ev agent.Event) {

@@ -18,6 +18,7 @@ type runArgs struct {
 	RunID    string               `json:"run_id"`
 	Goal     string               `json:"goal"`
 	Context  string               `json:"context"`
+	Session  string               `json:"session_id"`
 	Services []string             `json:"services"`
 	Plan     json.RawMessage      `json:"plan"`
 	Options  contracts.RunOptions `json:"options"`
@@ -27,7 +28,7 @@ type runArgs struct {
 // Without a model the caller must supply the plan, and is told where the
 // plan schema is.
 func (s *Server) request(ctx context.Context, req mcp.CallToolRequest, a runArgs) (Request, error) {
-	r := Request{Goal: strings.TrimSpace(a.Goal), Context: a.Context, UserID: identityFrom(ctx).User, Options: a.Options}
+	r := Request{Goal: strings.TrimSpace(a.Goal), Context: a.Context, Session: a.Session, UserID: identityFrom(ctx).User, Options: a.Options}
 	r.Options.Services = a.Services
 	// The caller's auto_approve answers configured approvals only: a policy
 	// confirmation is for the person (the schema does not offer this field).
@@ -105,6 +106,15 @@ func (s *Server) handleExecute(ctx context.Context, req mcp.CallToolRequest, raw
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "give exactly one of run_id, goal or plan (got %d)", given).With("field", "run_id")
 	}
 	if a.RunID != "" {
+		// They start a run; a planned run keeps what it was planned with.
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"session_id", a.Session != ""}, {"context", a.Context != ""}} {
+			if f.set {
+				return nil, contracts.Errorf(contracts.CodeInvalidInput, "%s goes with a goal or a plan, not with run_id (the run keeps what it was planned with)", f.name).With("field", f.name)
+			}
+		}
 		run, err := s.loadRun(ctx, a.RunID)
 		if err != nil {
 			return nil, err
@@ -142,8 +152,12 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw
 	if req.Params.RequestState != "" {
 		return s.drive(ctx, req, execView, nil)
 	}
-	if _, err := s.loadRun(ctx, a.RunID); err != nil {
+	run, err := s.loadRun(ctx, a.RunID)
+	if err != nil {
 		return nil, err
+	}
+	if a.Decision == contracts.DecisionRetry && run.Status.Final() { // a failed run is forked from its failed step
+		return s.retryRun(ctx, req, raw)
 	}
 	d := contracts.Decision{Kind: a.Decision, Payload: a.Payload, Answers: a.Answers, Note: a.Note, By: identityFrom(ctx).User}
 	if len(a.Plan) > 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory/patterns"
 )
 
 // errorResult is an MCP tool error carrying Ordo's code: its text is the
@@ -65,6 +66,8 @@ type RunView struct {
 	Steps       []StepView                          `json:"steps,omitempty"`
 	LLMCalls    map[string]int                      `json:"llm_calls,omitempty"`
 	Note        string                              `json:"note,omitempty"`
+	// Template is a saved workflow template matching the goal (plan).
+	Template *patterns.TemplateMatch `json:"template,omitempty"`
 }
 
 // InterruptView is a waiting run's question, with the decisions approve
@@ -79,7 +82,10 @@ type InterruptView struct {
 	Fields    []string                `json:"fields,omitempty"`
 	Mermaid   string                  `json:"mermaid,omitempty"`
 	Budget    *contracts.BudgetStop   `json:"budget,omitempty"` // budget_exceeded: approve with answers.limit
-	Decisions []string                `json:"decisions"`
+	Error     *contracts.Error        `json:"error,omitempty"`  // step_failed: why the last attempt failed
+	// Suggestions are remembered answers to the questions (clarify), by question.
+	Suggestions map[string]string `json:"suggestions,omitempty"`
+	Decisions   []string          `json:"decisions"`
 }
 
 // StepView is one step attempt without its payload and result (those are
@@ -113,7 +119,8 @@ func newRunView(run *contracts.Run, mode viewMode) *RunView {
 	}
 	if in := run.Interrupt; in != nil && run.Status == contracts.RunInterrupted {
 		v.Interrupt = &InterruptView{Kind: in.Kind, Message: in.Message, Questions: in.Questions, ActionID: in.ActionID,
-			Tool: in.Tool, Payload: in.Payload, Fields: in.Fields, Mermaid: in.Mermaid, Budget: in.Budget, Decisions: decisionsFor(in.Kind)}
+			Tool: in.Tool, Payload: in.Payload, Fields: in.Fields, Mermaid: in.Mermaid, Budget: in.Budget, Error: in.Error, Decisions: decisionsFor(in.Kind),
+			Suggestions: in.Suggestions}
 		if mode == planView {
 			switch in.Kind {
 			case contracts.InterruptPlanApproval:
@@ -161,6 +168,8 @@ func decisionsFor(k contracts.InterruptKind) []string {
 		return []string{"approve", "edit", "skip", "reject"}
 	case contracts.InterruptBudgetExceeded:
 		return []string{"approve", "reject"}
+	case contracts.InterruptVerifyQuestion, contracts.InterruptClarify, contracts.InterruptStepFailed, contracts.InterruptPaused:
+		return decisionNames(k)
 	default:
 		return []string{"answer"}
 	}

@@ -84,6 +84,9 @@ func (s *Server) toolDefs() []*toolDef {
 				desc: "Admin: the loaded plugins and upstream MCP servers and their state."},
 		)
 	}
+	defs = append(defs, s.templateDefs()...)
+	defs = append(defs, s.steerDefs()...)
+	defs = append(defs, s.sessionDefs()...)
 	return append(defs, s.gatewayDefs()...)
 }
 

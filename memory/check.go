@@ -90,7 +90,7 @@ func CheckClaim(owner string, ttl time.Duration, limit int) error {
 
 // Summarize is the List row of run.
 func Summarize(run *contracts.Run) RunSummary {
-	return RunSummary{ID: run.ID, UserID: run.UserID, Goal: run.Goal, Status: run.Status,
+	return RunSummary{ID: run.ID, UserID: run.UserID, SessionID: run.SessionID, Goal: run.Goal, Status: run.Status,
 		Seq: run.Seq, CreatedAt: run.CreatedAt, UpdatedAt: run.UpdatedAt}
 }
 
@@ -100,6 +100,9 @@ func (f Filter) Match(s RunSummary) bool {
 		return false
 	}
 	if f.UserID != "" && s.UserID != f.UserID {
+		return false
+	}
+	if f.SessionID != "" && s.SessionID != f.SessionID || f.InSession && s.SessionID == "" {
 		return false
 	}
 	if !f.UpdatedAfter.IsZero() && !s.UpdatedAt.After(f.UpdatedAfter) {

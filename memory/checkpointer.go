@@ -51,6 +51,8 @@ type Checkpointer interface {
 type Filter struct {
 	Status        []contracts.RunStatus
 	UserID        string
+	SessionID     string // the turns of one session (with UserID: that user's session)
+	InSession     bool   // only runs that are turns of some session
 	UpdatedAfter  time.Time
 	UpdatedBefore time.Time
 	Limit         int // newest first; 0 means no limit
@@ -60,6 +62,7 @@ type Filter struct {
 type RunSummary struct {
 	ID        string              `json:"id"`
 	UserID    string              `json:"user_id,omitempty"`
+	SessionID string              `json:"session_id,omitempty"`
 	Goal      string              `json:"goal"`
 	Status    contracts.RunStatus `json:"status"`
 	Seq       int64               `json:"seq"`

@@ -4,10 +4,13 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/ordo-run/ordo/recommender/embed/semantic"
 )
 
 // BenchmarkSearchSealTools measures one Recommend(k=10) over the 4,076
-// Seal-Tools tools, cycling through the dev queries.
+// Seal-Tools tools, cycling through the dev queries, without and with the
+// semantic list.
 func BenchmarkSearchSealTools(b *testing.B) {
 	dir := benchData(b)
 	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
@@ -19,18 +22,25 @@ func BenchmarkSearchSealTools(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	r, err := New(Options{})
+	sem, err := semantic.NewStatic()
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := r.Upsert(ctx, tools...); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		if _, err := r.Recommend(ctx, queries[i%len(queries)].Query, 10); err != nil {
-			b.Fatal(err)
-		}
+	for name, opts := range map[string]Options{"lexical": {}, "semantic": {Semantic: sem}} {
+		b.Run(name, func(b *testing.B) {
+			r, err := New(opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := r.Upsert(ctx, tools...); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; b.Loop(); i++ {
+				if _, err := r.Recommend(ctx, queries[i%len(queries)].Query, 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -52,4 +62,33 @@ func BenchmarkBuildSealTools(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkSemanticEmbed measures the static meaning vectors of one tool
+// text (name and description, as indexed) and of one request, cycling
+// through the Seal-Tools tools and dev queries.
+func BenchmarkSemanticEmbed(b *testing.B) {
+	dir := benchData(b)
+	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	queries, err := readFile(filepath.Join(dir, "seal-tools", "queries-dev.jsonl"), ReadQueries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := semantic.NewStatic()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("tool", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			s.Embed(toolFields(tools[i%len(tools)]).semanticText())
+		}
+	})
+	b.Run("query", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			s.Embed(queries[i%len(queries)].Query)
+		}
+	})
 }

@@ -15,12 +15,18 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/recommender/embed"
+	"github.com/ordo-run/ordo/recommender/embed/semantic"
 )
 
 // EvalOptions configure Eval.
 type EvalOptions struct {
 	Embedder embed.Embedder // nil: the offline default
-	Ranking  Ranking        // zero: DefaultRanking()
+	// Semantic is the meaning embedder (Options.Semantic); nil means the
+	// built-in static vectors, as `ordo` uses by default
+	// (recommender.embedder: semantic), unless Lexical is set.
+	Semantic embed.Embedder
+	Lexical  bool    // no meaning list: recommender.embedder lexical
+	Ranking  Ranking // zero: DefaultRanking()
 	// Parts > 1 evaluates only the queries whose hash falls in Part (0-based)
 	// of Parts buckets: tune on one part, check on another.
 	Parts, Part int
@@ -46,6 +52,7 @@ type Report struct {
 	P50MS     float64 `json:"query_p50_ms"`
 	P95MS     float64 `json:"query_p95_ms"`
 	Embedder  string  `json:"embedder"`
+	Semantic  string  `json:"semantic,omitempty"`
 	Unknown   int     `json:"queries_naming_unknown_tools"`
 	ToolsPath string  `json:"tools_path"`
 	QueryPath string  `json:"queries_path"`
@@ -157,7 +164,16 @@ func Eval(ctx context.Context, toolsPath, queriesPath string, opts EvalOptions) 
 	if err != nil {
 		return nil, err
 	}
-	r, err := New(Options{Embedder: opts.Embedder, Ranking: opts.Ranking})
+	if opts.Semantic == nil && !opts.Lexical {
+		s, err := semantic.NewStatic()
+		if err != nil {
+			return nil, contracts.Errorf(contracts.CodeInternal, "semantic embedder: %w", err)
+		}
+		opts.Semantic = s
+	} else if opts.Lexical {
+		opts.Semantic = nil
+	}
+	r, err := New(Options{Embedder: opts.Embedder, Semantic: opts.Semantic, Ranking: opts.Ranking})
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +182,7 @@ func Eval(ctx context.Context, toolsPath, queriesPath string, opts EvalOptions) 
 		return nil, err
 	}
 	rep := &Report{Tools: len(tools), BuildMS: ms(time.Since(start)), Embedder: r.Stats().Identity,
+		Semantic:  r.Stats().Semantic,
 		ToolsPath: toolsPath, QueryPath: queriesPath}
 	var all, single, multi tally
 	var lat []time.Duration
@@ -279,6 +296,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "tools %d, index build %.1f ms, query p50 %.3f ms, p95 %.3f ms, embedder %s\n",
 		rep.Tools, rep.BuildMS, rep.P50MS, rep.P95MS, rep.Embedder)
+	if err == nil && rep.Semantic != "" {
+		_, err = fmt.Fprintf(w, "semantic %s\n", rep.Semantic)
+	}
 	if err == nil && rep.Unknown > 0 {
 		_, err = fmt.Fprintf(w, "warning: %d queries name tools missing from the tools file\n", rep.Unknown)
 	}

@@ -37,6 +37,13 @@ type Options struct {
 	// Embedder makes the vectors; nil means the offline embed.Hashed default.
 	// Never nil inside chromem-go, whose nil means "call OpenAI".
 	Embedder embed.Embedder
+	// Semantic, when set, embeds meaning (embed/semantic's static vectors):
+	// its similarity to every allowed tool, not only the lexical
+	// candidates, is fused into the whole request's list with
+	// Ranking.SemanticWeight, so a tool that shares no word with the
+	// request can still rank. Its vectors are cheap and kept in memory
+	// only (re-embedded on start), so it must not call a server.
+	Semantic embed.Embedder
 	// Ranking tunes the fusion; the zero value means DefaultRanking().
 	Ranking Ranking
 	// Logger receives index maintenance messages; nil means slog.Default().
@@ -49,6 +56,7 @@ type Stats struct {
 	Embedded int64  // documents embedded since New (reused vectors are not counted)
 	Rebuilt  bool   // New found an index made by another embedder and re-embedded it
 	Identity string // the embedder identity stored with the index
+	Semantic string // Options.Semantic's identity ("" without one)
 }
 
 // Recommender ranks catalog tools for a request. It is safe for concurrent
@@ -66,6 +74,7 @@ type Recommender struct {
 	bySlot   []*entry // by lexical slot, for filters (nil: free slot)
 	lex      *bm25
 	vec      flat // the query path's int8 copy of the vectors
+	sem      flat // Options.Semantic's vectors by slot (empty without it)
 	dim      int
 	manifest embed.Manifest // as last written, so a start that changes nothing writes nothing
 	embedded atomic.Int64
@@ -183,12 +192,12 @@ func (r *Recommender) load(ctx context.Context, m embed.Manifest) error {
 		}
 		stored = append(stored, c)
 		if m.Identity == r.emb.Identity() {
-			r.index(c, toolFields(c), d.Embedding)
+			r.index(c, toolFields(c), d.Embedding, nil)
 		}
 	}
 	if m.Identity == r.emb.Identity() {
 		r.dim = m.Dim
-		return nil
+		return r.embedSemantic(ctx, stored)
 	}
 	r.log.Info("embedder changed; rebuilding tool index", "old", m.Identity, "new", r.emb.Identity(), "tools", len(stored))
 	if err := r.resetCollection(); err != nil {
@@ -212,7 +221,7 @@ func (r *Recommender) resetCollection() error {
 
 // index records a tool and its vector in the in-memory structures (caller
 // holds mu or is New).
-func (r *Recommender) index(c contracts.Contract, f fields, v []float32) {
+func (r *Recommender) index(c contracts.Contract, f fields, v []float32, semVecs map[string][]float32) {
 	if old, ok := r.tools[c.Tool]; ok {
 		if ca, ok := r.emb.(embed.CorpusAware); ok {
 			ca.RemoveDocument(old.fields.text())
@@ -227,6 +236,9 @@ func (r *Recommender) index(c contracts.Contract, f fields, v []float32) {
 	}
 	r.bySlot[slot] = e
 	r.vec.set(slot, v)
+	if sv, ok := semVecs[c.Tool]; ok {
+		r.sem.set(slot, sv)
+	}
 	if ca, ok := r.emb.(embed.CorpusAware); ok {
 		ca.AddDocument(f.text())
 	}
@@ -284,6 +296,10 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 		}
 		r.embedded.Add(int64(len(texts)))
 	}
+	semVecs, err := r.semanticVectors(ctx, need, fs)
+	if err != nil {
+		return err
+	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -303,7 +319,7 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 		if err := r.store(ctx, c, fs[name], v); err != nil {
 			return err
 		}
-		r.index(c, fs[name], v)
+		r.index(c, fs[name], v, semVecs)
 	}
 	return r.writeManifest()
 }
@@ -359,6 +375,7 @@ func (r *Recommender) Remove(ctx context.Context, tools ...string) error {
 		}
 		r.bySlot[r.lex.slots[name]] = nil
 		r.vec.clear(r.lex.slots[name])
+		r.sem.clear(r.lex.slots[name])
 		r.lex.remove(name)
 		if ca, ok := r.emb.(embed.CorpusAware); ok {
 			ca.RemoveDocument(old.fields.text())
@@ -372,7 +389,11 @@ func (r *Recommender) Remove(ctx context.Context, tools ...string) error {
 func (r *Recommender) Stats() Stats {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return Stats{Tools: len(r.tools), Embedded: r.embedded.Load(), Rebuilt: r.rebuilt, Identity: r.emb.Identity()}
+	st := Stats{Tools: len(r.tools), Embedded: r.embedded.Load(), Rebuilt: r.rebuilt, Identity: r.emb.Identity()}
+	if r.opts.Semantic != nil {
+		st.Semantic = r.opts.Semantic.Identity()
+	}
+	return st
 }
 
 // ChangeKind says what happened to a catalog tool.
@@ -423,4 +444,47 @@ func (k ChangeKind) String() string {
 		return "changed"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// semanticVectors embeds the named tools' texts with Options.Semantic in
+// one batch (nil without it).
+func (r *Recommender) semanticVectors(ctx context.Context, names []string, fs map[string]fields) (map[string][]float32, error) {
+	if r.opts.Semantic == nil || len(names) == 0 {
+		return nil, nil
+	}
+	texts := make([]string, len(names))
+	for i, n := range names {
+		texts[i] = fs[n].semanticText()
+	}
+	out, err := r.opts.Semantic.EmbedDocuments(ctx, texts)
+	if err == nil && len(out) != len(texts) {
+		err = fmt.Errorf("%d vectors for %d texts", len(out), len(texts))
+	}
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeExternal, "semantic embedding of %d tools: %w", len(texts), err).With("embedder", r.opts.Semantic.Identity())
+	}
+	vecs := make(map[string][]float32, len(names))
+	for i, n := range names {
+		vecs[n] = out[i]
+	}
+	return vecs, nil
+}
+
+// embedSemantic gives the tools loaded from a persisted index their
+// semantic vectors, which are not stored (embedding them is cheaper than
+// reading them back).
+func (r *Recommender) embedSemantic(ctx context.Context, cs []contracts.Contract) error {
+	names := make([]string, 0, len(cs))
+	fs := make(map[string]fields, len(cs))
+	for _, c := range cs {
+		if e, ok := r.tools[c.Tool]; ok {
+			names = append(names, c.Tool)
+			fs[c.Tool] = e.fields
+		}
+	}
+	vecs, err := r.semanticVectors(ctx, names, fs)
+	for n, v := range vecs {
+		r.sem.set(r.lex.slots[n], v)
+	}
+	return err
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/recommender/embed/semantic"
 )
 
 // scaleCatalog replicates the Seal-Tools and MetaTool tools to n: copy c of
@@ -47,10 +48,20 @@ func scaleCatalog(tb testing.TB, n int) []contracts.Contract {
 // changed tool, and the process's peak RSS. Figures are logged, not
 // asserted (timing on a shared machine); the embedding counts are.
 // Run: ORDO_SCALE=50000 go test -run TestScale50k -v ./recommender/
+// (ORDO_SCALE_SEMANTIC=1 adds the static meaning vectors, as `ordo` does
+// by default).
 func TestScale50k(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("ORDO_SCALE"))
 	if n <= 0 {
 		t.Skip("set ORDO_SCALE to the catalog size, e.g. 50000")
+	}
+	opts := func(dir string) Options { return Options{Dir: dir} }
+	if os.Getenv("ORDO_SCALE_SEMANTIC") != "" {
+		sem, err := semantic.NewStatic()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = func(dir string) Options { return Options{Dir: dir, Semantic: sem} }
 	}
 	tools := scaleCatalog(t, n)
 	queries, err := readFile(filepath.Join(benchData(t), "seal-tools", "queries-dev.jsonl"), ReadQueries)
@@ -61,7 +72,7 @@ func TestScale50k(t *testing.T) {
 	dir := t.TempDir()
 
 	start := time.Now()
-	r, err := New(Options{})
+	r, err := New(opts(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +84,7 @@ func TestScale50k(t *testing.T) {
 	runtime.GC()
 
 	start = time.Now()
-	r, err = New(Options{Dir: dir})
+	r, err = New(opts(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,20 +93,44 @@ func TestScale50k(t *testing.T) {
 	}
 	t.Logf("build persisted: %v", time.Since(start).Round(time.Millisecond))
 
+	// With semantic vectors, each query also runs without them
+	// (SemanticWeight 0, same index), back to back and in alternating
+	// order (the second run finds warm caches), so the two figures share
+	// the machine's load.
 	lat := make([]time.Duration, 0, len(queries))
-	for _, q := range queries {
+	var latOff []time.Duration
+	timed := func(q string) time.Duration {
 		s := time.Now()
-		if _, err := r.Recommend(ctx, q.Query, 10); err != nil {
+		if _, err := r.Recommend(ctx, q, 10); err != nil {
 			t.Fatal(err)
 		}
-		lat = append(lat, time.Since(s))
+		return time.Since(s)
 	}
-	slices.Sort(lat)
-	t.Logf("query over %d dev queries: p50 %v p95 %v", len(lat), lat[len(lat)/2].Round(10*time.Microsecond),
-		lat[len(lat)*95/100].Round(10*time.Microsecond))
+	w := r.rank.SemanticWeight
+	for i, q := range queries {
+		if r.opts.Semantic != nil && i%2 == 1 {
+			r.rank.SemanticWeight = 0
+			latOff = append(latOff, timed(q.Query))
+			r.rank.SemanticWeight = w
+		}
+		lat = append(lat, timed(q.Query))
+		if r.opts.Semantic != nil && i%2 == 0 {
+			r.rank.SemanticWeight = 0
+			latOff = append(latOff, timed(q.Query))
+			r.rank.SemanticWeight = w
+		}
+	}
+	for name, l := range map[string][]time.Duration{"": lat, " without the semantic list": latOff} {
+		if len(l) == 0 {
+			continue
+		}
+		slices.Sort(l)
+		t.Logf("query over %d dev queries%s: p50 %v p95 %v", len(l), name, l[len(l)/2].Round(10*time.Microsecond),
+			l[len(l)*95/100].Round(10*time.Microsecond))
+	}
 
 	start = time.Now()
-	r, err = New(Options{Dir: dir})
+	r, err = New(opts(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/recommender/tokenize"
@@ -52,13 +53,22 @@ type Ranking struct {
 	// Dirichlet-smoothed query likelihood with prior Mu in the whole
 	// request's list; BM25 keeps the rest. Clause lists stay BM25 only.
 	LikelihoodWeight, Mu float64
+	// SemanticWeight is the share (0..1, with VectorWeight and
+	// LikelihoodWeight at most 1) of Options.Semantic's similarity in the
+	// whole request's list, scored over every allowed tool; ignored
+	// without a semantic embedder.
+	SemanticWeight float64
+	// SemanticMin is the cosine a tool needs to enter the semantic list:
+	// below it (unrelated texts score about 0-0.1 with the static
+	// vectors) a small catalog would get every tool as a weak hit.
+	SemanticMin float64
 }
 
 // DefaultRanking is the tuned default.
 func DefaultRanking() Ranking {
 	return Ranking{K1: 2, B: 0.5, NameWeight: 3, ParamWeight: 0.5, VectorWeight: 0.2,
 		Candidates: 50, VectorPool: 2000, ClauseMinWords: 2, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7,
-		LikelihoodWeight: 0.15, Mu: 1000}
+		LikelihoodWeight: 0.15, Mu: 1000, SemanticWeight: 0.3, SemanticMin: 0.2}
 }
 
 func (r Ranking) validate() error {
@@ -90,6 +100,10 @@ func (r Ranking) validate() error {
 		return bad("likelihood_weight", r.LikelihoodWeight)
 	case r.LikelihoodWeight > 0 && r.Mu <= 0:
 		return bad("mu", r.Mu)
+	case r.SemanticWeight < 0 || r.VectorWeight+r.LikelihoodWeight+r.SemanticWeight > 1:
+		return bad("semantic_weight", r.SemanticWeight)
+	case r.SemanticMin < 0 || r.SemanticMin >= 1:
+		return bad("semantic_min", r.SemanticMin)
 	}
 	return nil
 }
@@ -412,8 +426,27 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 		// Seal-Tools multi-tool Full@5 about 0.01.
 		wq = 0
 	}
+	var sem map[int]float64
+	if whole {
+		var err error
+		if sem, err = r.semanticScores(ctx, text, keep); err != nil {
+			return ranked{}, err
+		}
+	}
+	ws := r.rank.SemanticWeight
+	if len(sem) == 0 {
+		ws = 0
+	}
+	if ws > 0 {
+		// One vector for a request of several tasks is a blend of them:
+		// its share shrinks with the number of clauses (Seal-Tools
+		// compound requests lost R@1 at the full share).
+		if n := len(tokenize.Clauses(text, r.rank.ClauseMinWords, false)); n > 1 {
+			ws /= float64(n)
+		}
+	}
 	for _, s := range touched {
-		lex[s] *= (1 - wv - wq) / maxL
+		lex[s] *= (1 - wv - wq - ws) / maxL
 	}
 	if wq > 0 && len(touched) > 0 {
 		for i, q := range r.lex.scaledLikelihood(words, r.rank.Mu, touched) {
@@ -425,6 +458,12 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 			touched = append(touched, s)
 		}
 		lex[s] += wv * v / maxV
+	}
+	for s, v := range sem {
+		if lex[s] == 0 {
+			touched = append(touched, s)
+		}
+		lex[s] += ws * v
 	}
 	order := topN(touched, lex, r.lex.names, r.rank.Candidates)
 	out := ranked{order: make([]string, len(order)), score: make(map[string]float64, len(order))}
@@ -503,6 +542,72 @@ func (r *Recommender) vectorScores(ctx context.Context, text string, touched []i
 	return out, nil
 }
 
+// semanticScores compares text's meaning with every allowed tool (a scan
+// of the int8 semantic vectors) and keeps the Candidates most similar,
+// scaled so the best is 1 and the list's last is 0: static-vector cosines
+// share a floor that says nothing about the request. Quoted spans of the
+// request are left out: they are argument values ("how to say 'Where is
+// the restaurant?' in Swedish" is not about restaurants).
+func (r *Recommender) semanticScores(ctx context.Context, text string, keep func(int) bool) (map[int]float64, error) {
+	if r.opts.Semantic == nil || r.rank.SemanticWeight == 0 || len(r.tools) == 0 {
+		return nil, nil
+	}
+	q, err := r.opts.Semantic.EmbedQuery(ctx, withoutQuoted(text))
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeExternal, "semantic query: %w", err).With("embedder", r.opts.Semantic.Identity())
+	}
+	if len(q) != r.sem.dim || isZero(q) {
+		return nil, nil
+	}
+	// Two passes: the first semanticCoarseDims dimensions (the static
+	// vectors' PCA orders them by variance) pick a shortlist, whose full
+	// similarity decides; a scan of every tool at full width was most of
+	// the semantic list's time at 50k tools.
+	sim := borrow(len(r.lex.names))
+	var coarse []int
+	for s, e := range r.bySlot {
+		if e == nil || (keep != nil && !keep(s)) {
+			continue
+		}
+		if v := r.sem.dotN(s, q, min(semanticCoarseDims, r.sem.dim)); v > 0 {
+			sim[s] = v
+			coarse = append(coarse, s)
+		}
+	}
+	short := topN(coarse, sim, r.lex.names, semanticShortlist*r.rank.Candidates)
+	giveBack(sim, coarse)
+	sim = borrow(len(r.lex.names))
+	var near []int
+	for _, s := range short {
+		if v := r.sem.dot(s, q); v > r.rank.SemanticMin {
+			sim[s] = v
+			near = append(near, s)
+		}
+	}
+	defer giveBack(sim, near)
+	top := topN(near, sim, r.lex.names, r.rank.Candidates)
+	out := make(map[int]float64, len(top))
+	if len(top) == 0 {
+		return out, nil
+	}
+	hi, lo := sim[top[0]], sim[top[len(top)-1]]
+	for _, s := range top {
+		if hi > lo {
+			out[s] = (sim[s] - lo) / (hi - lo)
+		} else {
+			out[s] = 1
+		}
+	}
+	return out, nil
+}
+
+// The semantic list's first pass: its width and how many tools per kept
+// candidate it passes on (measured in docs/recommender.md).
+const (
+	semanticCoarseDims = 64
+	semanticShortlist  = 8
+)
+
 func maxOf(m map[string]float64) float64 {
 	best := 0.0
 	for _, v := range m {
@@ -521,4 +626,33 @@ func isZero(v []float32) bool {
 		}
 	}
 	return true
+}
+
+// withoutQuoted drops quoted spans ("...", '...' after a space, “...”):
+// they are argument values, whose meaning is not the task's.
+func withoutQuoted(text string) string {
+	var b strings.Builder
+	var close rune
+	prev := ' '
+	for _, r := range text {
+		switch {
+		case close != 0:
+			if r == close {
+				close = 0
+			}
+		case r == '"':
+			close = '"'
+		case r == '“':
+			close = '”'
+		case r == '\'' && !unicode.IsLetter(prev) && !unicode.IsDigit(prev):
+			close = '\''
+		default:
+			b.WriteRune(r)
+		}
+		prev = r
+	}
+	if close != 0 {
+		return text // unbalanced: keep everything
+	}
+	return b.String()
 }

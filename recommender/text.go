@@ -62,6 +62,12 @@ func (f fields) text() string {
 	return f.Name + "\n" + f.Description + "\n" + f.Params
 }
 
+// semanticText is what the semantic embedder reads: the name and the
+// description (parameter prose mostly names arguments, not the task).
+func (f fields) semanticText() string {
+	return f.Name + ". " + f.Description
+}
+
 // hash identifies the embedded text; equal hashes mean the stored vector
 // is still right.
 func (f fields) hash() string {

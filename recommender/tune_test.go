@@ -16,7 +16,8 @@ import (
 // Ranking values (partial, over the defaults; a "Hashed" key sets
 // embed.HashedOptions); each is evaluated on half 0 of both dev sets, or on
 // the parts ORDO_TUNE_PARTS lists ("0,1,all": halves 0 and 1 and the whole
-// set). Skipped unless ORDO_TUNE is set.
+// set). A "Lexical": true key leaves out the static meaning vectors
+// (embed/semantic). Skipped unless ORDO_TUNE is set.
 func TestTune(t *testing.T) {
 	spec := os.Getenv("ORDO_TUNE")
 	if spec == "" {
@@ -46,13 +47,16 @@ func TestTune(t *testing.T) {
 		if err := json.Unmarshal(raw, &rk); err != nil {
 			t.Fatal(err)
 		}
-		var eo struct{ Hashed embed.HashedOptions }
+		var eo struct {
+			Hashed  embed.HashedOptions
+			Lexical bool
+		}
 		if err := json.Unmarshal(raw, &eo); err != nil {
 			t.Fatal(err)
 		}
 		for _, part := range parts {
 			for _, set := range []string{"seal-tools", "metatool"} {
-				eo := EvalOptions{Ranking: rk, Parts: 2, Part: part, Embedder: embed.NewHashed(eo.Hashed)}
+				eo := EvalOptions{Ranking: rk, Parts: 2, Part: part, Embedder: embed.NewHashed(eo.Hashed), Lexical: eo.Lexical}
 				if part < 0 {
 					eo.Parts, eo.Part = 0, 0
 				}

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -28,10 +29,18 @@ var defaults embed.FS
 // Set is a loaded set of prompts.
 type Set map[string]string
 
+// Names lists the prompt names an override directory may hold as NAME.md.
+func Names() []string { return slices.Clone(names) }
+
 // Load returns the defaults with any NAME.md found at the root of override
 // replacing its default. A nil override gives the defaults. An empty
-// override file is refused, naming the file.
+// override file is refused, naming the file, and so is a file at the root
+// that overrides no prompt (a typo would otherwise be ignored silently);
+// dot files are left alone.
 func Load(override fs.FS) (Set, error) {
+	if err := checkNames(override); err != nil {
+		return nil, err
+	}
 	s := Set{}
 	for _, n := range names {
 		b, err := fs.ReadFile(defaults, "defaults/"+n+".md")
@@ -54,6 +63,28 @@ func Load(override fs.FS) (Set, error) {
 		}
 	}
 	return s, nil
+}
+
+// checkNames refuses a root entry of override that is not a prompt's NAME.md.
+func checkNames(override fs.FS) error {
+	if override == nil {
+		return nil
+	}
+	entries, err := fs.ReadDir(override, ".")
+	if err != nil {
+		return contracts.Errorf(contracts.CodeInvalidConfig, "prompts: %w", err).With("field", "prompts_dir")
+	}
+	for _, en := range entries {
+		n := en.Name()
+		if strings.HasPrefix(n, ".") {
+			continue
+		}
+		if en.IsDir() || !slices.Contains(names, strings.TrimSuffix(n, ".md")) || !strings.HasSuffix(n, ".md") {
+			return contracts.Errorf(contracts.CodeInvalidConfig, "prompts: %s overrides no prompt (want one of %s.md)", n, strings.Join(names, ".md, ")).
+				With("field", n)
+		}
+	}
+	return nil
 }
 
 // Defaults returns the embedded prompts.

@@ -34,3 +34,16 @@ func TestOverrideReplacesOneFile(t *testing.T) {
 		t.Fatalf("empty override accepted: %v", err)
 	}
 }
+
+// A file that overrides no prompt is refused, naming it; dot files pass.
+func TestOverrideUnknownNameRefused(t *testing.T) {
+	for _, name := range []string{"planer.md", "planner.txt", "notes"} {
+		_, err := Load(fstest.MapFS{name: {Data: []byte("role: planner\nx")}})
+		if contracts.CodeOf(err) != contracts.CodeInvalidConfig || contracts.AsError(err).Details["field"] != name {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Load(fstest.MapFS{".DS_Store": {Data: []byte("x")}, "verifier.md": {Data: []byte("role: verifier\nx")}}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -126,7 +126,8 @@ func TestServeForkAndEventStream(t *testing.T) {
 	const token, bobToken = "serve-fork-token-0123456789", "serve-bob-token-0123456789"
 	srv := serve(t, ctx, serverSpec{store: "embedded", token: token,
 		config: "    - {name: bob, token_env: BOB_TOKEN, role: user}\npolicy:\n  users:\n    ada: [\"ada:scope\"]\n    bob: [\"bob:scope\"]\n",
-		vars:   []string{"ORDO_SHEETS_ROOT=" + root, "BOB_TOKEN=" + bobToken}})
+		// no model: a failed step would wait at step_failed; this run fails
+		vars: []string{"ORDO_SHEETS_ROOT=" + root, "BOB_TOKEN=" + bobToken, "ORDO_ON_FAILURE=fail"}})
 	base := strings.TrimSuffix(srv.url, "/mcp")
 
 	var plan map[string]any

@@ -71,6 +71,7 @@ func stepsOf(run *contracts.Run, action string) []contracts.StepRecord {
 func TestRunsForkRetriesFailedStep(t *testing.T) {
 	t.Parallel()
 	e, plan, root := chainEnv(t)
+	e.vars = append(e.vars, "ORDO_ON_FAILURE=fail") // no model: the failed step would ask the person
 	r := e.ordo("approve\n", "run", "--plan", plan, "--json")
 	r.want(t, 1)
 	src := r.run(t)

@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -50,9 +51,11 @@ type writer struct {
 	closeOnce sync.Once
 	stopped   chan struct{}
 	commits   atomic.Int64 // transactions committed, for tests
+	unsynced  atomic.Int64 // of them, lease changes alone committed without a sync
 
 	// Statements prepared on the writer connection.
 	selSeq, insRun, updRun, setSizes, insLog, putSnap *sql.Stmt
+	acquire, renew, release                           *sql.Stmt // lease.go
 }
 
 func (s *Store) startWriter(ctx context.Context) error {
@@ -64,8 +67,8 @@ func (s *Store) startWriter(ctx context.Context) error {
 		q   string
 	}{
 		{&w.selSeq, `SELECT seq FROM runs WHERE id = ?`},
-		{&w.insRun, `INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
+		{&w.insRun, `INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&w.updRun, `UPDATE runs SET user_id = ?, goal = ?, status = ?, final = ?, seq = ?, created_at = ?, updated_at = ?,
 			tail_bytes = CASE WHEN ? THEN 0 ELSE tail_bytes + ? END,
 			snap_bytes = CASE WHEN ? THEN ? ELSE snap_bytes END
@@ -74,6 +77,10 @@ func (s *Store) startWriter(ctx context.Context) error {
 		{&w.insLog, `INSERT INTO run_log (run_id, seq, format_version, whole, data) VALUES (?, ?, ?, ?, ?)`},
 		{&w.putSnap, `INSERT INTO run_snapshots (run_id, seq, format_version, data) VALUES (?, ?, ?, ?)
 			ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, format_version = excluded.format_version, data = excluded.data`},
+		{&w.acquire, `UPDATE runs SET lease_owner = ?, lease_until = ? WHERE id = ?
+			AND (lease_owner IS NULL OR lease_owner = ? OR lease_until <= ?)`},
+		{&w.renew, `UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND lease_until > ?`},
+		{&w.release, `UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?`},
 	} {
 		st, err := s.w.PrepareContext(ctx, p.q)
 		if err != nil {
@@ -87,7 +94,7 @@ func (s *Store) startWriter(ctx context.Context) error {
 }
 
 func (w *writer) closeStmts() {
-	for _, st := range []*sql.Stmt{w.selSeq, w.insRun, w.updRun, w.setSizes, w.insLog, w.putSnap} {
+	for _, st := range []*sql.Stmt{w.selSeq, w.insRun, w.updRun, w.setSizes, w.insLog, w.putSnap, w.acquire, w.renew, w.release} {
 		if st != nil {
 			st.Close()
 		}
@@ -189,7 +196,15 @@ func (s *Store) commitBatch(batch []*saveReq) {
 // returns true: the caller tries the rest again.
 func (s *Store) tryBatch(batch []*saveReq) (again bool) {
 	ctx := context.Background()
-	tx, err := s.w.BeginTx(ctx, nil)
+	begin, unsynced := s.w.BeginTx, false
+	if s.fullSync && leasesOnly(batch) {
+		conn, err := s.unsynced(ctx)
+		if err == nil {
+			defer s.resync(ctx, conn)
+			begin, unsynced = conn.BeginTx, true
+		}
+	}
+	tx, err := begin(ctx, nil)
 	if err != nil {
 		for _, req := range batch {
 			if !req.bad {
@@ -231,6 +246,9 @@ func (s *Store) tryBatch(batch []*saveReq) (again bool) {
 	}
 	err = tx.Commit()
 	w.commits.Add(1)
+	if unsynced {
+		w.unsynced.Add(1)
+	}
 	if err != nil {
 		for _, req := range batch {
 			if req.err == nil {
@@ -239,6 +257,49 @@ func (s *Store) tryBatch(batch []*saveReq) (again bool) {
 		}
 	}
 	return false
+}
+
+// leasesOnly reports whether the batch's writes are all lease changes
+// (Acquire, Renew, Release, ClaimExpired), with no Save among them.
+func leasesOnly(batch []*saveReq) bool {
+	for _, req := range batch {
+		if !req.bad && req.fn == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// unsynced takes the writer connection for a batch of lease changes alone
+// and sets it to synchronous=NORMAL: in WAL mode its commit is not synced.
+// A lease need not survive the machine's crash, only the process's (the
+// WAL is written before COMMIT returns, so other processes and a restart
+// see it): a crash of the machine ends every holder too, and a lost lease
+// change is a lease that lapses sooner (acquire, renew, claim) or later
+// (release: at most the ttl after it). The next Save's sync makes it
+// durable anyway, since syncing the WAL syncs everything written before.
+// So a lone run's lease take and release cost no sync of their own, and a
+// Save's durability is unchanged: every batch with a Save is FULL.
+func (s *Store) unsynced(ctx context.Context) (*sql.Conn, error) {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// resync puts the writer connection back to synchronous=FULL after the
+// lease batch's transaction ended; a connection that cannot be is
+// discarded (the next one opens FULL, as the DSN says), never reused.
+func (s *Store) resync(ctx context.Context, conn *sql.Conn) {
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	conn.Close()
 }
 
 type txStmts struct {
@@ -257,7 +318,7 @@ func (st txStmts) apply(ctx context.Context, req *saveReq) (wrote bool, err erro
 	if run.Seq == 1 {
 		req.next = memory.TailSize{Seq: 1, Snap: int64(len(e.Snap))}
 		res, err := st.insRun.ExecContext(ctx, run.ID, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
-			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), req.next.Tail, req.next.Snap)
+			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), req.next.Tail, req.next.Snap, run.SessionID)
 		if err == nil {
 			n, err = res.RowsAffected()
 		}

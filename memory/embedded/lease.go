@@ -17,9 +17,7 @@ func (s *Store) Acquire(ctx context.Context, runID, owner string, ttl time.Durat
 		return err
 	}
 	now := time.Now()
-	return s.leaseUpdate(ctx, "acquire lease", runID, owner,
-		`UPDATE runs SET lease_owner = ?, lease_until = ? WHERE id = ?
-		 AND (lease_owner IS NULL OR lease_owner = ? OR lease_until <= ?)`,
+	return s.leaseUpdate(ctx, "acquire lease", runID, owner, s.wr.acquire,
 		owner, now.Add(ttl).UnixNano(), runID, owner, now.UnixNano())
 }
 
@@ -29,17 +27,17 @@ func (s *Store) Renew(ctx context.Context, runID, owner string, ttl time.Duratio
 		return err
 	}
 	now := time.Now()
-	return s.leaseUpdate(ctx, "renew lease", runID, owner,
-		`UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND lease_until > ?`,
+	return s.leaseUpdate(ctx, "renew lease", runID, owner, s.wr.renew,
 		now.Add(ttl).UnixNano(), runID, owner, now.UnixNano())
 }
 
-// leaseUpdate runs a lease statement and explains a refusal.
-// Lease changes are group-committed with the Saves (commit.go).
-func (s *Store) leaseUpdate(ctx context.Context, op, runID, owner, q string, args ...any) error {
+// leaseUpdate runs a lease statement (prepared on the writer) and
+// explains a refusal. Lease changes are group-committed with the Saves
+// (commit.go).
+func (s *Store) leaseUpdate(ctx context.Context, op, runID, owner string, st *sql.Stmt, args ...any) error {
 	var n int64
 	err := s.groupWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, q, args...)
+		res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 		if err != nil {
 			return err
 		}
@@ -70,7 +68,7 @@ func (s *Store) Release(ctx context.Context, runID, owner string) error {
 		return err
 	}
 	err := s.groupWrite(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?`, runID, owner)
+		_, err := tx.StmtContext(ctx, s.wr.release).ExecContext(ctx, runID, owner)
 		return err
 	})
 	if err != nil {

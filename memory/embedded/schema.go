@@ -63,6 +63,20 @@ UPDATE runs SET snap_bytes = length(data);
 ALTER TABLE runs DROP COLUMN data;
 ALTER TABLE runs DROP COLUMN format_version;
 `,
+	// 2 -> 3: a run may be a turn of its user's session (contracts.Run.SessionID).
+	2: `
+ALTER TABLE runs ADD COLUMN session_id TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_session ON runs (user_id, session_id, updated_at DESC) WHERE session_id <> '';
+`,
+	// 3 -> 4: people's requests to a run's driver (pause, cancel; requests.go).
+	3: `
+CREATE TABLE IF NOT EXISTS run_requests (
+	run_id TEXT NOT NULL,
+	kind   TEXT NOT NULL,
+	by     TEXT NOT NULL,
+	PRIMARY KEY (run_id, kind)
+) STRICT;
+`,
 }
 
 // migrate brings the schema up to date in one immediate transaction, so two
@@ -80,6 +94,9 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if v > len(migrations) {
 		return contracts.Errorf(contracts.CodeCheckpointFormat,
 			"store schema version %d is newer than this build knows (%d)", v, len(migrations)).With("schema_version", v)
+	}
+	if v == len(migrations) {
+		return nil // up to date: no write, so no sync, at every start
 	}
 	for ; v < len(migrations); v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {

@@ -24,6 +24,9 @@ type Store struct {
 	r     *sql.DB // readers: WAL lets them run beside the writer
 	wr    writer  // the group committer of Saves (commit.go)
 	sizes memory.TailSizes
+	// fullSync: the file runs synchronous=FULL, so a batch of lease
+	// changes alone may skip its sync (see unsynced).
+	fullSync bool
 }
 
 var (
@@ -80,7 +83,7 @@ func open(path, synchronous string) (*Store, error) {
 		return nil, memory.StoreError("open store", err)
 	}
 	r.SetMaxOpenConns(4)
-	s := &Store{w: w, r: r}
+	s := &Store{w: w, r: r, fullSync: synchronous == "FULL"}
 	if err := s.startWriter(ctx); err != nil {
 		r.Close()
 		w.Close()
@@ -227,13 +230,19 @@ func (s *Store) List(ctx context.Context, f memory.Filter) ([]memory.RunSummary,
 	if f.UserID != "" {
 		where, args = append(where, "user_id = ?"), append(args, f.UserID)
 	}
+	if f.SessionID != "" {
+		where, args = append(where, "session_id = ?"), append(args, f.SessionID)
+	}
+	if f.InSession {
+		where = append(where, "session_id <> ''")
+	}
 	if !f.UpdatedAfter.IsZero() {
 		where, args = append(where, "updated_at > ?"), append(args, fmtTime(f.UpdatedAfter))
 	}
 	if !f.UpdatedBefore.IsZero() {
 		where, args = append(where, "updated_at < ?"), append(args, fmtTime(f.UpdatedBefore))
 	}
-	q := `SELECT id, user_id, goal, status, seq, created_at, updated_at FROM runs`
+	q := `SELECT id, user_id, session_id, goal, status, seq, created_at, updated_at FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -250,7 +259,7 @@ func (s *Store) List(ctx context.Context, f memory.Filter) ([]memory.RunSummary,
 	for rows.Next() {
 		var r memory.RunSummary
 		var created, updated string
-		if err := rows.Scan(&r.ID, &r.UserID, &r.Goal, &r.Status, &r.Seq, &created, &updated); err != nil {
+		if err := rows.Scan(&r.ID, &r.UserID, &r.SessionID, &r.Goal, &r.Status, &r.Seq, &created, &updated); err != nil {
 			return nil, memory.StoreError("list runs", err)
 		}
 		if r.CreatedAt, err = parseTime(created); err == nil {
@@ -277,8 +286,10 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM run_log WHERE run_id IN `+doomed, cut); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM run_snapshots WHERE run_id IN `+doomed, cut); err != nil {
-			return err
+		for _, table := range []string{"run_snapshots", "run_requests"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE run_id IN `+doomed, cut); err != nil {
+				return err
+			}
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE final = 1 AND updated_at < ?`, cut)
 		if err != nil {
@@ -320,7 +331,7 @@ func (s *Store) Delete(ctx context.Context, ids []string) error {
 				return refused
 			}
 		}
-		for _, table := range []string{"run_log", "run_snapshots"} {
+		for _, table := range []string{"run_log", "run_snapshots", "run_requests"} {
 			for _, id := range ids {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE run_id = ?`, id); err != nil {
 					return err
@@ -495,10 +506,10 @@ func (s *Store) Import(ctx context.Context, data []byte, version int) error {
 	}
 	won := false
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (id) DO NOTHING`,
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			run.ID, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
-			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), len(snap))
+			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), len(snap), run.SessionID)
 		if err != nil {
 			return err
 		}

@@ -66,6 +66,9 @@ func observe(run *contracts.Run) []Record {
 		p := run.Plans[n-1].Plan
 		out = append(out, Record{Namespace: NSPlan, User: user, Text: goal, Plan: &p, Successes: success, Failures: failure})
 	}
+	if t, ok := observeTemplate(run, success, failure); ok {
+		out = append(out, t)
+	}
 	out = append(out, observeTools(run, goal)...)
 	if c, ok := observeClarification(run, goal); ok {
 		c.Successes, c.Failures = success, failure
@@ -183,6 +186,9 @@ func observeBehavior(run *contracts.Run) []Record {
 // consolidate finds the stored record obs belongs to and merges obs into
 // it, or stores obs as a new record. Caller holds m.mu.
 func (m *Memory) consolidate(ctx context.Context, obs Record, at time.Time) error {
+	if obs.Namespace == NSWorkflow {
+		return m.countTemplateUse(ctx, obs, at)
+	}
 	where := map[string]string{metaUser: obs.User}
 	if k := keyOf(obs); k != "" {
 		where[metaKey] = k

@@ -17,7 +17,22 @@ type Template struct {
 	Name    string
 	Plan    contracts.Plan
 	SavedAt time.Time
+	// Successes and Failures count the finished runs planned from it
+	// (collected like every finished run); LastUsed is the latest.
+	Successes int
+	Failures  int
+	LastUsed  time.Time
 }
+
+// TemplateMatch is the user's saved template most like a goal.
+type TemplateMatch struct {
+	Name  string  `json:"name"`
+	Score float64 `json:"score"` // cosine similarity of the goal to the template's name and goal
+}
+
+// TemplateSourcePrefix starts the plan revision reason of a run planned
+// from a template ("template NAME"): the collector credits that template.
+const TemplateSourcePrefix = "template "
 
 // templateID is deterministic, so saving a name again replaces it.
 func templateID(user, name string) string {
@@ -81,5 +96,49 @@ func (m *Memory) Templates(ctx context.Context, user string) ([]Template, error)
 }
 
 func toTemplate(r Record) Template {
-	return Template{ID: r.ID, Name: r.Name, Plan: *r.Plan, SavedAt: r.CreatedAt}
+	return Template{ID: r.ID, Name: r.Name, Plan: *r.Plan, SavedAt: r.CreatedAt, Successes: r.Successes, Failures: r.Failures, LastUsed: r.LastUsed}
+}
+
+// MatchTemplate returns the user's template most like goal when it is at
+// least Options.MinSimilarity alike (nil otherwise): what the plan result
+// offers to run instead of planning.
+func (m *Memory) MatchTemplate(ctx context.Context, user, goal string) (*TemplateMatch, error) {
+	if err := checkQuery(user, goal, "goal"); err != nil {
+		return nil, err
+	}
+	near, err := m.nearest(ctx, NSWorkflow, map[string]string{metaUser: user}, goal, 1)
+	if err != nil || len(near) == 0 || near[0].sim < m.opts.MinSimilarity {
+		return nil, err
+	}
+	return &TemplateMatch{Name: near[0].Name, Score: near[0].sim}, nil
+}
+
+// observeTemplate is the use of a template a finished run shows: its plan
+// came from the template named in its first revision.
+func observeTemplate(run *contracts.Run, success, failure int) (Record, bool) {
+	if len(run.Plans) == 0 || run.Plans[0].Source != "template" || success+failure == 0 {
+		return Record{}, false
+	}
+	name, ok := strings.CutPrefix(run.Plans[0].Reason, TemplateSourcePrefix)
+	if !ok || name == "" {
+		return Record{}, false
+	}
+	return Record{Namespace: NSWorkflow, User: run.UserID, Name: name, Successes: success, Failures: failure}, true
+}
+
+// countTemplateUse adds a run's outcome to the template it was planned
+// from; a template deleted since is not brought back. Caller holds m.mu.
+func (m *Memory) countTemplateUse(ctx context.Context, obs Record, at time.Time) error {
+	d, err := m.cols[NSWorkflow].GetByID(ctx, templateID(obs.User, obs.Name))
+	if err != nil {
+		return nil
+	}
+	r, err := decodeRecord(d.Metadata[metaRecord])
+	if err != nil {
+		return err
+	}
+	r.Successes += obs.Successes
+	r.Failures += obs.Failures
+	r.LastUsed = at
+	return m.store(ctx, r, d.Embedding)
 }

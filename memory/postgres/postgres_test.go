@@ -42,7 +42,7 @@ func TestConcurrentMigrate(t *testing.T) {
 		}
 		applied = append(applied, results[i]...)
 	}
-	if !slices.Equal(applied, []string{"0001_init", "0002_run_log"}) {
+	if !slices.Equal(applied, []string{"0001_init", "0002_run_log", "0003_sessions", "0004_run_requests"}) {
 		t.Fatalf("applied across racers: %v, want each migration once", applied)
 	}
 	again, err := postgres.Migrate(context.Background(), dsn, postgres.WithSchema(schema))

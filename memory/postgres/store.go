@@ -181,8 +181,8 @@ func hasNUL(data []byte) bool {
 // has the id), the whole-run entry and the snapshot, in one statement. It
 // returns the run's tail and snapshot bytes, or no row if the id is taken.
 const saveNew = `WITH u AS (
-	INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
-	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, $11) ON CONFLICT (id) DO NOTHING
+	INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id)
+	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, $11, $13) ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ), l AS (
 	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, 1, $8::integer, $9::boolean, $10::bytea FROM u
@@ -263,7 +263,7 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	var next memory.TailSize
 	if run.Seq == 1 {
 		err = s.pool.QueryRow(ctx, saveNew, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(),
-			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, true, e.Data, len(e.Snap), e.Snap).
+			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, true, e.Data, len(e.Snap), e.Snap, run.SessionID).
 			Scan(&next.Tail, &next.Snap)
 	} else {
 		err = s.pool.QueryRow(ctx, saveNext, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq,
@@ -391,13 +391,19 @@ func (s *Store) List(ctx context.Context, f memory.Filter) ([]memory.RunSummary,
 	if f.UserID != "" {
 		add("user_id = $%d", f.UserID)
 	}
+	if f.SessionID != "" {
+		add("session_id = $%d", f.SessionID)
+	}
+	if f.InSession {
+		where = append(where, "session_id <> ''")
+	}
 	if !f.UpdatedAfter.IsZero() {
 		add("updated_at > $%d", f.UpdatedAfter)
 	}
 	if !f.UpdatedBefore.IsZero() {
 		add("updated_at < $%d", f.UpdatedBefore)
 	}
-	q := `SELECT id, user_id, goal, status, seq, created_at, updated_at FROM runs`
+	q := `SELECT id, user_id, session_id, goal, status, seq, created_at, updated_at FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -412,7 +418,7 @@ func (s *Store) List(ctx context.Context, f memory.Filter) ([]memory.RunSummary,
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (memory.RunSummary, error) {
 		var r memory.RunSummary
-		err := row.Scan(&r.ID, &r.UserID, &r.Goal, &r.Status, &r.Seq, &r.CreatedAt, &r.UpdatedAt)
+		err := row.Scan(&r.ID, &r.UserID, &r.SessionID, &r.Goal, &r.Status, &r.Seq, &r.CreatedAt, &r.UpdatedAt)
 		r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 		return r, err
 	})
@@ -544,8 +550,8 @@ func (s *Store) Import(ctx context.Context, data []byte, version int) error {
 	}
 	var won int
 	err = s.pool.QueryRow(ctx, `WITH u AS (
-			INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $11) ON CONFLICT (id) DO NOTHING
+			INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $11, $13) ON CONFLICT (id) DO NOTHING
 			RETURNING id
 		), l AS (
 			INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, $6, $9::integer, true, $10::bytea FROM u
@@ -554,7 +560,7 @@ func (s *Store) Import(ctx context.Context, data []byte, version int) error {
 		)
 		SELECT count(*) FROM u`,
 		run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq, run.CreatedAt, run.UpdatedAt,
-		version, entry, len(data), slices.Clip(data)).Scan(&won)
+		version, entry, len(data), slices.Clip(data), run.SessionID).Scan(&won)
 	if err != nil {
 		return storeError("import checkpoint", run, err)
 	}

@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Checkpointer) {
 		{"BadInput", testBadInput},
 		{"NotFound", testNotFound},
 		{"List", testList},
+		{"Sessions", testSessions},
 		{"Prune", testPrune},
 		{"ManyRuns", testManyRuns},
 		{"OldFormat", testOldFormat},

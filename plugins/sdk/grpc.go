@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/grpctrace"
 	pb "github.com/ordo-run/ordo/plugins/proto"
 )
 
@@ -66,9 +67,10 @@ func Serve(tools ...Tool) {
 // grpcServer is go-plugin's gRPC server with each call's trace context
 // (sent by the host, see host's grpcDialOptions) taken into the handler's
 // context, so a plugin that installs an OpenTelemetry tracer provider
-// continues the host's trace. Without one it costs next to nothing.
+// continues the host's trace. A call the host sends outside any trace
+// skips otelgrpc (see grpctrace).
 func grpcServer(opts []grpc.ServerOption) *grpc.Server {
-	return plugin.DefaultGRPCServer(append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler(
+	return plugin.DefaultGRPCServer(append(opts, grpc.StatsHandler(grpctrace.Server(
 		otelgrpc.WithPropagators(propagation.TraceContext{})))))
 }
 

@@ -2,69 +2,19 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/recommender"
+	"github.com/ordo-run/ordo/recommender/embed/openai/openaitest"
 )
-
-// server speaks /v1/embeddings. Each vector counts the letters a..z of its
-// input, so texts sharing letters are close: enough for a real ranking.
-func server(t *testing.T, calls *atomic.Int64, status int) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/embeddings" || r.Header.Get("Authorization") != "Bearer k-test" {
-			http.Error(w, "bad request path or key", http.StatusNotFound)
-			return
-		}
-		calls.Add(1)
-		if status != http.StatusOK {
-			http.Error(w, `{"error":{"message":"boom"}}`, status)
-			return
-		}
-		var req struct {
-			Model string   `json:"model"`
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "m1" {
-			http.Error(w, "bad body", http.StatusBadRequest)
-			return
-		}
-		type item struct {
-			Object    string    `json:"object"`
-			Index     int       `json:"index"`
-			Embedding []float64 `json:"embedding"`
-		}
-		resp := struct {
-			Object string `json:"object"`
-			Model  string `json:"model"`
-			Data   []item `json:"data"`
-		}{Object: "list", Model: req.Model}
-		for i, in := range req.Input {
-			v := make([]float64, 26)
-			for _, c := range strings.ToLower(in) {
-				if c >= 'a' && c <= 'z' {
-					v[c-'a']++
-				}
-			}
-			v[0] += 0.01 // never all zero
-			resp.Data = append(resp.Data, item{Object: "embedding", Index: i, Embedding: v})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(resp)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 func TestEmbedderThroughRecommender(t *testing.T) {
 	var calls atomic.Int64
-	srv := server(t, &calls, http.StatusOK)
+	srv := openaitest.Server(t, "k-test", "m1", http.StatusOK, &calls, nil)
 	e, err := New(Config{BaseURL: srv.URL + "/v1", APIKey: "k-test", Model: "m1", BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +56,7 @@ func TestEmbedderThroughRecommender(t *testing.T) {
 
 func TestEmbedderErrorsAreCoded(t *testing.T) {
 	var calls atomic.Int64
-	srv := server(t, &calls, http.StatusBadRequest)
+	srv := openaitest.Server(t, "k-test", "m1", http.StatusBadRequest, &calls, nil)
 	e, err := New(Config{BaseURL: srv.URL + "/v1", APIKey: "k-test", Model: "m1"})
 	if err != nil {
 		t.Fatal(err)

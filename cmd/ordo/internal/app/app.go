@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -121,7 +122,12 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 			return fail(contracts.Errorf(contracts.CodeInvalidConfig, "tool index dir: %w", err).With("key", "data_dir"))
 		}
 	}
-	if a.Recommender, err = recommender.New(recommender.Options{Dir: o.IndexDir, Logger: log.With("component", "recommender")}); err != nil {
+	ropts, err := RecommenderOptions(cfg, o.Env)
+	if err != nil {
+		return fail(err)
+	}
+	ropts.Dir, ropts.Logger = o.IndexDir, log.With("component", "recommender")
+	if a.Recommender, err = recommender.New(ropts); err != nil {
 		return fail(err)
 	}
 	if err := a.follow(ctx); err != nil {
@@ -151,6 +157,7 @@ func (a *App) deps(m llm.LLM) agent.Deps {
 		Tools:       a.Host,
 		LLM:         m,
 		Store:       a.engineStore,
+		Requests:    requester(a.Store),
 		Recommender: a.Recommender,
 		Logger:      a.Log.With("component", "engine"),
 		Memory:      a.Patterns,
@@ -179,6 +186,7 @@ func EngineConfig(cfg *config.Config) agent.Config {
 	return agent.Config{
 		Parallelism:  cfg.Parallelism,
 		ReplanBudget: replanBudget(cfg.ReplanBudget),
+		OnFailure:    cfg.OnFailure,
 		CandidatesK:  cfg.CandidatesK,
 		AllToolsMax:  allToolsMax(cfg.AllToolsMax),
 		Timezone:     cfg.Timezone,
@@ -194,7 +202,18 @@ func EngineConfig(cfg *config.Config) agent.Config {
 		Memory:  memoryConfig(cfg.Memory),
 		Budgets: cfg.Budgets,
 		Prices:  cfg.LLM.Prices,
+		Verifier: agent.VerifierConfig{Mode: cfg.Verifier.Mode, Threshold: cfg.Verifier.Threshold,
+			MaxIterations: cfg.Verifier.MaxIterations, Tools: cfg.Verifier.Tools},
+		Prompts: promptsDir(cfg.PromptsDir),
 	}
+}
+
+// promptsDir is the prompt override directory (nil: the built-in prompts).
+func promptsDir(dir string) fs.FS {
+	if dir == "" {
+		return nil
+	}
+	return os.DirFS(dir)
 }
 
 // memoryConfig: with collection off, no use of memory is on either.
@@ -250,20 +269,7 @@ func (a *App) follow(ctx context.Context) error {
 	events := a.Host.Subscribe(fctx)
 	go func() {
 		defer close(a.followDone)
-		for ev := range events {
-			ch := recommender.Change{Tool: ev.Tool, Contract: ev.Contract}
-			switch ev.Kind {
-			case host.Added:
-				ch.Kind = recommender.Added
-			case host.Removed:
-				ch.Kind = recommender.Removed
-			default:
-				ch.Kind = recommender.Changed
-			}
-			if err := a.Recommender.Apply(fctx, ch); err != nil && fctx.Err() == nil {
-				a.Log.Error("tool index update", "tool", ev.Tool, "err", err)
-			}
-		}
+		a.indexEvents(fctx, events)
 	}()
 	return nil
 }

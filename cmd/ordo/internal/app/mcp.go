@@ -28,6 +28,12 @@ func (s scoped) Run(ctx context.Context, req agent.Request) (*contracts.Run, err
 	return s.Engine.Run(ctx, req)
 }
 
+// RunTemplate (MCP run_template) gives the run the caller's scopes, as Run.
+func (s scoped) RunTemplate(ctx context.Context, req agent.TemplateRequest) (*contracts.Run, error) {
+	req.Options.Scopes = s.policy.ScopesFor(req.UserID)
+	return s.Engine.RunTemplate(ctx, req)
+}
+
 // Fork gives the new run the scopes policy grants the user who forks it
 // (the MCP caller), not those of the run it forks.
 func (s scoped) Fork(ctx context.Context, req agent.ForkRequest) (*contracts.Run, error) {

@@ -96,10 +96,10 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (default: $ORDO_CONFIG, else $XDG_CONFIG_HOME/ordo/ordo.yaml or ~/.config/ordo/ordo.yaml if it exists)")
 	root.PersistentFlags().Var(&g.dataDir, "data-dir", "data directory: runs, plugin data, plugins.d (over the data_dir key and $ORDO_DATA_DIR; default $XDG_DATA_HOME/ordo or ~/.local/share/ordo)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	stored := []*cobra.Command{newRunCmd(g), newServeCmd(g), newRunsCmd(g), newMigrateCmd(g)}
+	stored := []*cobra.Command{newRunCmd(g), newServeCmd(g), newRunsCmd(g), newMigrateCmd(g), newSessionsCmd(g)}
 	for _, c := range stored {
 		c.PersistentFlags().Var(&g.store, "store", `run store: "embedded" or a Postgres URL (over the store key and $ORDO_STORE; never logged)`)
-		if c.Name() != "migrate" {
+		if c.Name() != "migrate" && c.Name() != "sessions" {
 			c.PersistentFlags().Var(&g.timezone, "timezone", "the user's timezone, e.g. Asia/Seoul: dates the models resolve (over the timezone key and $ORDO_TIMEZONE; default UTC)")
 			c.PersistentFlags().Var(&g.locale, "locale", "the user's language, e.g. ko-KR: the answer's wording (over the locale key and $ORDO_LOCALE)")
 		}
@@ -107,6 +107,7 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 	root.AddCommand(stored...)
 	root.AddCommand(
 		newMemoryCmd(g),
+		newTemplatesCmd(g),
 		newToolsCmd(g),
 		newPluginsCmd(g),
 		newTokensCmd(g),

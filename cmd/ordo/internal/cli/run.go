@@ -24,7 +24,7 @@ import (
 const LocalUser = "local"
 
 func newRunCmd(g *globals) *cobra.Command {
-	var planFile, template string
+	var planFile, template, session, extra string
 	var inputs []string
 	var yes, asJSON bool
 	cmd := &cobra.Command{
@@ -40,6 +40,11 @@ no model needed, with literal inputs replaced by --input ACTION_ID.FIELD=VALUE (
 JSON when it parses as JSON, else text; FIELD may be a dotted path); a GOAL replaces the
 template's goal.
 
+--session NAME makes the run a turn of your conversation NAME: the planner, re-planner and
+composer see its last 10 turns (goal and answer), so a follow-up such as "and tomorrow?"
+reads as one ('ordo sessions show NAME' lists the turns). --context TEXT gives the models
+extra facts, kept in the run (a clarification keeps it too); it needs a model.
+
 Ctrl-C stops at the next step boundary and leaves a resumable run (press it again to quit
 at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 3 interrupted (resumable), 4 rejected, 5 cancelled.`,
@@ -47,7 +52,8 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
   ordo run "Summarise sales.csv into a notes page and post the link to #general"
   ordo run --plan my.plan.json --json > run.json
   echo approve | ordo run --plan examples/first-run.plan.json
-  ordo run --template q1-report --input read_sales.file=examples/data/sales.csv --yes`,
+  ordo run --template q1-report --input read_sales.file=examples/data/sales.csv --yes
+  ordo run --session trip "What is the weather in Seoul?"`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			var goal string
@@ -74,11 +80,14 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 			if err != nil {
 				return err
 			}
+			if template != "" && (session != "" || extra != "") {
+				return usageError(errors.New("--session and --context go with a goal or --plan, not --template"))
+			}
 			if strings.TrimSpace(goal) == "" && plan == nil && template == "" {
 				return usageError(errors.New(`run needs a goal ("GOAL"), --plan FILE or --template NAME`))
 			}
 			return g.withApp(cmd, func(a2 *app.App) error {
-				req := agent.Request{Goal: goal, Plan: plan, UserID: LocalUser, Options: contracts.RunOptions{
+				req := agent.Request{Goal: goal, Plan: plan, UserID: LocalUser, Session: session, Context: extra, Options: contracts.RunOptions{
 					AutoApprove: yes, AutoApprovePolicy: yes, Scopes: a2.ScopesFor(LocalUser),
 				}}
 				if yes {
@@ -98,6 +107,8 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 	local := LocalUser
 	_ = cmd.RegisterFlagCompletionFunc("template", g.completeTemplate(&local))
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "with --template: ACTION_ID.FIELD=VALUE replacing a literal input (repeatable)")
+	cmd.Flags().StringVar(&session, "session", "", "make the run a turn of your conversation NAME (ordo sessions list)")
+	cmd.Flags().StringVar(&extra, "context", "", "extra facts for the planner, re-planner and composer (needs a model)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve what policy allows without asking")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout (progress goes to stderr)")
 	return cmd

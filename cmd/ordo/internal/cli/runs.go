@@ -23,7 +23,7 @@ import (
 func newRunsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show, resume, fork, replay, follow, compact, prune and delete stored runs, and save one as a template",
+		Short: "List, show, resume, pause, cancel, retry, fork, replay, follow, compact, prune and delete stored runs, and save one as a template",
 		Long: `Runs are stored as append-only logs: each step boundary appends an entry numbered by the
 run's sequence (the cursor). show prints a run; replay prints it rebuilt from its log
 entry by entry; events prints (and --follow follows) the entries after a cursor; fork
@@ -32,6 +32,9 @@ logs into one snapshot each; prune deletes finished runs; delete deletes the run
 		Example: `  ordo runs list --status interrupted
   ordo runs show run_0123abcd --json
   ordo runs resume run_0123abcd
+  ordo runs pause run_0123abcd
+  ordo runs cancel run_0123abcd
+  ordo runs retry run_0123abcd
   ordo runs fork run_0123abcd --from post_summary
   ordo runs replay run_0123abcd
   ordo runs events run_0123abcd --after 12 --follow
@@ -41,7 +44,8 @@ logs into one snapshot each; prune deletes finished runs; delete deletes the run
   ordo runs save-template run_0123abcd q1-report`,
 	}
 	cmd.AddCommand(newRunsListCmd(g), newRunsShowCmd(g), newRunsResumeCmd(g), newRunsForkCmd(g), newRunsReplayCmd(g),
-		newRunsEventsCmd(g), newRunsCompactCmd(g), newRunsPruneCmd(g), newRunsDeleteCmd(g), newRunsSaveTemplateCmd(g))
+		newRunsEventsCmd(g), newRunsCompactCmd(g), newRunsPruneCmd(g), newRunsDeleteCmd(g), newRunsSaveTemplateCmd(g),
+		newRunsPauseCmd(g), newRunsCancelCmd(g), newRunsRetryCmd(g))
 	return cmd
 }
 

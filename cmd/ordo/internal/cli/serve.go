@@ -39,7 +39,8 @@ over an hour ago are compacted to one snapshot each (as 'ordo runs compact' does
 
 With --http, GET /runs/ID/events on the same listener streams a run's log entries as
 Server-Sent Events (same bearer tokens; a user sees only their own runs), resumable with
-Last-Event-ID; the MCP resource ordo://runs/ID/events?after=N pages the same entries.`,
+Last-Event-ID; the MCP resource ordo://runs/ID/events?after=N pages the same entries.
+The web console is at /ui on the same listener: sign in with the same token.`,
 		Example: `  ordo serve
   ordo serve --http                 # on http.listen (default 127.0.0.1:7411)
   ORDO_HTTP_TOKENS='alice:user:TOKEN' ordo serve --http   # TOKEN from 'ordo tokens new alice'
@@ -121,7 +122,11 @@ Last-Event-ID; the MCP resource ordo://runs/ID/events?after=N pages the same ent
 			if err != nil {
 				return contracts.Errorf(contracts.CodeInvalidConfig, "listen on %s: %w", httpAddr, err).With("key", "http.listen")
 			}
-			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			handler, err := httpHandler(a, srv, cfg) // /mcp, the event streams and the console at /ui
+			if err != nil {
+				return err
+			}
+			hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 			hs.RegisterOnShutdown(srv.EndStreams) // event streams hold their connections open
 			log.Info("serving MCP over HTTP", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version(),
 				"tools", len(a.Host.List()), "llm", a.LLM != nil, "tokens", len(cfg.HTTP.Tokens), "data_dir", cfg.DataDir, "config", file)

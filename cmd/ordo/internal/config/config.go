@@ -29,6 +29,10 @@ type Config struct {
 	// planner whole (no ranking can miss a tool, in any language); 0
 	// always ranks.
 	AllToolsMax int `yaml:"all_tools_max"`
+	// OnFailure is what an action that still fails after its retries
+	// does: replan, ask (the person decides) or fail; empty is replan
+	// with a model and ask without one.
+	OnFailure string `yaml:"on_failure"`
 	// Timezone (IANA) and Locale (a BCP 47 tag) are the user's unless a
 	// run's options say otherwise: the models resolve dates in the one
 	// and word answers in the other.
@@ -57,6 +61,26 @@ type Config struct {
 	// Budgets limit what each run, and each user's runs in a UTC day, may
 	// spend: model calls, tokens, cost (llm.prices), steps, wall time.
 	Budgets contracts.Budgets `yaml:"budgets"`
+	// Verifier is how each step's result is checked: by code, or also by
+	// a critic model (seed 003).
+	Verifier Verifier `yaml:"verifier"`
+	// Recommender chooses the tool index's embedder: lexical, semantic
+	// (offline, the default) or openai.
+	Recommender Recommender `yaml:"recommender"`
+	// PromptsDir holds NAME.md files (planner.md, verifier.md, ...) that
+	// replace the built-in prompts one by one; any other file is refused.
+	PromptsDir string `yaml:"prompts_dir"`
+}
+
+// Verifier configures result verification (agent.VerifierConfig). In llm
+// mode a critic scores each result that passed the code checks; below
+// Threshold the step is retried with the critic's feedback, up to
+// MaxIterations attempts, or the critic asks the person.
+type Verifier struct {
+	Mode          string   `yaml:"mode"` // code | llm
+	Threshold     float64  `yaml:"threshold"`
+	MaxIterations int      `yaml:"max_iterations"`
+	Tools         []string `yaml:"tools"` // tools the critic judges; empty: all
 }
 
 // LLM configures the OpenAI-compatible endpoint used for planning. The key
@@ -268,6 +292,9 @@ func Default() *Config {
 		Retention: Retention{Runs: 30 * 24 * time.Hour},
 		Memory:    Memory{Enabled: true, Examples: 3, ToolAdvice: true, Clarification: true},
 		Budgets:   contracts.Budgets{OnExceed: contracts.OnExceedFail},
+		Verifier:  Verifier{Mode: "code", Threshold: 0.7, MaxIterations: 3},
+		Recommender: Recommender{Embedder: EmbedderSemantic,
+			OpenAI: RecommenderEndpoint{Model: "text-embedding-3-small", APIKeyEnv: "OPENAI_API_KEY"}},
 	}
 }
 

@@ -47,6 +47,7 @@ var Overrides = []Override{
 	{Env: "ORDO_HITL_ENABLED", Key: "hitl.enabled", ptr: func(c *Config) any { return &c.HITL.Enabled }},
 	{Env: "ORDO_PARALLELISM", Key: "parallelism", ptr: func(c *Config) any { return &c.Parallelism }},
 	{Env: "ORDO_REPLAN_BUDGET", Key: "replan_budget", ptr: func(c *Config) any { return &c.ReplanBudget }},
+	{Env: "ORDO_ON_FAILURE", Key: "on_failure", ptr: func(c *Config) any { return &c.OnFailure }},
 	{Env: "ORDO_CANDIDATES_K", Key: "candidates_k", ptr: func(c *Config) any { return &c.CandidatesK }},
 	{Env: "ORDO_ALL_TOOLS_MAX", Key: "all_tools_max", ptr: func(c *Config) any { return &c.AllToolsMax }},
 	{Env: "ORDO_TIMEZONE", Key: "timezone", ptr: func(c *Config) any { return &c.Timezone }},
@@ -62,6 +63,7 @@ var Overrides = []Override{
 	{Env: "ORDO_LOG_LEVEL", Key: "log.level", ptr: func(c *Config) any { return &c.Log.Level }},
 	{Env: "ORDO_LOG_FORMAT", Key: "log.format", ptr: func(c *Config) any { return &c.Log.Format }},
 	{Env: "ORDO_MEMORY_ENABLED", Key: "memory.enabled", ptr: func(c *Config) any { return &c.Memory.Enabled }},
+	{Env: "ORDO_RECOMMENDER_EMBEDDER", Key: "recommender.embedder", ptr: func(c *Config) any { return &c.Recommender.Embedder }},
 	{Env: "ORDO_RETENTION_RUNS", Key: "retention.runs", ptr: func(c *Config) any { return &c.Retention.Runs }},
 }
 
@@ -307,7 +309,7 @@ func (c *Config) resolvePaths(base string) {
 }
 
 func (c *Config) pathKeys() []*string {
-	ps := []*string{&c.DataDir, &c.PluginsDir, &c.Bundled.Files.Root, &c.Bundled.Sheets.Root}
+	ps := []*string{&c.DataDir, &c.PluginsDir, &c.Bundled.Files.Root, &c.Bundled.Sheets.Root, &c.PromptsDir}
 	for i := range c.Plugins {
 		ps = append(ps, &c.Plugins[i].Path)
 	}

@@ -32,6 +32,13 @@ func (c *Config) Validate() error {
 		c.validateLLM,
 		func() error { return intRange("parallelism", c.Parallelism, 1, 256) },
 		func() error { return intRange("replan_budget", c.ReplanBudget, 0, 20) },
+		func() error {
+			switch c.OnFailure {
+			case "", contracts.OnFailureReplan, contracts.OnFailureAsk, contracts.OnFailureFail:
+				return nil
+			}
+			return invalid("on_failure", "replan, ask or fail, got %q", c.OnFailure)
+		},
 		func() error { return intRange("candidates_k", c.CandidatesK, 1, 200) },
 		func() error { return intRange("all_tools_max", c.AllToolsMax, 0, 1000) },
 		func() error {
@@ -63,6 +70,8 @@ func (c *Config) Validate() error {
 		c.validatePrices,
 		c.validateBudgets,
 		func() error { return intRange("memory.examples", c.Memory.Examples, 0, 20) },
+		c.validateVerifier,
+		c.validateRecommender,
 		func() error {
 			if c.Retention.Runs < 0 {
 				return invalid("retention.runs", "a duration >= 0 (0 keeps runs forever), got %s", c.Retention.Runs)

@@ -61,6 +61,8 @@ func (d *Display) Event(ev agent.Event) {
 		fmt.Fprintf(d.w, "  ⏸ %s\n", oneLine(ev.Message))
 	case agent.EventResumed:
 		fmt.Fprintf(d.w, "  ▷ %s\n", oneLine(ev.Message))
+	case agent.EventRequested:
+		fmt.Fprintf(d.w, "  ⏸ %s\n", oneLine(ev.Message))
 	case agent.EventCancelled:
 		fmt.Fprintf(d.w, "  ■ stopped: %s\n", oneLine(ev.Message))
 	case agent.EventCompleted, agent.EventFailed, agent.EventRejected:

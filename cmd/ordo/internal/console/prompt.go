@@ -76,6 +76,12 @@ func (p *Prompter) Decide(ctx context.Context, run *contracts.Run) (contracts.De
 		return p.answers(ctx, in.Fields, nil)
 	case contracts.InterruptBudgetExceeded:
 		return p.budget(ctx, in.Budget)
+	case contracts.InterruptStepFailed:
+		return p.stepFailed(ctx, in)
+	case contracts.InterruptVerifyQuestion:
+		return p.verifyQuestion(ctx, in)
+	case contracts.InterruptPaused:
+		return p.paused(ctx)
 	}
 	return contracts.Decision{}, contracts.Errorf(contracts.CodeInvalidDecision, "unknown interrupt %q", in.Kind)
 }

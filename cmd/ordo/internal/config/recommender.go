@@ -1,0 +1,68 @@
+package config
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Tool recommender embedders (recommender.embedder).
+const (
+	EmbedderLexical  = "lexical"  // BM25, query likelihood and hashed word vectors only
+	EmbedderSemantic = "semantic" // plus static meaning vectors built into the binary
+	EmbedderOpenAI   = "openai"   // an OpenAI-compatible /v1/embeddings endpoint
+)
+
+// Recommender chooses how the tool index understands requests. The
+// default, semantic, runs offline with vectors built into the binary; the
+// openai embedder calls an endpoint for every new tool and every search.
+type Recommender struct {
+	Embedder string              `yaml:"embedder"`
+	OpenAI   RecommenderEndpoint `yaml:"openai"`
+}
+
+// RecommenderEndpoint is an OpenAI-compatible embeddings endpoint. The key
+// is never in the file: APIKeyEnv names the variable that holds it.
+type RecommenderEndpoint struct {
+	BaseURL    string `yaml:"base_url"`
+	Model      string `yaml:"model"`
+	APIKeyEnv  string `yaml:"api_key_env"`
+	Dimensions int    `yaml:"dimensions"`
+}
+
+// APIKey is the endpoint's key from the environment ("" when unset).
+// Never log it.
+func (e RecommenderEndpoint) APIKey(env func(string) (string, bool)) string {
+	v, _ := env(e.APIKeyEnv)
+	return v
+}
+
+func (c *Config) validateRecommender() error {
+	r := c.Recommender
+	if !slices.Contains([]string{EmbedderLexical, EmbedderSemantic, EmbedderOpenAI}, r.Embedder) {
+		return invalid("recommender.embedder", `"lexical", "semantic" or "openai", got %q`, r.Embedder)
+	}
+	if r.Embedder != EmbedderOpenAI {
+		return nil
+	}
+	o := r.OpenAI
+	if o.BaseURL != "" {
+		u, err := url.Parse(o.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return invalid("recommender.openai.base_url", "an http or https URL such as http://localhost:11434/v1")
+		}
+		if u.User != nil {
+			return invalid("recommender.openai.base_url", "a URL without credentials (put the key in the variable recommender.openai.api_key_env names)")
+		}
+	}
+	if strings.TrimSpace(o.Model) == "" {
+		return invalid("recommender.openai.model", "an embedding model name such as text-embedding-3-small")
+	}
+	if !envName.MatchString(o.APIKeyEnv) {
+		return invalid("recommender.openai.api_key_env", "the name of an environment variable (letters, digits, _), got %q", o.APIKeyEnv)
+	}
+	if o.Dimensions < 0 {
+		return invalid("recommender.openai.dimensions", "0 (the model's own) or a positive number of dimensions, got %d", o.Dimensions)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package console
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// stepFailed asks what to do with an action that still failed after its
+// retries: retry it (with an edited payload), skip it, re-plan, or abort.
+func (p *Prompter) stepFailed(ctx context.Context, in *contracts.Interrupt) (contracts.Decision, error) {
+	if in.Error != nil {
+		fmt.Fprintf(p.out, "  error %d: %s\n", in.Error.Code, in.Error.Message)
+	}
+	if len(in.Payload) > 0 {
+		fmt.Fprintf(p.out, "  payload: %s\n", in.Payload)
+	}
+	for {
+		line, err := p.readLine(ctx, fmt.Sprintf("%s (%s) failed: [t]ry again [JSON|@FILE]  [s]kip  re[p]lan  [a]bort [NOTE] > ", in.ActionID, in.Tool))
+		if err != nil {
+			return contracts.Decision{}, err
+		}
+		verb, arg := split(line)
+		switch verb {
+		case "t", "try", "retry":
+			d := p.decision(contracts.DecisionRetry, "")
+			if arg != "" {
+				payload, err := readJSON(arg)
+				if err != nil {
+					fmt.Fprintf(p.out, "  %v\n", err)
+					continue
+				}
+				d.Payload, d.Note = payload, "payload edited"
+			}
+			return d, nil
+		case "s", "skip":
+			return p.decision(contracts.DecisionSkip, arg), nil
+		case "p", "replan":
+			return p.decision(contracts.DecisionReplan, arg), nil
+		case "a", "abort":
+			return p.decision(contracts.DecisionAbort, arg), nil
+		}
+		fmt.Fprintln(p.out, `  answer t, t {"field": ...} or t @FILE, s, p or a`)
+	}
+}
+
+// paused asks how a paused run goes on: continue, edit the remaining plan
+// (actions already finished in it are kept), or abort (cancel it).
+func (p *Prompter) paused(ctx context.Context) (contracts.Decision, error) {
+	for {
+		line, err := p.readLine(ctx, "paused: [c]ontinue  [e]dit FILE  [a]bort [NOTE] > ")
+		if err != nil {
+			return contracts.Decision{}, err
+		}
+		verb, arg := split(line)
+		switch verb {
+		case "c", "continue":
+			return p.decision(contracts.DecisionContinue, arg), nil
+		case "a", "abort":
+			return p.decision(contracts.DecisionAbort, arg), nil
+		case "e", "edit":
+			plan, err := readPlan(arg)
+			if err != nil {
+				fmt.Fprintf(p.out, "  %v\n", err)
+				continue
+			}
+			d := p.decision(contracts.DecisionEdit, "edited from "+arg)
+			d.Plan = plan
+			return d, nil
+		}
+		fmt.Fprintln(p.out, "  answer c, e FILE (the remaining plan in JSON) or a")
+	}
+}

@@ -1,0 +1,72 @@
+package webui
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
+)
+
+type adminData struct {
+	Plugins []host.PluginInfo
+	Config  string
+	Error   *contracts.Error
+	Done    string
+}
+
+// adminPage lists plugins and upstreams with their state, the forms to
+// add and remove them, and the running configuration, secrets hidden.
+func (c *Console) adminPage(w http.ResponseWriter, r *http.Request, s *session) {
+	c.showAdmin(w, r, s, http.StatusOK, nil, r.URL.Query().Get("done"))
+}
+
+func (c *Console) showAdmin(w http.ResponseWriter, r *http.Request, s *session, status int, err error, done string) {
+	if err != nil && fetched(r) {
+		writeJSONError(w, status, contracts.AsError(err))
+		return
+	}
+	d := adminData{Plugins: c.opts.Admin.Plugins(), Config: string(c.opts.Config), Done: done}
+	if err != nil {
+		d.Error = contracts.AsError(err)
+	}
+	w.WriteHeader(status)
+	c.render(w, "admin", s, d)
+}
+
+// addPlugin adds a plugin binary (path and checksum) or an upstream MCP
+// server (a command line, or a URL and the variable holding its token),
+// checked as add_plugin and add_upstream check them.
+func (c *Console) addPlugin(w http.ResponseWriter, r *http.Request, s *session) {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	var err error
+	switch r.PostFormValue("kind") {
+	case "upstream":
+		var spec host.UpstreamSpec
+		spec, err = c.opts.MCP.UpstreamSpec(name, strings.TrimSpace(r.PostFormValue("mcp")), strings.TrimSpace(r.PostFormValue("mcp_url")),
+			strings.TrimSpace(r.PostFormValue("bearer_token_env")))
+		if err == nil {
+			err = c.opts.Admin.AddUpstream(r.Context(), spec)
+		}
+	default:
+		err = c.opts.Admin.AddPlugin(r.Context(), host.PluginSpec{Name: name, Path: strings.TrimSpace(r.PostFormValue("path")),
+			SHA256: strings.TrimSpace(r.PostFormValue("sha256"))})
+	}
+	if err != nil {
+		c.showAdmin(w, r, s, httpStatus(err), err, "")
+		return
+	}
+	c.log.Info("plugin added in the console", "plugin", name, "user", s.id.User)
+	c.done(w, r, "/ui/admin?done="+url.QueryEscape("added "+name), false)
+}
+
+func (c *Console) removePlugin(w http.ResponseWriter, r *http.Request, s *session) {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if err := c.opts.Admin.RemovePlugin(r.Context(), name); err != nil {
+		c.showAdmin(w, r, s, httpStatus(err), err, "")
+		return
+	}
+	c.log.Info("plugin removed in the console", "plugin", name, "user", s.id.User)
+	c.done(w, r, "/ui/admin?done="+url.QueryEscape("removed "+name), false)
+}

@@ -1,0 +1,160 @@
+// Drives the web console of a running `ordo serve --http` in Debian's
+// headless Chromium (playwright-core, no browser download), as a person
+// would: sign in, start a run that needs approval, approve it and watch it
+// complete without a reload, answer a missing input, fork a run, retry a
+// failed step with an edited payload, check a
+// tool's <script> output stays text, and as an admin add and remove a
+// plugin. Run by e2e_test.go, which passes everything in the environment.
+// Prints one line per step; exits non-zero on the first failure.
+import { chromium } from "playwright-core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set`);
+  return v;
+};
+const base = env("ORDO_URL");
+const shots = env("SHOT_DIR");
+const timeout = 20000;
+
+const step = (name) => console.log(`step: ${name}`);
+const check = (ok, what) => {
+  if (!ok) throw new Error(`check failed: ${what}`);
+};
+
+// plan is a one- or two-action text.template plan.
+function plan(goal, template, values, second) {
+  const actions = [{ id: "greet", tool: "text.template", intent: "transform", requires: [], produces: ["text"],
+    inputs: { template, values } }];
+  if (second) {
+    actions.push({ id: "shout", tool: "text.template", intent: "transform", requires: ["text"], produces: [],
+      inputs: { template: "{{t}}!", values: {} }, input_bindings: { "values.t": "text" } });
+  }
+  return JSON.stringify({ version: "1.0", goal, timezone: "UTC", actions }, null, 2);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "ordo-chromium-"));
+const ctx = await chromium.launchPersistentContext(dir, {
+  executablePath: "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+  viewport: { width: 1280, height: 900 },
+});
+ctx.setDefaultTimeout(timeout);
+const page = ctx.pages()[0] || (await ctx.newPage());
+const errors = [];
+page.on("pageerror", (e) => errors.push(String(e)));
+page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+
+async function signIn(token) {
+  await page.goto(base + "/ui/signin");
+  await page.getByLabel("Token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/ui\/runs$/);
+}
+
+// startRun types a plan into the new-run form (checked inline as it is
+// typed) and starts it; it returns the run page's URL.
+async function startRun(text) {
+  await page.goto(base + "/ui/runs/new");
+  await page.locator("#plan").fill(text);
+  await page.locator("#plan-check", { hasText: "Valid plan" }).waitFor();
+  await page.getByRole("button", { name: "Start run" }).click();
+  await page.waitForURL(/\/ui\/runs\/run_[0-9a-f]+$/);
+  return page.url();
+}
+
+const status = () => page.locator("#run-status");
+async function waitStatus(s) {
+  await page.locator("#run-status", { hasText: new RegExp(`^${s}$`) }).waitFor();
+}
+
+try {
+  step("sign in");
+  await signIn(env("BOB_TOKEN"));
+
+  step("inline plan validation");
+  await page.goto(base + "/ui/runs/new");
+  await page.locator("#plan").fill('{"version":"1.0","goal":"g","actions":[{"id":"a1"}]}');
+  await page.locator("#plan-check.bad").waitFor();
+  check(/^\d{4} .*timezone/.test(await page.locator("#plan-check").textContent()), "the schema's coded error is shown");
+
+  step("start a run that needs approval");
+  const runURL = await startRun(plan("greet Ada loudly", "Hello, {{name}}", { name: "Ada" }, true));
+  await page.getByRole("button", { name: "Approve" }).waitFor();
+  await page.screenshot({ path: join(shots, "console-approval.png"), fullPage: true });
+
+  step("approve it and watch it complete without a reload");
+  await page.evaluate(() => { window.__noReload = "still here"; });
+  await page.getByRole("button", { name: "Approve" }).click();
+  await waitStatus("completed");
+  check((await page.evaluate(() => window.__noReload)) === "still here", "the page was not reloaded");
+  await page.getByText("Hello, Ada!").first().waitFor();
+  await page.locator("g.node.n-succeeded").nth(1).waitFor();
+  await page.screenshot({ path: join(shots, "console-run.png"), fullPage: true });
+
+  step("answer a missing input");
+  await startRun(plan("greet someone", "Hello, {{name}}", { name: "MISSING" }, false));
+  await page.getByRole("button", { name: "Approve" }).click();
+  await page.getByRole("button", { name: "Answer" }).waitFor();
+  await page.getByLabel("$.values.name").fill("Grace");
+  await page.getByRole("button", { name: "Answer" }).click();
+  await waitStatus("completed");
+  await page.getByText("Hello, Grace").first().waitFor();
+
+  step("fork a run");
+  await page.goto(runURL);
+  await page.getByRole("button", { name: "Fork from here" }).last().click();
+  await page.waitForURL((u) => /\/ui\/runs\/run_/.test(u.href) && u.href !== runURL);
+  await page.getByRole("button", { name: "Approve" }).click();
+  await waitStatus("completed");
+
+  step("a tool's <script> stays text");
+  const evil = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">';
+  await startRun(plan("echo markup", evil, {}, false));
+  await page.getByRole("button", { name: "Approve" }).click();
+  await waitStatus("completed");
+  await page.getByText("<script>window.__xss = 1</script>").first().waitFor();
+  check((await page.evaluate(() => window.__xss)) === undefined, "no script from a tool's output ran");
+  check((await page.locator("main script, main img").count()) === 0, "no element from a tool's output");
+
+  step("retry a failed step with an edited payload");
+  await startRun(plan("fail, then retry", "{{t}}!", {}, false));
+  await page.getByRole("button", { name: "Approve" }).click();
+  await page.getByRole("button", { name: "Retry" }).waitFor();
+  await page.locator("form.d-retry summary").click();
+  await page.locator("form.d-retry textarea[name=payload]").fill('{"template": "{{t}}!", "values": {"t": "fixed"}}');
+  await page.getByRole("button", { name: "Retry" }).click();
+  await waitStatus("completed");
+  await page.getByText("fixed!").first().waitFor();
+
+  step("admin: add and remove a plugin");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(/\/ui\/signin$/);
+  await signIn(env("ADA_TOKEN"));
+  await page.goto(base + "/ui/admin");
+  await page.getByLabel("Name").first().fill("hello");
+  await page.getByLabel("Path").fill(env("HELLO_PATH"));
+  await page.getByLabel("SHA-256").fill(env("HELLO_SHA256"));
+  await page.getByRole("button", { name: "Add plugin" }).click();
+  await page.getByText("added hello").waitFor();
+  await page.getByRole("button", { name: "Remove hello" }).waitFor();
+  await page.getByRole("button", { name: "Remove hello" }).click();
+  await page.getByText("removed hello").waitFor();
+  check((await page.getByRole("button", { name: "Remove hello" }).count()) === 0, "hello is gone");
+
+  check(errors.length === 0, "no script errors: " + errors.join("; "));
+  console.log("ok");
+} catch (e) {
+  console.error(String(e && e.stack || e));
+  console.error("page: " + page.url());
+  try { console.error((await page.locator("main").innerText()).slice(0, 3000)); } catch {}
+  process.exitCode = 1;
+} finally {
+  await ctx.close();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,133 @@
+// Package e2e drives the web console of a real `ordo serve --http` in a
+// real headless Chromium (Debian's chromium, driven by the pinned
+// playwright-core in package.json).
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/internal/npmtest"
+	"github.com/ordo-run/ordo/internal/testbuild"
+)
+
+const chromium = "/usr/bin/chromium"
+
+// Tokens of the two people: ada the admin, bob a user.
+const (
+	adaToken = "ada-console-e2e-token-0123456789"
+	bobToken = "bob-console-e2e-token-0123456789"
+)
+
+// TestConsoleInChromium builds ordo with its bundled plugins and the
+// example plugin, serves HTTP with two tokens, and runs console.mjs in
+// Chromium against it (see that script for the steps). It writes the
+// README's screenshots to $ORDO_SCREENSHOTS_DIR (docs/img to refresh
+// them), else to a temporary directory.
+func TestConsoleInChromium(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("skipped: %s is not installed (apt-get install -y chromium; CI installs it)", chromium)
+	}
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipped: %s is not installed (this test runs playwright-core; CI has node and npm)", tool)
+		}
+	}
+	root, err := testbuild.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	bin, hello := filepath.Join(tmp, "bin"), filepath.Join(tmp, "plugin-hello")
+	if err := testbuild.Ordo(bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := testbuild.Build(hello, "./examples/plugin-hello"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(hello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	scripts := npmtest.Install(t, filepath.Join(root, "webui", "e2e"))
+
+	addr := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	serve := exec.CommandContext(ctx, filepath.Join(bin, "ordo"), "serve", "--http", addr)
+	serve.Dir = tmp
+	serve.Env = []string{"HOME=" + tmp, "PATH=" + os.Getenv("PATH"), "ORDO_DATA_DIR=" + filepath.Join(tmp, "data"),
+		"ORDO_HTTP_TOKENS=ada:admin:" + adaToken + ";bob:user:" + bobToken}
+	var serverLog bytes.Buffer
+	serve.Stdout, serve.Stderr = &serverLog, &serverLog
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = serve.Process.Signal(os.Interrupt)
+		_ = serve.Wait()
+		if t.Failed() {
+			t.Logf("ordo serve log:\n%s", serverLog.String())
+		}
+	}()
+	base := "http://" + addr
+	waitHealthy(t, base)
+
+	shots := os.Getenv("ORDO_SCREENSHOTS_DIR")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if !filepath.IsAbs(shots) {
+		shots = filepath.Join(root, shots)
+	}
+	node := exec.CommandContext(ctx, "node", filepath.Join(scripts, "console.mjs"))
+	node.Dir = scripts
+	node.Env = append(os.Environ(), "ORDO_URL="+base, "ADA_TOKEN="+adaToken, "BOB_TOKEN="+bobToken,
+		"HELLO_PATH="+hello, "HELLO_SHA256="+hex.EncodeToString(sum[:]), "SHOT_DIR="+shots)
+	out, err := node.CombinedOutput()
+	t.Logf("console.mjs:\n%s", out)
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("console.mjs: %v", err)
+	}
+	for _, shot := range []string{"console-run.png", "console-approval.png"} {
+		if fi, err := os.Stat(filepath.Join(shots, shot)); err != nil || fi.Size() < 10000 {
+			t.Errorf("screenshot %s: %v", shot, err)
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func waitHealthy(t *testing.T, base string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ordo serve did not answer /healthz: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,209 @@
+package webui_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/mcpserver"
+	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/plugins/sdk"
+	"github.com/ordo-run/ordo/recommender"
+	"github.com/ordo-run/ordo/webui"
+)
+
+// Tokens of the test users: ada is an admin, bob and cat are users.
+const (
+	adaToken = "ada-admin-token-0123456789"
+	bobToken = "bob-user-token-0123456789"
+	catToken = "cat-user-token-0123456789"
+)
+
+// stack is a real Ordo stack behind the console: a host with in-process
+// tools, the engine over an in-memory store with plan approval on, a
+// recommender, the MCP server holding the tokens, and the console on an
+// httptest server (mounted beside the MCP handler, as ordo serve does).
+type stack struct {
+	store  *memory.MemStore
+	engine *agent.Engine
+	ts     *httptest.Server
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	ctx := context.Background()
+	h, err := host.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	p, err := host.InProcess(echoTool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddProvider(ctx, "testtools", "v1", p); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := recommender.New(recommender.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range h.List() {
+		if err := rec.Upsert(ctx, tool.Contract); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &stack{store: memory.NewMemStore()}
+	s.engine = agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: s.store})
+	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h,
+		Tokens: []mcpserver.Token{
+			{Token: adaToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
+			{Token: bobToken, Identity: mcpserver.Identity{User: "bob"}},
+			{Token: catToken, Identity: mcpserver.Identity{User: "cat"}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui, err := webui.New(webui.Options{MCP: srv, Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h,
+		Config: []byte("http:\n  tokens:\n    - name: ada\n      token: HIDDEN\n"), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", srv.Handler())
+	mux.Handle(webui.Prefix, ui)
+	s.ts = httptest.NewServer(mux)
+	t.Cleanup(s.ts.Close)
+	t.Cleanup(srv.EndStreams)
+	return s
+}
+
+// echoTool echoes its text: a tool result carrying whatever the plan put
+// in, markup included.
+func echoTool() sdk.Tool {
+	return sdk.Tool{Contract: contracts.Contract{
+		Tool: "test.echo", Service: "test", Description: "Echo a text back", RiskLevel: contracts.RiskRead,
+		InputSchema:  json.RawMessage(`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}},"additionalProperties":false}`),
+		OutputSchema: json.RawMessage(`{"type":"object","required":["echo"],"properties":{"echo":{"type":"string"}}}`),
+		ProducesMap:  map[string]string{"echo": "$.echo"},
+	}, Handler: func(_ context.Context, c sdk.Call) (any, error) {
+		return map[string]any{"echo": c.Payload["text"].(string)}, nil
+	}}
+}
+
+// echoPlan is a plan of n echo actions of text, each after the one
+// before it.
+func echoPlan(goal, text string, n int) string {
+	var actions []map[string]any
+	for i := 1; i <= n; i++ {
+		a := map[string]any{"id": "a" + strconv.Itoa(i), "tool": "test.echo", "intent": "transform",
+			"requires": []string{}, "produces": []string{}, "inputs": map[string]any{"text": text}}
+		if i > 1 {
+			a["depends_on"] = []string{"a" + strconv.Itoa(i-1)}
+		}
+		actions = append(actions, a)
+	}
+	data, _ := json.Marshal(map[string]any{"version": "1.0", "goal": goal, "timezone": "UTC", "actions": actions,
+		"constraints": map[string]any{"max_actions": max(n, 1)}})
+	return string(data)
+}
+
+// browser is a person's cookie-keeping client, signed in or not.
+type browser struct {
+	t    *testing.T
+	s    *stack
+	c    *http.Client
+	csrf string
+}
+
+func (s *stack) browser(t *testing.T) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, s: s, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+var csrfRe = regexp.MustCompile(`name="csrf" content="([0-9a-f]*)"`)
+
+// get fetches a page and remembers its CSRF token.
+func (b *browser) get(path string) (*http.Response, string) {
+	b.t.Helper()
+	res, err := b.c.Get(b.s.ts.URL + path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if m := csrfRe.FindSubmatch(body); m != nil && len(m[1]) > 0 {
+		b.csrf = string(m[1])
+	}
+	return res, string(body)
+}
+
+// post submits a form with the page's CSRF token (unless the form sets
+// its own csrf).
+func (b *browser) post(path string, form url.Values) (*http.Response, string) {
+	b.t.Helper()
+	if !form.Has("csrf") {
+		form.Set("csrf", b.csrf)
+	}
+	res, err := b.c.PostForm(b.s.ts.URL+path, form)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res, string(body)
+}
+
+// signIn signs in with token and fails the test if that does not work.
+func (b *browser) signIn(token string) *browser {
+	b.t.Helper()
+	b.get("/ui/signin")
+	res, body := b.post("/ui/signin", url.Values{"token": {token}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/ui/runs" {
+		b.t.Fatalf("sign in: %s\n%s", res.Status, body)
+	}
+	b.get("/ui/runs")
+	return b
+}
+
+// startPlan starts a run of plan from the new-run form and returns its id.
+func (b *browser) startPlan(plan string) string {
+	b.t.Helper()
+	b.get("/ui/runs/new")
+	res, body := b.post("/ui/runs", url.Values{"plan": {plan}})
+	loc := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/runs/run_") {
+		b.t.Fatalf("start run: %s %s\n%s", res.Status, loc, body)
+	}
+	return strings.TrimPrefix(loc, "/ui/runs/")
+}
+
+// waitStatus waits until the run reaches status.
+func (s *stack) waitStatus(t *testing.T, id string, want contracts.RunStatus) *contracts.Run {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		run, err := s.engine.Get(context.Background(), id)
+		if err == nil && run.Status == want {
+			return run
+		}
+		if err == nil && run.Status.Final() || time.Now().After(deadline) {
+			t.Fatalf("run %s: %v %v %+v, want %s", id, run.Status, err, run.Error, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,154 @@
+package webui
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/mcpserver"
+)
+
+// A browser cannot send the bearer header on a page load or an
+// EventSource, so signing in trades the token for a session: a random id
+// in an HttpOnly, SameSite=Strict cookie, kept in memory (a restart signs
+// everyone out). The token itself is never stored or sent back. Every
+// state-changing request carries the session's CSRF token as well.
+const (
+	sessionCookie = "ordo_session"
+	preCookie     = "ordo_signin" // the sign-in form's CSRF token, before any session
+	csrfField     = "csrf"
+	csrfHeader    = "X-CSRF-Token"
+)
+
+type session struct {
+	key     string // the cookie value's digest (the map key)
+	id      mcpserver.Identity
+	csrf    string
+	expires time.Time
+}
+
+// csrfOK compares a presented CSRF token in constant time.
+func (s *session) csrfOK(token string) bool {
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.csrf)) == 1
+}
+
+type sessions struct {
+	mu  sync.Mutex
+	ttl time.Duration
+	m   map[string]*session
+	now func() time.Time
+}
+
+func newSessions(ttl time.Duration) *sessions {
+	return &sessions{ttl: ttl, m: map[string]*session{}, now: time.Now}
+}
+
+// randomToken is 32 random bytes in hex.
+func randomToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// digest keys sessions by a hash of the cookie, so the map holds nothing
+// a memory dump could replay.
+func digest(v string) string {
+	d := sha256.Sum256([]byte(v))
+	return hex.EncodeToString(d[:])
+}
+
+func (ss *sessions) create(id mcpserver.Identity) (cookie string, s *session) {
+	cookie = randomToken()
+	s = &session{key: digest(cookie), id: id, csrf: randomToken(), expires: ss.now().Add(ss.ttl)}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for k, old := range ss.m { // drop expired sessions as new ones come
+		if ss.now().After(old.expires) {
+			delete(ss.m, k)
+		}
+	}
+	ss.m[s.key] = s
+	return cookie, s
+}
+
+// from returns the request's live session, or nil.
+func (ss *sessions) from(r *http.Request) *session {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return nil
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s := ss.m[digest(c.Value)]
+	if s == nil || ss.now().After(s.expires) {
+		return nil
+	}
+	return s
+}
+
+func (ss *sessions) end(s *session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	delete(ss.m, s.key)
+}
+
+func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/ui", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+}
+
+// signInPage shows the token form, with a fresh CSRF token bound to a
+// short-lived cookie (no session exists yet to hold it).
+func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
+	if c.sessions.from(r) != nil {
+		http.Redirect(w, r, "/ui/runs", http.StatusSeeOther)
+		return
+	}
+	c.showSignIn(w, r, http.StatusOK, nil)
+}
+
+func (c *Console) showSignIn(w http.ResponseWriter, r *http.Request, status int, err error) {
+	token := randomToken()
+	setCookie(w, r, preCookie, token, 600)
+	w.WriteHeader(status)
+	var ce *contracts.Error
+	if err != nil {
+		ce = contracts.AsError(err)
+	}
+	c.render(w, "signin", &session{csrf: token}, map[string]any{"Error": ce})
+}
+
+// signIn checks the bearer token the way the HTTP transport does
+// (mcpserver.Server.Identify) and starts a session.
+func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	pre, err := r.Cookie(preCookie)
+	form := r.PostFormValue(csrfField)
+	if err != nil || pre.Value == "" || subtle.ConstantTimeCompare([]byte(pre.Value), []byte(form)) != 1 {
+		c.showSignIn(w, r, http.StatusForbidden, contracts.Errorf(contracts.CodeForbidden, "the sign-in form is stale (CSRF token mismatch): try again").With("field", csrfField))
+		return
+	}
+	id, ok := c.opts.MCP.Identify(strings.TrimSpace(r.PostFormValue("token")))
+	if !ok {
+		c.log.Info("console sign-in refused", "remote", r.RemoteAddr)
+		c.showSignIn(w, r, http.StatusUnauthorized, contracts.Errorf(contracts.CodeUnauthorized, "that token is not valid").With("field", "token"))
+		return
+	}
+	cookie, _ := c.sessions.create(id)
+	setCookie(w, r, preCookie, "", -1)
+	setCookie(w, r, sessionCookie, cookie, int(c.opts.SessionTTL/time.Second))
+	c.log.Info("console sign-in", "user", id.User)
+	http.Redirect(w, r, "/ui/runs", http.StatusSeeOther)
+}
+
+func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *session) {
+	c.sessions.end(s)
+	setCookie(w, r, sessionCookie, "", -1)
+	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+}

@@ -1,0 +1,80 @@
+package webui
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// TestInterruptForms: each interrupt kind gets one form per decision
+// agent.Decisions accepts, with a plain button name, and the fields the
+// decision carries (questions with their remembered answers, missing
+// input paths, the plan or payload to edit, a budget's limit).
+func TestInterruptForms(t *testing.T) {
+	pages, err := parsePages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := contracts.Plan{Version: "1.0", Goal: "g", Actions: []contracts.Action{{ID: "a1", Tool: "test.echo", Intent: "transform"}}}
+	for _, in := range []contracts.Interrupt{
+		{Kind: contracts.InterruptPlanApproval, Message: "approve the plan"},
+		{Kind: contracts.InterruptStepApproval, ActionID: "a1", Tool: "test.echo", Payload: json.RawMessage(`{"text":"<b>hi</b>"}`)},
+		{Kind: contracts.InterruptClarify, Questions: []string{"Which file?"}, Suggestions: map[string]string{"Which file?": "sales.csv"}},
+		{Kind: contracts.InterruptInputRequired, ActionID: "a1", Fields: []string{"$.text"}},
+		{Kind: contracts.InterruptBudgetExceeded, Budget: &contracts.BudgetStop{}},
+	} {
+		run := &contracts.Run{ID: "run_x", Goal: "g", Status: contracts.RunInterrupted, Interrupt: &in,
+			Plans: []contracts.PlanRevision{{Version: 1, Plan: plan}}}
+		var b bytes.Buffer
+		if err := pages["run"].ExecuteTemplate(&b, "live", view{CSRF: "tok", Data: newRunView(run)}); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		decisions := agent.Decisions(in.Kind)
+		if len(decisions) == 0 || strings.Count(page, `name="decision"`) != len(decisions) {
+			t.Errorf("%s: %d forms, want %v", in.Kind, strings.Count(page, `name="decision"`), decisions)
+		}
+		for _, d := range decisions {
+			if !strings.Contains(page, ">"+label(d)+"</button>") {
+				t.Errorf("%s: no %q button", in.Kind, label(d))
+			}
+		}
+		want := map[contracts.InterruptKind]string{
+			contracts.InterruptPlanApproval:   `name="plan"`,
+			contracts.InterruptStepApproval:   `&lt;b&gt;hi&lt;/b&gt;`,
+			contracts.InterruptClarify:        `name="answer:Which file?" value="sales.csv"`,
+			contracts.InterruptInputRequired:  `name="answer:$.text"`,
+			contracts.InterruptBudgetExceeded: `name="answer:limit"`,
+		}[in.Kind]
+		if !strings.Contains(page, want) {
+			t.Errorf("%s: lacks %s:\n%s", in.Kind, want, page)
+		}
+	}
+}
+
+// TestGraphLayout: levels become columns, requirements become edges, and
+// each node carries its action's status.
+func TestGraphLayout(t *testing.T) {
+	p := contracts.Plan{Actions: []contracts.Action{
+		{ID: "a", Tool: "t.x", Produces: []string{"k"}},
+		{ID: "b", Tool: "t.y", Requires: []string{"k"}},
+		{ID: "c", Tool: "t.z", DependsOn: []string{"a"}},
+	}}
+	run := &contracts.Run{Steps: []contracts.StepRecord{{ActionID: "a", PlanVersion: 1, Status: contracts.StepSucceeded}},
+		Plans: []contracts.PlanRevision{{Version: 1, Plan: p}}}
+	g := layout(&run.Plans[0], run)
+	if len(g.Nodes) != 3 || len(g.Edges) != 2 {
+		t.Fatalf("%d nodes, %d edges", len(g.Nodes), len(g.Edges))
+	}
+	st := map[string]nodeView{}
+	for _, n := range g.Nodes {
+		st[n.ID] = n
+	}
+	if st["a"].Status != "succeeded" || st["b"].Status != "pending" || st["b"].X <= st["a"].X || st["b"].X != st["c"].X {
+		t.Fatalf("nodes %+v", st)
+	}
+}

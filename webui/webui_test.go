@@ -1,0 +1,275 @@
+package webui_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/webui"
+)
+
+// TestSignIn: pages need a session; a wrong token or a stale form is
+// refused; the right token gives an HttpOnly SameSite=Strict cookie (not
+// the token); sign-out ends the session. Every answer carries the CSP.
+func TestSignIn(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t)
+	res, _ := b.get("/ui/runs")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/ui/signin" {
+		t.Fatalf("runs without a session: %s %s", res.Status, res.Header.Get("Location"))
+	}
+	res, body := b.get("/ui/signin")
+	if got := res.Header.Get("Content-Security-Policy"); got != webui.CSP || !strings.Contains(got, "script-src 'self'") || strings.Contains(got, "unsafe-inline") {
+		t.Fatalf("CSP %q", got)
+	}
+	if !strings.Contains(body, `<button type="submit">Sign in</button>`) {
+		t.Fatalf("no Sign in button:\n%s", body)
+	}
+	if res, _ := b.post("/ui/signin", url.Values{"token": {"not-a-token-at-all-0000"}}); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %s", res.Status)
+	}
+	if res, _ := b.post("/ui/signin", url.Values{"token": {bobToken}, "csrf": {"forged"}}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("forged sign-in form: %s", res.Status)
+	}
+	b.get("/ui/signin")
+	res, _ = b.post("/ui/signin", url.Values{"token": {bobToken}})
+	var session *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == "ordo_session" {
+			session = c
+		}
+	}
+	if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode || strings.Contains(session.Value, bobToken) {
+		t.Fatalf("session cookie %+v", session)
+	}
+	res, body = b.get("/ui/runs")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "bob") {
+		t.Fatalf("runs after sign-in: %s", res.Status)
+	}
+	if res, _ := b.post("/ui/signout", url.Values{}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %s", res.Status)
+	}
+	b.c.Jar.SetCookies(mustURL(t, s.ts.URL+"/ui"), []*http.Cookie{session}) // the old cookie is dead
+	if res, _ := b.get("/ui/runs"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("runs after sign-out: %s", res.Status)
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestCSRFRefused: a form posted without the session's CSRF token (what
+// another site could make a browser send) is refused and changes nothing.
+func TestCSRFRefused(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t).signIn(bobToken)
+	for _, token := range []string{"", "0123"} {
+		res, _ := b.post("/ui/runs", url.Values{"plan": {echoPlan("g", "x", 1)}, "csrf": {token}})
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("csrf %q: %s", token, res.Status)
+		}
+	}
+	id := b.startPlan(echoPlan("g", "x", 1))
+	s.waitStatus(t, id, contracts.RunInterrupted)
+	res, _ := b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}, "csrf": {"nope"}})
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("decide without csrf: %s", res.Status)
+	}
+	runs, err := s.store.List(context.Background(), memory.Filter{})
+	if err != nil || len(runs) != 1 || runs[0].Status != contracts.RunInterrupted {
+		t.Fatalf("runs %+v %v: want the one run, still interrupted", runs, err)
+	}
+}
+
+// TestRunApprovedAndEscaped: a run started from the form waits for plan
+// approval; the Approve form resumes it; the run page shows what a tool
+// returned escaped (a <script> in a result never reaches the page as
+// markup) and the run's event stream serves the cookie-signed-in browser.
+func TestRunApprovedAndEscaped(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t).signIn(bobToken)
+	const evil = `<script>alert("pwned")</script><img src=x onerror=alert(1)>`
+	id := b.startPlan(echoPlan("shout "+evil, evil, 2))
+	s.waitStatus(t, id, contracts.RunInterrupted)
+	_, page := b.get("/ui/runs/" + id)
+	for _, want := range []string{">Approve</button>", ">Edit</button>", ">Reject</button>", `data-events="/ui/runs/` + id + `/events?after=`, `<svg class="dag"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("interrupted run page lacks %q", want)
+		}
+	}
+	res, body := b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}, "note": {"looks right"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve: %s\n%s", res.Status, body)
+	}
+	run := s.waitStatus(t, id, contracts.RunCompleted)
+	if by := run.Decisions[0].Decision.By; by != "bob" {
+		t.Errorf("decided by %q, want bob", by)
+	}
+	res, page = b.get("/ui/runs/" + id)
+	if res.Header.Get("Content-Security-Policy") != webui.CSP {
+		t.Errorf("run page CSP %q", res.Header.Get("Content-Security-Policy"))
+	}
+	if strings.Contains(page, "<script>alert") || strings.Contains(page, "<img src=x") {
+		t.Fatalf("tool output reached the page as markup:\n%s", page)
+	}
+	if !strings.Contains(page, "&lt;script&gt;alert(") || !strings.Contains(page, "looks right") || !strings.Contains(page, "Fork from here") {
+		t.Fatalf("run page lacks the escaped result, the note or the fork button:\n%s", page)
+	}
+	if n := strings.Count(page, "<script"); n != 1 { // console.js only
+		t.Fatalf("%d script elements, want 1", n)
+	}
+
+	// The event stream, with the cookie, is the one GET /runs/{id}/events serves.
+	req, _ := http.NewRequest(http.MethodGet, s.ts.URL+"/ui/runs/"+id+"/events?after=0", nil)
+	res, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %s %s", res.Status, res.Header.Get("Content-Type"))
+	}
+	var ids []string
+	for sc := bufio.NewScanner(res.Body); sc.Scan(); {
+		if v, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+			ids = append(ids, v)
+		}
+	}
+	if len(ids) == 0 || ids[len(ids)-1] != fmt.Sprint(run.Seq) {
+		t.Fatalf("event ids %v, want up to %d", ids, run.Seq)
+	}
+}
+
+// TestPrivacy: a user sees, acts on and follows only their own runs; an
+// admin sees everyone's and the admin page; a user gets no admin page.
+func TestPrivacy(t *testing.T) {
+	s := newStack(t)
+	bob := s.browser(t).signIn(bobToken)
+	id := bob.startPlan(echoPlan("bob's secret goal", "x", 1))
+	s.waitStatus(t, id, contracts.RunInterrupted)
+
+	cat := s.browser(t).signIn(catToken)
+	if _, body := cat.get("/ui/runs"); strings.Contains(body, id) || strings.Contains(body, "secret goal") {
+		t.Fatal("cat's list shows bob's run")
+	}
+	for _, path := range []string{"/ui/runs/" + id, "/ui/runs/" + id + "/live", "/ui/runs/" + id + "/events"} {
+		if res, body := cat.get(path); res.StatusCode != http.StatusNotFound || strings.Contains(body, "secret goal") {
+			t.Errorf("cat GET %s: %s", path, res.Status)
+		}
+	}
+	for _, path := range []string{"/ui/runs/" + id + "/decide", "/ui/runs/" + id + "/fork"} {
+		if res, _ := cat.post(path, url.Values{"decision": {"approve"}, "from_action": {"a1"}}); res.StatusCode != http.StatusNotFound {
+			t.Errorf("cat POST %s: %s", path, res.Status)
+		}
+	}
+	if res, _ := cat.get("/ui/admin"); res.StatusCode != http.StatusForbidden {
+		t.Errorf("cat GET /ui/admin: %s", res.Status)
+	}
+	if run := s.waitStatus(t, id, contracts.RunInterrupted); len(run.Decisions) != 0 {
+		t.Fatal("cat's decision reached bob's run")
+	}
+
+	ada := s.browser(t).signIn(adaToken)
+	if _, body := ada.get("/ui/runs"); !strings.Contains(body, id) || !strings.Contains(body, "<td>bob</td>") {
+		t.Fatal("the admin's list lacks bob's run and its user")
+	}
+	res, body := ada.get("/ui/admin")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "testtools") || !strings.Contains(body, "token: HIDDEN") {
+		t.Fatalf("admin page: %s\n%s", res.Status, body)
+	}
+}
+
+// TestValidatePlan: the page's inline check answers the schema's coded
+// error for a bad plan, and the action count for a good one.
+func TestValidatePlan(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t).signIn(bobToken)
+	check := func(text string) map[string]any {
+		req, _ := http.NewRequest(http.MethodPost, s.ts.URL+"/ui/plan/validate", strings.NewReader(text))
+		req.Header.Set("X-CSRF-Token", b.csrf)
+		req.Header.Set("X-Ordo-Fetch", "1")
+		res, err := b.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := check(echoPlan("g", "x", 3)); out["ok"] != true || out["actions"] != float64(3) {
+		t.Fatalf("good plan: %v", out)
+	}
+	out := check(`{"version":"1.0","goal":"g","actions":[{"id":"a1"}]}`)
+	e, _ := out["error"].(map[string]any)
+	if out["ok"] != false || e == nil || e["code"] != float64(contracts.CodeSchemaViolation) {
+		t.Fatalf("bad plan: %v", out)
+	}
+}
+
+// TestRunPageSize renders the page of a 200-step run (the page, then the
+// live part the script refetches) and bounds its bytes.
+func TestRunPageSize(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t).signIn(bobToken)
+	id := b.startPlan(echoPlan("two hundred steps", strings.Repeat("long text ", 40), 200))
+	s.waitStatus(t, id, contracts.RunInterrupted)
+	b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}})
+	run := s.waitStatus(t, id, contracts.RunCompleted)
+	if len(run.Steps) != 200 {
+		t.Fatalf("%d steps", len(run.Steps))
+	}
+	start := time.Now()
+	res, page := b.get("/ui/runs/" + id)
+	took := time.Since(start)
+	if res.StatusCode != http.StatusOK || strings.Count(page, "Fork from here") != 200 {
+		t.Fatalf("run page: %s, %d fork buttons", res.Status, strings.Count(page, "Fork from here"))
+	}
+	t.Logf("200-step run page: %d bytes in %v", len(page), took)
+	if len(page) > 1<<20 {
+		t.Fatalf("200-step run page is %d bytes, want under 1 MiB", len(page))
+	}
+}
+
+// TestForkAndTools: "Fork from here" starts the person's new run at that
+// action; the tools page lists the catalog and the recommender's hits.
+func TestForkAndTools(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t).signIn(bobToken)
+	id := b.startPlan(echoPlan("chain", "x", 2))
+	s.waitStatus(t, id, contracts.RunInterrupted)
+	b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}})
+	s.waitStatus(t, id, contracts.RunCompleted)
+	b.get("/ui/runs/" + id)
+	res, body := b.post("/ui/runs/"+id+"/fork", url.Values{"from_action": {"a2"}})
+	loc := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/runs/run_") || loc == "/ui/runs/"+id {
+		t.Fatalf("fork: %s %s\n%s", res.Status, loc, body)
+	}
+	forked := s.waitStatus(t, strings.TrimPrefix(loc, "/ui/runs/"), contracts.RunInterrupted)
+	if forked.UserID != "bob" || len(forked.Steps) != 1 || forked.Steps[0].ActionID != "a1" {
+		t.Fatalf("fork %+v: want bob's, with a1 taken over", forked)
+	}
+	if res, _ := b.post("/ui/runs/"+id+"/fork", url.Values{"from_action": {"zz"}}); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("fork from an unknown action: %s", res.Status)
+	}
+	_, page := b.get("/ui/tools?q=echo+a+text")
+	if !strings.Contains(page, "<code>test.echo</code>") || !strings.Contains(page, "Best for") || !strings.Contains(page, "Echo a text back") {
+		t.Fatalf("tools page:\n%s", page)
+	}
+}

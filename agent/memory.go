@@ -211,6 +211,10 @@ type TemplateRequest struct {
 	// Inputs override literal payload values: "ACTION_ID.FIELD" -> value.
 	Inputs  map[string]any
 	Options contracts.RunOptions
+	// Context and Session are as in Request: a template run may be a turn
+	// of the user's conversation.
+	Context string
+	Session string
 }
 
 // SaveTemplate saves the current plan of a completed run as the run's
@@ -268,6 +272,7 @@ func (e *Engine) PlanTemplate(ctx context.Context, req TemplateRequest) (*contra
 	// The reason names the template: the collector credits it with the
 	// run's outcome (workflow memory).
 	return e.Plan(ctx, Request{Goal: goal, Plan: &p, UserID: req.UserID, Options: req.Options, Source: "template",
+		Context: req.Context, Session: req.Session,
 		reason: patterns.TemplateSourcePrefix + req.Name})
 }
 

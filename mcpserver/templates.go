@@ -118,6 +118,8 @@ func (s *Server) handleRunTemplate(ctx context.Context, req mcp.CallToolRequest,
 		Goal    string               `json:"goal"`
 		Inputs  map[string]any       `json:"inputs"`
 		Options contracts.RunOptions `json:"options"`
+		Context string               `json:"context"`
+		Session string               `json:"session_id"`
 	}
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
@@ -128,7 +130,8 @@ func (s *Server) handleRunTemplate(ctx context.Context, req mcp.CallToolRequest,
 	// As for plan and execute, auto_approve answers configured approvals
 	// only, never a policy confirmation.
 	a.Options.AutoApprovePolicy = false
-	tr := agent.TemplateRequest{Name: strings.TrimSpace(a.Name), UserID: identityFrom(ctx).User, Goal: strings.TrimSpace(a.Goal), Inputs: a.Inputs, Options: a.Options}
+	tr := agent.TemplateRequest{Name: strings.TrimSpace(a.Name), UserID: identityFrom(ctx).User, Goal: strings.TrimSpace(a.Goal), Inputs: a.Inputs, Options: a.Options,
+		Context: a.Context, Session: a.Session}
 	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
 		te, ok := eng.(TemplateEngine)
 		if !ok {

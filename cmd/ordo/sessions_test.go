@@ -13,8 +13,8 @@ import (
 // are turns of one conversation (the second planner call sees the first
 // turn; a goal that needs no tool is answered by the composer), `--context`
 // reaches the models, and `ordo sessions list` / `show` print them. A bad
-// session name is refused with its code; --session with --template is a
-// usage error.
+// session name is refused with its code; a saved template runs as a
+// turn of the session too.
 func TestRunSessionAndSessionsCommands(t *testing.T) {
 	t.Parallel()
 	plan := `{"version":"1.0","goal":"list widget sales","timezone":"UTC","actions":[
@@ -24,7 +24,8 @@ func TestRunSessionAndSessionsCommands(t *testing.T) {
 		llmtest.Reply{Role: "planner", Content: plan},
 		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."},
 		llmtest.Reply{Role: "planner", Content: `{"version":"1.0","goal":"how many rows?","timezone":"UTC","actions":[]}`},
-		llmtest.Reply{Role: "composer", Content: "Six rows, as I said."})
+		llmtest.Reply{Role: "composer", Content: "Six rows, as I said."},
+		llmtest.Reply{Role: "composer", Content: "The widget sales again."})
 	e := newEnv(t)
 	e.vars = append(e.vars, "ORDO_LLM_BASE_URL="+srv.URL, "ORDO_LLM_MODEL=test-model", "OPENAI_API_KEY=sk-test", "ORDO_HITL_ENABLED=false")
 
@@ -81,8 +82,28 @@ func TestRunSessionAndSessionsCommands(t *testing.T) {
 	if bad.code != 2 || !strings.Contains(bad.stderr, "1000") {
 		t.Fatalf("bad session name: exit %d\n%s", bad.code, bad.stderr)
 	}
-	usage := e.ordo("", "run", "--session", "trip", "--template", "q1")
-	if usage.code != 2 || !strings.Contains(usage.stderr, "--template") {
-		t.Fatalf("--session with --template: exit %d\n%s", usage.code, usage.stderr)
+
+	// A saved template runs as a turn too: no planner call, the composer
+	// sees the conversation so far.
+	e.ordo("", "runs", "save-template", first.run(t).ID, "widgets").want(t, 0)
+	third := e.ordo("", "run", "--session", "trip", "--template", "widgets", "--yes")
+	third.want(t, 0)
+	var composers []map[string]any
+	for _, r := range srv.Requests() {
+		if r.Role == "composer" {
+			var in map[string]any
+			if err := json.Unmarshal([]byte(r.Messages[len(r.Messages)-1].Content), &in); err != nil {
+				t.Fatal(err)
+			}
+			composers = append(composers, in)
+		}
+	}
+	if turns, _ := composers[len(composers)-1]["conversation"].([]any); len(composers) != 3 || len(turns) != 2 {
+		t.Fatalf("the template turn's composer input: %v", composers[len(composers)-1])
+	}
+	js = e.ordo("", "sessions", "show", "trip", "--json")
+	js.want(t, 0)
+	if err := json.Unmarshal([]byte(js.stdout), &s); err != nil || len(s.Turns) != 3 || s.Turns[2].Answer != "The widget sales again." {
+		t.Fatalf("sessions show --json after the template turn: %v\n%s", err, js.stdout)
 	}
 }

@@ -62,9 +62,13 @@ func TestServeTemplates(t *testing.T) {
 	if res := callBudget(t, c, "run_template", map[string]any{"name": "greeting", "inputs": map[string]any{"nope.values": 1}}); !res.IsError || !strings.Contains(resultText(res), `"code":1000`) {
 		t.Fatalf("run_template with a bad input key: %s", resultText(res))
 	}
-	ran, text := decode("run_template", map[string]any{"name": "greeting", "inputs": map[string]any{"greet.values": map[string]any{"name": "Ada"}}})
+	ran, text := decode("run_template", map[string]any{"name": "greeting", "session_id": "hello",
+		"inputs": map[string]any{"greet.values": map[string]any{"name": "Ada"}}})
 	if ran.Status != "completed" || !strings.Contains(text, "Ada") {
 		t.Fatalf("run_template: %s", text)
+	}
+	if _, text := decode("get_session", map[string]any{"session_id": "hello"}); !strings.Contains(text, ran.RunID) {
+		t.Fatalf("the template run is no turn of its session: %s", text)
 	}
 	planner := 0
 	for _, r := range srv.Requests() {

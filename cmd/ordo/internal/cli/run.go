@@ -80,9 +80,6 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 			if err != nil {
 				return err
 			}
-			if template != "" && (session != "" || extra != "") {
-				return usageError(errors.New("--session and --context go with a goal or --plan, not --template"))
-			}
 			if strings.TrimSpace(goal) == "" && plan == nil && template == "" {
 				return usageError(errors.New(`run needs a goal ("GOAL"), --plan FILE or --template NAME`))
 			}
@@ -95,7 +92,8 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 				}
 				return g.drive(cmd.Context(), a2, asJSON, func(ctx context.Context) (*contracts.Run, error) {
 					if template != "" {
-						return a2.Engine.PlanTemplate(ctx, agent.TemplateRequest{Name: template, UserID: LocalUser, Goal: goal, Inputs: in, Options: req.Options})
+						return a2.Engine.PlanTemplate(ctx, agent.TemplateRequest{Name: template, UserID: LocalUser, Goal: goal, Inputs: in, Options: req.Options,
+							Context: req.Context, Session: req.Session})
 					}
 					return a2.Engine.Plan(ctx, req)
 				})

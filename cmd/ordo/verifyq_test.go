@@ -38,6 +38,19 @@ func callAsk(t *testing.T, c *client.Client, name string, args map[string]any) a
 	return v
 }
 
+// criticAsks scripts a one-step haiku run whose critic asks the person
+// about the first draft ("Which season?") and passes the second.
+var criticAsks = []llmtest.Reply{
+	{Role: "planner", Content: `{"version":"1.0","goal":"write","timezone":"UTC","actions":[
+		 {"id":"g1","tool":"llm.generate","intent":"transform","requires":[],"produces":["text"],"inputs":{"instruction":"write a haiku"}}]}`},
+	{Role: "tool", Content: "draft one"},
+	{Role: "verifier", Content: `{"score":0.3,"status":"fail","next":"ask_user","question":"Which season?"}`},
+	{Role: "filler", Content: `{"instruction":"write a winter haiku"}`},
+	{Role: "tool", Content: "snow on the pine"},
+	{Role: "verifier", Content: `{"score":0.9,"status":"pass"}`},
+	{Role: "composer", Content: "snow on the pine"},
+}
+
 // TestServeCriticAsksThePerson: with verifier.mode llm and a prompts_dir
 // overriding the verifier prompt, the critic's ask_user stops the run
 // at a verify_question interrupt (no re-plan); approve with an answer
@@ -45,15 +58,7 @@ func callAsk(t *testing.T, c *client.Client, name string, args map[string]any) a
 // file that overrides no prompt.
 func TestServeCriticAsksThePerson(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.New(t,
-		llmtest.Reply{Role: "planner", Content: `{"version":"1.0","goal":"write","timezone":"UTC","actions":[
-		 {"id":"g1","tool":"llm.generate","intent":"transform","requires":[],"produces":["text"],"inputs":{"instruction":"write a haiku"}}]}`},
-		llmtest.Reply{Role: "tool", Content: "draft one"},
-		llmtest.Reply{Role: "verifier", Content: `{"score":0.3,"status":"fail","next":"ask_user","question":"Which season?"}`},
-		llmtest.Reply{Role: "filler", Content: `{"instruction":"write a winter haiku"}`},
-		llmtest.Reply{Role: "tool", Content: "snow on the pine"},
-		llmtest.Reply{Role: "verifier", Content: `{"score":0.9,"status":"pass"}`},
-		llmtest.Reply{Role: "composer", Content: "snow on the pine"})
+	srv := llmtest.New(t, criticAsks...)
 	e := newEnv(t)
 	prompts := filepath.Join(e.home, "prompts")
 	os.MkdirAll(prompts, 0o700)
@@ -150,15 +155,7 @@ func TestServeRememberedClarification(t *testing.T) {
 // on the terminal; "a TEXT" answers it and the step is tried again.
 func TestRunCriticQuestionInTerminal(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.New(t,
-		llmtest.Reply{Role: "planner", Content: `{"version":"1.0","goal":"write","timezone":"UTC","actions":[
-		 {"id":"g1","tool":"llm.generate","intent":"transform","requires":[],"produces":["text"],"inputs":{"instruction":"write a haiku"}}]}`},
-		llmtest.Reply{Role: "tool", Content: "draft one"},
-		llmtest.Reply{Role: "verifier", Content: `{"score":0.3,"status":"fail","next":"ask_user","question":"Which season?"}`},
-		llmtest.Reply{Role: "filler", Content: `{"instruction":"write a winter haiku"}`},
-		llmtest.Reply{Role: "tool", Content: "snow on the pine"},
-		llmtest.Reply{Role: "verifier", Content: `{"score":0.9,"status":"pass"}`},
-		llmtest.Reply{Role: "composer", Content: "snow on the pine"})
+	srv := llmtest.New(t, criticAsks...)
 	e := newEnv(t)
 	cfg := filepath.Join(e.home, "ordo.yaml")
 	os.WriteFile(cfg, []byte("hitl: {enabled: false}\nverifier: {mode: llm, threshold: 0.8}\nllm:\n  base_url: "+srv.URL+"\n  model: test-model\n"), 0o600)

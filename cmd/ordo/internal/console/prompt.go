@@ -128,14 +128,10 @@ func (p *Prompter) planApproval(ctx context.Context) (contracts.Decision, error)
 		case "r", "reject", "n", "no":
 			return p.decision(contracts.DecisionReject, arg), nil
 		case "e", "edit":
-			plan, err := readPlan(arg)
-			if err != nil {
-				fmt.Fprintf(p.out, "  %v\n", err)
-				continue
+			if d, ok := p.planEdit(arg); ok {
+				return d, nil
 			}
-			d := p.decision(contracts.DecisionEdit, "edited from "+arg)
-			d.Plan = plan
-			return d, nil
+			continue
 		}
 		fmt.Fprintln(p.out, "  answer a, e FILE (an edited plan in JSON) or r")
 	}
@@ -208,6 +204,19 @@ func (p *Prompter) decision(kind contracts.DecisionKind, note string) contracts.
 func split(line string) (verb, arg string) {
 	verb, arg, _ = strings.Cut(line, " ")
 	return strings.ToLower(verb), strings.TrimSpace(arg)
+}
+
+// planEdit is the edit decision carrying the plan in the file at path; a
+// file that does not hold a plan is said, and the person asked again.
+func (p *Prompter) planEdit(path string) (contracts.Decision, bool) {
+	plan, err := readPlan(path)
+	if err != nil {
+		fmt.Fprintf(p.out, "  %v\n", err)
+		return contracts.Decision{}, false
+	}
+	d := p.decision(contracts.DecisionEdit, "edited from "+path)
+	d.Plan = plan
+	return d, true
 }
 
 // readPlan reads an edited plan from a file.

@@ -60,14 +60,10 @@ func (p *Prompter) paused(ctx context.Context) (contracts.Decision, error) {
 		case "a", "abort":
 			return p.decision(contracts.DecisionAbort, arg), nil
 		case "e", "edit":
-			plan, err := readPlan(arg)
-			if err != nil {
-				fmt.Fprintf(p.out, "  %v\n", err)
-				continue
+			if d, ok := p.planEdit(arg); ok {
+				return d, nil
 			}
-			d := p.decision(contracts.DecisionEdit, "edited from "+arg)
-			d.Plan = plan
-			return d, nil
+			continue
 		}
 		fmt.Fprintln(p.out, "  answer c, e FILE (the remaining plan in JSON) or a")
 	}

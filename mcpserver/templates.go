@@ -47,6 +47,9 @@ type TemplateView struct {
 	Successes int              `json:"successes"`
 	Failures  int              `json:"failures"`
 	LastUsed  *time.Time       `json:"last_used,omitempty"`
+	// Learned: made by Ordo from a plan that completed twice for this
+	// goal, not saved by a person.
+	Learned bool `json:"learned,omitempty"`
 }
 
 // TemplateAction is one action of a template: what run_template's inputs
@@ -59,7 +62,8 @@ type TemplateAction struct {
 
 // NewTemplateView renders a template for list_templates and `ordo templates`.
 func NewTemplateView(t patterns.Template) TemplateView {
-	v := TemplateView{Name: t.Name, Goal: t.Plan.Goal, SavedAt: t.SavedAt, Successes: t.Successes, Failures: t.Failures, Actions: []TemplateAction{}}
+	v := TemplateView{Name: t.Name, Goal: t.Plan.Goal, SavedAt: t.SavedAt, Successes: t.Successes, Failures: t.Failures, Actions: []TemplateAction{},
+		Learned: t.Learned}
 	if t.Successes+t.Failures > 0 {
 		v.LastUsed = &t.LastUsed
 	}

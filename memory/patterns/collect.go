@@ -64,7 +64,8 @@ func observe(run *contracts.Run) []Record {
 	var out []Record
 	if n := len(run.Plans); n > 0 && success+failure > 0 {
 		p := run.Plans[n-1].Plan
-		out = append(out, Record{Namespace: NSPlan, User: user, Text: goal, Plan: &p, Successes: success, Failures: failure})
+		out = append(out, Record{Namespace: NSPlan, User: user, Text: goal, Plan: &p, Successes: success, Failures: failure,
+			fromTemplate: run.Plans[0].Source == "template"})
 	}
 	if t, ok := observeTemplate(run, success, failure); ok {
 		out = append(out, t)
@@ -210,7 +211,13 @@ func (m *Memory) consolidate(ctx context.Context, obs Record, at time.Time) erro
 	if !ok {
 		return nil
 	}
-	return m.store(ctx, r, v)
+	if err := m.store(ctx, r, v); err != nil {
+		return err
+	}
+	if r.Namespace == NSPlan && obs.Successes > 0 && !obs.fromTemplate && r.Successes >= learnAfter && !r.ShouldAvoid {
+		return m.learnTemplate(ctx, r, at)
+	}
+	return nil
 }
 
 // merge applies one observation to a stored record (nil: none similar) and

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/recommender/embed"
 )
@@ -94,7 +95,7 @@ func TestCollectorDoesNotBlockAndDrainsOnClose(t *testing.T) {
 	defer cancel()
 	short, stop := context.WithCancel(ctx)
 	stop()
-	wantCode(t, c.Flush(short), contracts.CodeCancelled, "")
+	testerr.Code(t, c.Flush(short), contracts.CodeCancelled)
 	close(emb.gate)
 	if err := c.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func TestCollectorCloseHonoursContext(t *testing.T) {
 	c.Submit(finishedRun("ann", report, contracts.RunCompleted))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	wantCode(t, c.Close(ctx), contracts.CodeCancelled, "")
+	testerr.Code(t, c.Close(ctx), contracts.CodeCancelled)
 	close(emb.gate)
 	if err := c.Close(t.Context()); err != nil {
 		t.Fatal(err)

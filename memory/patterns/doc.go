@@ -1,5 +1,5 @@
 // Package patterns is Ordo's long-term pattern memory (the LangMem-style
-// half of memory/, seed 002): what worked for a user, so the next run of
+// half of memory/): what worked for a user, so the next run of
 // similar work plans better and asks less.
 //
 // It owns five namespaces, each a chromem-go collection in one directory,

@@ -1,7 +1,6 @@
 package patterns_test
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -78,17 +77,4 @@ func list(t *testing.T, m *patterns.Memory, user string, ns patterns.Namespace) 
 		t.Fatal(err)
 	}
 	return rs
-}
-
-// wantCode fails unless err is a coded error with code and, when field is
-// set, a "field" detail naming it.
-func wantCode(t *testing.T, err error, code contracts.Code, field string) {
-	t.Helper()
-	var ce *contracts.Error
-	if !errors.As(err, &ce) || ce.Code != code {
-		t.Fatalf("want code %d, got %v", code, err)
-	}
-	if field != "" && ce.Details["field"] != field {
-		t.Fatalf("want field %q, got details %v", field, ce.Details)
-	}
 }

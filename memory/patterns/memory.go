@@ -2,8 +2,6 @@ package patterns
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -17,6 +15,7 @@ import (
 	chromem "github.com/philippgille/chromem-go"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/recommender/embed"
 )
 
@@ -47,7 +46,7 @@ type Options struct {
 	// when it also fails more often than it succeeds (default 3).
 	AvoidAfter int
 	// BoostWeight scales a tool's confidence into its recommender boost
-	// (default 0.3, seed 002).
+	// (default 0.3).
 	BoostWeight float64
 	// AutoReuseCount and AutoReuseConfidence: a clarification is reused
 	// without asking once both are reached (defaults 5 and 0.9).
@@ -460,7 +459,5 @@ func (m *Memory) Forget(ctx context.Context, user string, ns Namespace, id strin
 }
 
 func newID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b)
+	return ids.Hex(12)
 }

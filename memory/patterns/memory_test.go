@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/recommender/embed"
 )
@@ -141,9 +142,9 @@ func TestPerUserScoping(t *testing.T) {
 		t.Fatalf("bob's queries see ann's memory: %v %v %v %v", ex, adv, pred, tplErr)
 	}
 	_, err := m.Show(t.Context(), "bob", annAll[0].ID)
-	wantCode(t, err, contracts.CodeInvalidInput, "id")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "id")
 	_, err = m.Forget(t.Context(), "bob", "", annAll[0].ID)
-	wantCode(t, err, contracts.CodeInvalidInput, "id")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "id")
 	if n, err := m.Forget(t.Context(), "bob", "", ""); n != 0 || err != nil {
 		t.Fatalf("bob forgot %d (%v)", n, err)
 	}
@@ -222,9 +223,9 @@ func TestExamples(t *testing.T) {
 		t.Fatalf("k=1: %+v", one)
 	}
 	_, err = m.Examples(t.Context(), "ann", report, -1)
-	wantCode(t, err, contracts.CodeInvalidInput, "k")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "k")
 	_, err = m.Examples(t.Context(), "ann", "  ", 3)
-	wantCode(t, err, contracts.CodeInvalidInput, "goal")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "goal")
 }
 
 // clarify records a clarification answered by who with answers.
@@ -345,10 +346,10 @@ func TestTemplates(t *testing.T) {
 		t.Fatalf("forget by name: %d %v", n, err)
 	}
 	_, err = m.Template(t.Context(), "ann", "daily")
-	wantCode(t, err, contracts.CodeInvalidInput, "name")
-	wantCode(t, m.SaveTemplate(t.Context(), "ann", "", plan("x")), contracts.CodeInvalidInput, "name")
-	wantCode(t, m.SaveTemplate(t.Context(), "ann", "bad\nname", plan("x")), contracts.CodeInvalidInput, "name")
-	wantCode(t, m.SaveTemplate(t.Context(), "ann", "empty", contracts.Plan{}), contracts.CodeInvalidInput, "plan")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "name")
+	testerr.Field(t, m.SaveTemplate(t.Context(), "ann", "", plan("x")), contracts.CodeInvalidInput, "name")
+	testerr.Field(t, m.SaveTemplate(t.Context(), "ann", "bad\nname", plan("x")), contracts.CodeInvalidInput, "name")
+	testerr.Field(t, m.SaveTemplate(t.Context(), "ann", "empty", contracts.Plan{}), contracts.CodeInvalidInput, "plan")
 	if all, _ := m.Templates(t.Context(), "ann"); len(all) != 1 {
 		t.Fatalf("refused saves changed the store: %+v", all)
 	}
@@ -374,9 +375,9 @@ func TestListShowForget(t *testing.T) {
 		t.Fatalf("parse: %q %v", ns, err)
 	}
 	_, err = patterns.ParseNamespace("plans2")
-	wantCode(t, err, contracts.CodeInvalidInput, "namespace")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "namespace")
 	_, err = m.List(t.Context(), "ann", "bogus")
-	wantCode(t, err, contracts.CodeInvalidInput, "namespace")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "namespace")
 
 	tools := list(t, m, "ann", ns)
 	if n, err := m.Forget(t.Context(), "ann", patterns.NSTool, tools[0].ID); n != 1 || err != nil {
@@ -389,25 +390,25 @@ func TestListShowForget(t *testing.T) {
 		t.Fatalf("left: %+v", rest)
 	}
 	_, err = m.Forget(t.Context(), "ann", "", "no-such-id")
-	wantCode(t, err, contracts.CodeInvalidInput, "id")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "id")
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
 	m := open(t, "", patterns.Options{})
 	running := finishedRun("ann", report, contracts.RunInterrupted, step{"chat.post", "post", true, 1})
-	wantCode(t, m.Collect(t.Context(), nil), contracts.CodeInvalidInput, "run")
-	wantCode(t, m.Collect(t.Context(), running), contracts.CodeInvalidInput, "status")
+	testerr.Field(t, m.Collect(t.Context(), nil), contracts.CodeInvalidInput, "run")
+	testerr.Field(t, m.Collect(t.Context(), running), contracts.CodeInvalidInput, "status")
 	badUser := finishedRun("ann\x00", report, contracts.RunCompleted, step{"chat.post", "post", true, 1})
-	wantCode(t, m.Collect(t.Context(), badUser), contracts.CodeInvalidInput, "user_id")
+	testerr.Field(t, m.Collect(t.Context(), badUser), contracts.CodeInvalidInput, "user_id")
 	if n := len(list(t, m, "ann", "")) + len(list(t, m, "", "")); n != 0 {
 		t.Fatalf("refused runs stored %d records", n)
 	}
 	_, err := m.List(t.Context(), strings.Repeat("u", 201), "")
-	wantCode(t, err, contracts.CodeInvalidInput, "user")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "user")
 	_, err = m.ToolAdvice(t.Context(), "ann", "")
-	wantCode(t, err, contracts.CodeInvalidInput, "text")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "text")
 	_, err = m.PredictApproval(t.Context(), "ann", " ")
-	wantCode(t, err, contracts.CodeInvalidInput, "tool")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "tool")
 	for field, o := range map[string]patterns.Options{
 		"similarity":         {Similarity: 1.5},
 		"min_similarity":     {MinSimilarity: -0.1},
@@ -415,6 +416,51 @@ func TestBadInputChangesNothing(t *testing.T) {
 		"avoid_after":        {AvoidAfter: -1},
 	} {
 		_, err := patterns.Open("", nil, o)
-		wantCode(t, err, contracts.CodeInvalidConfig, field)
+		testerr.Field(t, err, contracts.CodeInvalidConfig, field)
+	}
+}
+
+// A plan that completed twice for one goal becomes a learned template,
+// offered for a like goal; once is not enough, a failure never teaches,
+// and a template a person saved under the same name is kept.
+func TestCompletedRunsLearnTemplates(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	post := step{"chat.post", "post the report", true, 1}
+	collect(t, m, finishedRun("ann", report, contracts.RunCompleted, post),
+		finishedRun("ann", report, contracts.RunFailed, step{"chat.post", "post the report", false, 1}))
+	if all, _ := m.Templates(t.Context(), "ann"); len(all) != 0 {
+		t.Fatalf("learned after one completed run: %+v", all)
+	}
+	collect(t, m, finishedRun("ann", report, contracts.RunCompleted, post))
+	all, err := m.Templates(t.Context(), "ann")
+	if err != nil || len(all) != 1 || !all[0].Learned || !strings.HasPrefix(all[0].Name, "learned-") ||
+		all[0].Plan.Actions[0].Tool != "chat.post" || all[0].Successes != 0 {
+		t.Fatalf("templates after two completed runs: %+v %v", all, err)
+	}
+	match, err := m.MatchTemplate(t.Context(), "ann", report)
+	if err != nil || match == nil || match.Name != all[0].Name {
+		t.Fatalf("match %+v %v", match, err)
+	}
+	if others, _ := m.Templates(t.Context(), "bob"); len(others) != 0 {
+		t.Fatalf("another user sees ann's learned template: %+v", others)
+	}
+	fromTemplate := func() *contracts.Run {
+		r := finishedRun("cy", report, contracts.RunCompleted, post)
+		r.Plans[0].Source = "template"
+		return r
+	}
+	collect(t, m, fromTemplate(), fromTemplate())
+	if got, _ := m.Templates(t.Context(), "cy"); len(got) != 0 {
+		t.Fatalf("runs planned from a template taught another one: %+v", got)
+	}
+
+	saved := contracts.Plan{Version: "1.0", Goal: report, Actions: []contracts.Action{{ID: "a1", Tool: "mail.send"}}}
+	if err := m.SaveTemplate(t.Context(), "ann", all[0].Name, saved); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, m, finishedRun("ann", report, contracts.RunCompleted, post))
+	tpl, err := m.Template(t.Context(), "ann", all[0].Name)
+	if err != nil || tpl.Learned || tpl.Plan.Actions[0].Tool != "mail.send" {
+		t.Fatalf("a saved template was replaced by a learned one: %+v %v", tpl, err)
 	}
 }

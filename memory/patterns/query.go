@@ -36,7 +36,7 @@ type Example struct {
 	Similarity float64 // of its goal to the asked one
 	Confidence float64 // success rate times the cold-start multiplier
 	// Score orders examples: similarity × success rate × (0.7 + 0.3 ×
-	// multiplier), seed 002's cold-start adjustment.
+	// multiplier): a pattern seen rarely counts for less.
 	Score float64
 }
 
@@ -138,7 +138,7 @@ type Clarification struct {
 	Similarity float64
 	// Auto is true when the answers may be applied without asking:
 	// ReuseCount >= Options.AutoReuseCount and Confidence >=
-	// Options.AutoReuseConfidence (seed 002: 5 and 0.9). Otherwise they
+	// Options.AutoReuseConfidence (default 5 and 0.9). Otherwise they
 	// are only a suggestion.
 	Auto bool
 }

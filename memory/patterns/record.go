@@ -13,7 +13,7 @@ import (
 // Namespace names one kind of remembered pattern.
 type Namespace string
 
-// The five namespaces of seed 002.
+// The five namespaces: what is remembered, one collection each.
 const (
 	NSPlan          Namespace = "plan"
 	NSTool          Namespace = "tool"
@@ -59,6 +59,12 @@ type Record struct {
 
 	Plan *contracts.Plan `json:"plan,omitempty"` // plan, workflow
 	Name string          `json:"name,omitempty"` // workflow
+	// Learned marks a workflow template the collector made from a plan
+	// that kept working (learnTemplate), not one a person saved.
+	Learned bool `json:"learned,omitempty"`
+	// fromTemplate marks a plan observation of a run planned from a
+	// template: it has its template already, so nothing is learned from it.
+	fromTemplate bool
 
 	MeanDurationMS float64 `json:"mean_duration_ms,omitempty"` // tool
 	ShouldAvoid    bool    `json:"should_avoid,omitempty"`     // tool
@@ -97,7 +103,7 @@ func (r Record) SuccessRate() float64 {
 // Confidence is the success rate damped by the cold-start multiplier.
 func (r Record) Confidence() float64 { return r.SuccessRate() * Multiplier(r.Samples()) }
 
-// Multiplier is seed 002's cold-start confidence multiplier: how far a
+// Multiplier is the cold-start confidence multiplier: how far a
 // pattern seen n times may be trusted.
 func Multiplier(n int) float64 {
 	switch {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -22,6 +23,8 @@ type Template struct {
 	Successes int
 	Failures  int
 	LastUsed  time.Time
+	// Learned: the collector made it from a plan that kept working.
+	Learned bool
 }
 
 // TemplateMatch is the user's saved template most like a goal.
@@ -96,7 +99,47 @@ func (m *Memory) Templates(ctx context.Context, user string) ([]Template, error)
 }
 
 func toTemplate(r Record) Template {
-	return Template{ID: r.ID, Name: r.Name, Plan: *r.Plan, SavedAt: r.CreatedAt, Successes: r.Successes, Failures: r.Failures, LastUsed: r.LastUsed}
+	return Template{ID: r.ID, Name: r.Name, Plan: *r.Plan, SavedAt: r.CreatedAt, Successes: r.Successes, Failures: r.Failures, LastUsed: r.LastUsed,
+		Learned: r.Learned}
+}
+
+// learnAfter is how many completed runs of one goal's plan make it a
+// learned template: once may be luck, twice is a habit worth offering.
+const learnAfter = 2
+
+// learnTemplate keeps a plan that worked learnAfter times (the plan
+// record r) as a workflow template named after its goal, so that completed
+// runs feed the workflow namespace without anyone saving them: the plan
+// result offers it for a like goal, and run_template runs it without a
+// planner call. A template a person saved under that name is never
+// replaced; a learned one follows the latest plan that worked. Caller
+// holds m.mu.
+func (m *Memory) learnTemplate(ctx context.Context, r Record, at time.Time) error {
+	name := learnedName(r.Text)
+	if name == "" || len(r.Plan.Actions) == 0 {
+		return nil
+	}
+	t := Record{ID: templateID(r.User, name), Namespace: NSWorkflow, User: r.User, Name: name, Learned: true,
+		Text: strings.TrimSpace(name + " " + r.Plan.Goal), Plan: r.Plan, CreatedAt: at, LastUsed: at}
+	if d, err := m.cols[NSWorkflow].GetByID(ctx, t.ID); err == nil {
+		old, err := decodeRecord(d.Metadata[metaRecord])
+		if err != nil || !old.Learned {
+			return err
+		}
+		t.CreatedAt, t.Successes, t.Failures, t.LastUsed = old.CreatedAt, old.Successes, old.Failures, old.LastUsed
+	}
+	return m.put(ctx, t)
+}
+
+// learnedName is a learned template's name: "learned-" and the goal's
+// first six words, lower case, joined by hyphens ("" for a goal with no
+// word).
+func learnedName(goal string) string {
+	words := strings.FieldsFunc(strings.ToLower(goal), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if len(words) == 0 {
+		return ""
+	}
+	return "learned-" + strings.Join(words[:min(len(words), 6)], "-")
 }
 
 // MatchTemplate returns the user's template most like goal when it is at

@@ -84,8 +84,12 @@ func newTemplatesShowCmd(g *globals) *cobra.Command {
 					return writeJSON(g.io.Out, v)
 				}
 				w := g.io.Out
-				fmt.Fprintf(w, "template %s of %q: %s\nsaved %s; runs from it: %d completed, %d failed\n",
-					v.Name, user, v.Goal, v.SavedAt.Format("2006-01-02 15:04"), v.Successes, v.Failures)
+				how := "saved"
+				if v.Learned {
+					how = "learned from runs that completed"
+				}
+				fmt.Fprintf(w, "template %s of %q: %s\n%s %s; runs from it: %d completed, %d failed\n",
+					v.Name, user, v.Goal, how, v.SavedAt.Format("2006-01-02 15:04"), v.Successes, v.Failures)
 				var inputs []string
 				for _, act := range v.Actions {
 					fmt.Fprintf(w, "  %s: %s\n", act.ID, act.Tool)

@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"log/slog"
@@ -14,6 +12,7 @@ import (
 	"github.com/ordo-run/ordo/agent/policy"
 	"github.com/ordo-run/ordo/agent/prompts"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/patterns"
 
@@ -57,10 +56,10 @@ const (
 // attempts in all), then re-plans. The critic always judges the latest
 // attempt.
 type VerifierConfig struct {
-	Mode          string   `json:"mode" yaml:"mode"`
-	Threshold     float64  `json:"threshold" yaml:"threshold"`           // default 0.7
-	MaxIterations int      `json:"max_iterations" yaml:"max_iterations"` // default 3
-	Tools         []string `json:"tools,omitempty" yaml:"tools"`         // tools to critique; empty = all
+	Mode          string   `json:"mode"`
+	Threshold     float64  `json:"threshold"`       // default 0.7
+	MaxIterations int      `json:"max_iterations"`  // default 3
+	Tools         []string `json:"tools,omitempty"` // tools to critique; empty = all
 }
 
 // PolicyConfig is the tenant policy (see agent/policy).
@@ -68,39 +67,40 @@ type PolicyConfig = policy.Config
 
 // Config tunes the engine. The zero value works: no HITL interrupts except
 // policy confirmations, parallelism 4, 3 re-plans, 8 candidates, code
-// verification, UTC, embedded prompts. DefaultConfig gives the seed's HITL
+// verification, UTC, embedded prompts. DefaultConfig gives `ordo`'s HITL
 // defaults instead.
 type Config struct {
-	Parallelism  int `json:"parallelism" yaml:"parallelism"`     // actions in flight at once (default 4)
-	ReplanBudget int `json:"replan_budget" yaml:"replan_budget"` // re-plans per run (default 3; <0 means none)
-	CandidatesK  int `json:"candidates_k" yaml:"candidates_k"`   // tools shown to the planner (default 8)
-	AllToolsMax  int `json:"all_tools_max" yaml:"all_tools_max"` // catalogs up to this size go to the planner whole (default AllToolsBound; <0: always rank)
+	Parallelism  int `json:"parallelism"`   // actions in flight at once (default 4)
+	ReplanBudget int `json:"replan_budget"` // re-plans per run (default 3; <0 means none)
+	CandidatesK  int `json:"candidates_k"`  // tools shown to the planner (default 8)
+	AllToolsMax  int `json:"all_tools_max"` // catalogs up to this size go to the planner whole (default AllToolsBound; <0: always rank)
 	HITL         contracts.HITLSwitches
 	Policy       PolicyConfig
 	Verifier     VerifierConfig
-	Timezone     string `json:"timezone" yaml:"timezone"` // default UTC
-	Locale       string `json:"locale" yaml:"locale"`     // default en-US
+	Timezone     string `json:"timezone"` // default UTC
+	Locale       string `json:"locale"`   // default en-US
 	// Prompts overrides the embedded prompts file by file (NAME.md).
-	Prompts fs.FS `json:"-" yaml:"-"`
+	Prompts fs.FS `json:"-"`
 	// Owner names this engine in run leases (default: host/pid/random);
 	// LeaseTTL is how long a lease outlives its last renewal (default
 	// DefaultLeaseTTL). Used only when the store is a memory.Leaser.
-	Owner    string        `json:"owner" yaml:"owner"`
-	LeaseTTL time.Duration `json:"lease_ttl" yaml:"lease_ttl"`
+	Owner    string        `json:"owner"`
+	LeaseTTL time.Duration `json:"lease_ttl"`
 	// Memory switches the uses of pattern memory (Deps.Memory).
-	Memory MemoryConfig `json:"memory" yaml:"memory"`
+	Memory MemoryConfig `json:"memory"`
 	// Budgets limit what a run, and a user's runs in a day, may spend
 	// (see budget.go); Prices, by model, give model calls their cost.
-	Budgets contracts.Budgets    `json:"budgets" yaml:"budgets"`
-	Prices  map[string]llm.Price `json:"prices" yaml:"prices"`
+	Budgets contracts.Budgets    `json:"budgets"`
+	Prices  map[string]llm.Price `json:"prices"`
 	// OnFailure is what an action that still fails after its retries does:
 	// replan, ask (a step_failed interrupt) or fail. Empty: replan with a
 	// model, ask without one, so a caller's plan is never a dead end.
-	OnFailure string `json:"on_failure" yaml:"on_failure"`
+	OnFailure string `json:"on_failure"`
 }
 
-// DefaultConfig is Config with seed 002's HITL defaults: HITL on,
-// clarification and plan approval on, step approval off.
+// DefaultConfig is Config with people in the loop as `ordo` starts them
+// (its hitl.* defaults): the planner may ask, and a plan waits for
+// approval before it runs; steps do not wait one by one.
 func DefaultConfig() Config {
 	return Config{HITL: contracts.HITLSwitches{Enabled: true, Clarification: true, PlanApproval: true}}
 }
@@ -266,9 +266,7 @@ func (e *Engine) Log(ctx context.Context, runID string, after int64, limit int) 
 }
 
 func newRunID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "run_" + hex.EncodeToString(b[:])
+	return "run_" + ids.Hex(12)
 }
 
 func (e *Engine) emit(ctx context.Context, run *contracts.Run, kind, actionID, tool, msg string) {

@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/memory"
 )
 
@@ -26,9 +25,7 @@ var errLeaseLost = errors.New("the run's lease was lost")
 // suffix, so two engines in one process are two owners.
 func defaultOwner() string {
 	h, _ := os.Hostname()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s/%d/%s", h, os.Getpid(), hex.EncodeToString(b[:]))
+	return fmt.Sprintf("%s/%d/%s", h, os.Getpid(), ids.Hex(4))
 }
 
 // Owner is the id this engine writes into the leases it holds.

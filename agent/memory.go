@@ -17,23 +17,23 @@ import (
 type MemoryConfig struct {
 	// Collect hands every finished run to Deps.Collector, which
 	// consolidates it in the background.
-	Collect bool `json:"collect" yaml:"collect"`
+	Collect bool `json:"collect"`
 	// Examples is how many of the user's past plans for similar goals the
 	// planner sees as examples (0: none).
-	Examples int `json:"examples" yaml:"examples"`
+	Examples int `json:"examples"`
 	// ToolAdvice boosts tools that worked for similar goals and drops
 	// tools marked should_avoid from the planner's candidates.
-	ToolAdvice bool `json:"tool_advice" yaml:"tool_advice"`
+	ToolAdvice bool `json:"tool_advice"`
 	// Clarification answers the planner's questions from memory when the
 	// remembered answer is trusted (reuse_count and confidence, see
 	// patterns.Options), and otherwise offers it in the interrupt's
 	// Suggestions.
-	Clarification bool `json:"clarification" yaml:"clarification"`
+	Clarification bool `json:"clarification"`
 	// AutoApprove approves a step that step approval would stop at when
 	// memory predicts the person accepts it (probability above
 	// patterns.Options.AutoApproveAbove), recorded as decided by "memory".
 	// Policy confirmations are never answered by memory.
-	AutoApprove bool `json:"auto_approve" yaml:"auto_approve"`
+	AutoApprove bool `json:"auto_approve"`
 }
 
 // clarificationsMark starts the clarification answers withAnswers appends
@@ -154,7 +154,8 @@ func (e *Engine) remembered(ctx context.Context, run *contracts.Run) *patterns.C
 }
 
 // reuseClarification applies a trusted remembered clarification before the
-// planner runs, as seed 002 does, and records it as answered by memory.
+// planner runs (the person is not asked again what they reliably answer
+// the same way), and records it as answered by memory.
 // It returns the clarification when it was not trusted enough, for the
 // interrupt's suggestions.
 func (e *Engine) reuseClarification(ctx context.Context, run *contracts.Run) *patterns.Clarification {

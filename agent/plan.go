@@ -255,7 +255,7 @@ func planFailed(msg string, err error) error {
 	cause := contracts.AsError(err)
 	for _, k := range []string{"action", "key", "tool", "field"} {
 		if v, ok := cause.Details[k]; ok {
-			wrapped.With(k, v)
+			wrapped = wrapped.With(k, v)
 		}
 	}
 	return wrapped

@@ -12,7 +12,7 @@ import (
 	"github.com/ordo-run/ordo/memory"
 )
 
-// Conversations (seed 002's history manager): a run with a session id is a
+// Conversations: a run with a session id is a
 // turn of its user's conversation of that name. When the run is created,
 // the session's last SessionTurns turns (goal and answer) are read from the
 // store once and kept in the run (Run.Conversation), so the planner, the

@@ -323,7 +323,7 @@ func (e *Engine) verify(ctx context.Context, run *contracts.Run, a contracts.Act
 	values, err := tool.ProduceKeys(result, a.Produces)
 	if err != nil {
 		// The result is valid; only the plan's promise was wrong. Keep what
-		// it did yield (seed 004 scenario 2 re-plans on top of it).
+		// it did yield, so a re-plan builds on it instead of repeating it.
 		partial := map[string]any{}
 		for _, k := range a.Produces {
 			if v, err := tool.ProduceKeys(result, []string{k}); err == nil {

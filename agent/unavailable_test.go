@@ -15,6 +15,7 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/testmcp"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
@@ -28,15 +29,6 @@ func serveCalc(ln net.Listener) *http.Server {
 	hs := &http.Server{Handler: server.NewStreamableHTTPServer(s, server.WithStateful(true))}
 	go hs.Serve(ln)
 	return hs
-}
-
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }
 
 // Issue 9: while an HTTP upstream is down its tools are unavailable. A
@@ -107,7 +99,7 @@ func TestUnavailableUpstreamToolRefusedUntilItReturns(t *testing.T) {
 	wantStatus(t, run, err, contracts.RunReady)
 
 	hs.Close()
-	until(t, "calc.add unavailable", func() bool { return !h.Available("calc.add") })
+	testwait.Until(t, 15*time.Second, "calc.add unavailable", func() bool { return !h.Available("calc.add") })
 	if _, ok := h.Lookup("calc.add"); !ok {
 		t.Fatal("a down upstream's tool left the catalog")
 	}
@@ -135,7 +127,7 @@ func TestUnavailableUpstreamToolRefusedUntilItReturns(t *testing.T) {
 	}
 	hs = serveCalc(ln)
 	t.Cleanup(func() { hs.Close() })
-	until(t, "calc.add available again", func() bool { return h.Available("calc.add") })
+	testwait.Until(t, 15*time.Second, "calc.add available again", func() bool { return h.Available("calc.add") })
 	e, seen = eng("planner", addPlanJSON, "composer", "5")
 	run, err = e.Run(ctx, Request{Goal: "add two and three"})
 	wantStatus(t, run, err, contracts.RunCompleted)

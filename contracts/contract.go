@@ -12,7 +12,7 @@ const (
 	RiskDestructive Risk = "destructive"
 )
 
-// Tags that policy acts on (seed 004 §4.2).
+// Tags that policy acts on (agent/policy).
 const (
 	TagPII          = "pii"
 	TagExternalSend = "external_send"
@@ -22,7 +22,7 @@ const (
 	TagSharePublic  = "share_public"
 )
 
-// Contract is what a tool promises (seed 004 §3.1): who it is, how risky it
+// Contract is what a tool promises: who it is, how risky it
 // is, what it takes and returns, and which state keys its result yields.
 // It is plain data, as plugins send it; NewTool checks and compiles it.
 type Contract struct {

@@ -3,6 +3,7 @@ package contracts
 import (
 	"errors"
 	"fmt"
+	"maps"
 )
 
 // Code classifies an error for users and clients. The thousands digit is the
@@ -134,13 +135,23 @@ func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: wrapped.Error(), cause: errors.Unwrap(wrapped)}
 }
 
-// With returns the error with one more detail, for chaining at creation.
+// With returns a copy of the error with one more detail; e itself is never
+// changed, so an error already returned or stored elsewhere (a run record,
+// another goroutine's result) stays as it was. Chains such as
+// Errorf(...).With(k, v).With(k2, v2) build the error step by step.
 func (e *Error) With(key string, value any) *Error {
-	if e.Details == nil {
-		e.Details = map[string]any{}
-	}
-	e.Details[key] = value
-	return e
+	return e.WithDetails(map[string]any{key: value})
+}
+
+// WithDetails returns a copy of the error with every entry of details
+// added (replacing a detail of the same key), leaving e unchanged; it is how
+// one error takes over another's details.
+func (e *Error) WithDetails(details map[string]any) *Error {
+	out := *e
+	out.Details = make(map[string]any, len(e.Details)+len(details))
+	maps.Copy(out.Details, e.Details)
+	maps.Copy(out.Details, details)
+	return &out
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("ordo %d: %s", e.Code, e.Message) }

@@ -45,7 +45,9 @@ func readPlan(tb testing.TB, name string) []byte {
 	return data
 }
 
-// wantCode fails unless err is a coded error with code, and returns it.
+// wantCode fails unless err is a coded error with code, and returns it:
+// internal/testerr.Code, which contracts' own tests cannot import (it
+// imports contracts).
 func wantCode(tb testing.TB, err error, code Code) *Error {
 	tb.Helper()
 	if err == nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // Missing is the placeholder a payload filler writes for a value it could
-// not find (seed 004): the executor asks a person instead of guessing.
+// not find: the executor asks a person instead of guessing.
 const Missing = "MISSING"
 
 // MaxExtractBytes bounds ExtractJSON's input; the prose scan is quadratic

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Mermaid renders the graph as a Mermaid flowchart (seed 001) for plan
+// Mermaid renders the graph as a Mermaid flowchart for plan
 // approval: one node per action labelled "id: tool", an edge per
 // dependency labelled with the state keys that flow along it. Node names
 // are positional (n0, n1, ...) so ids such as "end" cannot break the chart.

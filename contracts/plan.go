@@ -3,7 +3,7 @@ package contracts
 // PlanVersion is the only Action Plan schema version Ordo reads.
 const PlanVersion = "1.0"
 
-// Plan is an Action Plan (seed 004, schema in action_plan.schema.json):
+// Plan is an Action Plan (schema in action_plan.schema.json):
 // actions linked by the state keys they require and produce.
 type Plan struct {
 	Version       string         `json:"version"`
@@ -76,6 +76,6 @@ type Constraints struct {
 	MaxActions    int   `json:"max_actions,omitempty"`
 	AllowParallel *bool `json:"allow_parallel,omitempty"`
 	// AllowedServices restricts tools to these services or tool-name
-	// prefixes (seed 004's "Notion-only plan", generalised).
+	// prefixes (a goal such as "use only Notion").
 	AllowedServices []string `json:"allowed_services,omitempty"`
 }

@@ -133,7 +133,7 @@ var (
 
 // coerceDependencies rewrites depends_on entries that LLMs write as
 // positions ("tasks.1", "step_1", "1", 1) into the ids of those 1-based
-// actions (seed 003). An existing id always wins over an index. A
+// actions. An existing id always wins over an index. A
 // position out of range, or text that is neither a position nor an id, is
 // CodeAmbiguousReference; a well-formed unknown id is left for CheckPlan
 // (CodeUnknownDependency), and other JSON types for the schema.

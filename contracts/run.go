@@ -99,7 +99,7 @@ type RunOptions struct {
 	Direct bool `json:"direct,omitempty"`
 }
 
-// HITLSwitches turn the human-in-the-loop points on and off (seed 002).
+// HITLSwitches turn the human-in-the-loop points on and off.
 // Enabled is the global switch: off means no point interrupts, except a
 // policy require_confirm, which always asks unless the run auto-approves.
 type HITLSwitches struct {

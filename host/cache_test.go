@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // startHost is New with the test's quiet options and plugins declared in
@@ -88,7 +89,7 @@ func TestStartFromCachedContracts(t *testing.T) {
 	if err != nil || string(out) != `{"key":"k","text":"hi"}` {
 		t.Fatalf("call while starting: %s %v", out, err)
 	}
-	waitFor(t, func() bool { return echoDescription(t, h) == real }, "the plugin's own description replaces the cached one")
+	testwait.Until(t, 30*time.Second, "the plugin's own description replaces the cached one", func() bool { return echoDescription(t, h) == real })
 	if p := h.Plugins(); len(p) != 1 || p[0].State != StateRunning || p[0].SHA256 != sha(t, bin) {
 		t.Fatalf("plugins %+v", p)
 	}
@@ -147,7 +148,7 @@ func TestCachedPluginThatCannotStart(t *testing.T) {
 	if _, ok := h.Lookup("test.echo"); ok {
 		wg.Go(func() { _, callErr = h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "") })
 	}
-	waitFor(t, func() bool { _, ok := h.Lookup("test.echo"); return !ok }, "the tools of a plugin that cannot start leave the catalog")
+	testwait.Until(t, 30*time.Second, "the tools of a plugin that cannot start leave the catalog", func() bool { _, ok := h.Lookup("test.echo"); return !ok })
 	wg.Wait()
 	if callErr != nil {
 		if c := contracts.CodeOf(callErr); c != contracts.CodeToolUnavailable && c != contracts.CodeUnknownTool {
@@ -159,16 +160,5 @@ func TestCachedPluginThatCannotStart(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(data, "plugin-contracts", "test.json")); !os.IsNotExist(err) {
 		t.Fatalf("cache entry kept: %v", err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 )
 
 // Removing a plugin lets a call in flight finish before the process stops.
@@ -34,7 +35,7 @@ func TestRemoveDrainsInFlight(t *testing.T) {
 		t.Fatal("RemovePlugin returned before the in-flight call finished")
 	}
 	_, err := h.Call(ctx, "test.sleep", json.RawMessage(`{"ms":1}`), "")
-	wantCode(t, err, contracts.CodeUnknownTool)
+	testerr.Code(t, err, contracts.CodeUnknownTool)
 }
 
 func FuzzParseManifest(f *testing.F) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 )
 
 // TestSDKExample builds the plugin program shown in docs/plugins.md in a
@@ -76,7 +77,7 @@ func TestSDKExample(t *testing.T) {
 		t.Fatalf("%s %v", out, err)
 	}
 	_, err = h.Call(ctx, "shout.upper", json.RawMessage(`{"text":""}`), "")
-	if ce := wantCode(t, err, contracts.CodeToolFailed); ce.Retryable {
+	if ce := testerr.Code(t, err, contracts.CodeToolFailed); ce.Retryable {
 		t.Fatal("the example's error is not retryable")
 	}
 }

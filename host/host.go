@@ -191,7 +191,9 @@ func (h *Host) dispatch(ctx context.Context, inv *Invocation) (json.RawMessage, 
 			return nil, contracts.Errorf(contracts.CodeToolFailed, "%s: %w", name, err).With("tool", name)
 		}
 		if ce.Code == contracts.CodeToolCrashed && e.src.kind == kindPlugin && reissuable(inv) {
-			ce.Retryable = true
+			retry := *ce // a copy: the provider's error stays as it made it
+			retry.Retryable = true
+			return nil, &retry
 		}
 		if ce.Code != contracts.CodeToolUnavailable || e.src.kind != kindPlugin || ctx.Err() != nil {
 			return nil, err
@@ -238,7 +240,7 @@ func (h *Host) admit(ctx context.Context, src *source, in *instance) error {
 	defer h.mu.Unlock()
 	if h.closed {
 		in.stop()
-		return contracts.Errorf(contracts.CodeToolUnavailable, "host is closed")
+		return errClosed(src.name)
 	}
 	if old, dup := h.sources[src.name]; dup && old != src {
 		in.stop()
@@ -266,6 +268,13 @@ func (h *Host) nameFree(name string) error {
 
 func errDuplicate(name string) error {
 	return contracts.Errorf(contracts.CodePluginRefused, "a source named %q already exists", name).With("name", name)
+}
+
+// errClosed refuses a source a closed host cannot take. It is a refusal
+// like a duplicate name, not 6004: the host will not come back, so a
+// caller must not wait and retry.
+func errClosed(name string) error {
+	return contracts.Errorf(contracts.CodePluginRefused, "host is closed: %q cannot be added", name).With("name", name)
 }
 
 // describe asks p for its contracts and checks each one.
@@ -337,9 +346,7 @@ func (h *Host) Plugins() []PluginInfo {
 		info.Tools = h.cat.names(s)
 		out = append(out, info)
 	}
-	for _, info := range refused {
-		out = append(out, info)
-	}
+	out = append(out, refused...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

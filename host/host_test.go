@@ -3,7 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"syscall"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host/internal/testtools"
+	"github.com/ordo-run/ordo/internal/testerr"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -26,16 +28,6 @@ func newHost(t *testing.T, opts ...Option) *Host {
 	}
 	t.Cleanup(func() { h.Close() })
 	return h
-}
-
-func wantCode(t *testing.T, err error, code contracts.Code) *contracts.Error {
-	t.Helper()
-	if contracts.CodeOf(err) != code {
-		t.Fatalf("want code %d, got %v", code, err)
-	}
-	var ce *contracts.Error
-	errors.As(err, &ce)
-	return ce
 }
 
 func TestPluginCalls(t *testing.T) {
@@ -60,13 +52,13 @@ func TestPluginCalls(t *testing.T) {
 	})
 	t.Run("unknown tool", func(t *testing.T) {
 		_, err := h.Call(ctx, "test.nope", json.RawMessage(`{}`), "")
-		wantCode(t, err, contracts.CodeUnknownTool)
+		testerr.Code(t, err, contracts.CodeUnknownTool)
 	})
 	t.Run("input schema violation", func(t *testing.T) {
 		_, err := h.Call(ctx, "test.echo", json.RawMessage(`{"text":5}`), "")
-		wantCode(t, err, contracts.CodeSchemaViolation)
+		testerr.Code(t, err, contracts.CodeSchemaViolation)
 		_, err = h.Call(ctx, "test.echo", json.RawMessage(`{"text":`), "")
-		wantCode(t, err, contracts.CodeSchemaViolation)
+		testerr.Code(t, err, contracts.CodeSchemaViolation)
 	})
 	t.Run("retryable errors are retried", func(t *testing.T) {
 		out, err := h.Call(ctx, "test.flaky", json.RawMessage(`{"id":"a","failures":2}`), "k")
@@ -77,31 +69,31 @@ func TestPluginCalls(t *testing.T) {
 			t.Fatalf("result %s", out)
 		}
 		_, err = h.Call(ctx, "test.flaky", json.RawMessage(`{"id":"b","failures":5}`), "k")
-		ce := wantCode(t, err, contracts.CodeToolFailed)
+		ce := testerr.Code(t, err, contracts.CodeToolFailed)
 		if !ce.Retryable || ce.Details["attempts"] != 3 {
 			t.Fatalf("want retryable after 3 attempts, got %+v", ce)
 		}
 	})
 	t.Run("contract timeout", func(t *testing.T) {
 		_, err := h.Call(ctx, "test.sleep", json.RawMessage(`{"ms":3000}`), "")
-		wantCode(t, err, contracts.CodeToolTimeout)
+		testerr.Code(t, err, contracts.CodeToolTimeout)
 	})
 	t.Run("ctx deadline shorter than the contract wins", func(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel()
 		_, err := h.Call(cctx, "test.sleep", json.RawMessage(`{"ms":250}`), "")
 		// The error names the deadline that fired, not the contract's.
-		if ce := wantCode(t, err, contracts.CodeToolTimeout); ce.Details["timeout_ms"].(int64) > 50 {
+		if ce := testerr.Code(t, err, contracts.CodeToolTimeout); ce.Details["timeout_ms"].(int64) > 50 {
 			t.Fatalf("timeout_ms %v, want at most the caller's 50", ce.Details["timeout_ms"])
 		}
 	})
 	t.Run("invalid output", func(t *testing.T) {
 		_, err := h.Call(ctx, "test.wrong", json.RawMessage(`{}`), "")
-		wantCode(t, err, contracts.CodeToolInvalidOutput)
+		testerr.Code(t, err, contracts.CodeToolInvalidOutput)
 	})
 	t.Run("panic is a tool failure and the plugin lives", func(t *testing.T) {
 		_, err := h.Call(ctx, "test.panic", json.RawMessage(`{}`), "")
-		ce := wantCode(t, err, contracts.CodeToolFailed)
+		ce := testerr.Code(t, err, contracts.CodeToolFailed)
 		if ce.Retryable {
 			t.Fatal("a panic must not be retryable")
 		}
@@ -128,26 +120,26 @@ func TestRoguePlugins(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := h.Call(ctx, "rogue.get", json.RawMessage(`{}`), "")
-		wantCode(t, err, contracts.CodeToolInvalidOutput)
+		testerr.Code(t, err, contracts.CodeToolInvalidOutput)
 		if err := h.RemovePlugin(ctx, "rogue"); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("broken contract", func(t *testing.T) {
 		err := h.AddPlugin(ctx, PluginSpec{Name: "broken", Path: roguePluginBin, Env: map[string]string{"ROGUE_MODE": "broken"}})
-		wantCode(t, err, contracts.CodeInvalidContract)
+		testerr.Code(t, err, contracts.CodeInvalidContract)
 	})
 	t.Run("protocol mismatch", func(t *testing.T) {
 		err := h.AddPlugin(ctx, PluginSpec{Name: "v2", Path: roguePluginBin, Env: map[string]string{"ROGUE_MODE": "v2"}})
-		wantCode(t, err, contracts.CodeProtocolMismatch)
+		testerr.Code(t, err, contracts.CodeProtocolMismatch)
 	})
 	t.Run("checksum mismatch", func(t *testing.T) {
 		err := h.AddPlugin(ctx, PluginSpec{Name: "bad-sum", Path: testPluginBin, SHA256: sha(t, roguePluginBin)})
-		wantCode(t, err, contracts.CodeChecksumMismatch)
+		testerr.Code(t, err, contracts.CodeChecksumMismatch)
 	})
 	t.Run("tools outside its namespace", func(t *testing.T) {
 		err := h.AddPlugin(ctx, PluginSpec{Name: "again", Path: testPluginBin})
-		if ce := wantCode(t, err, contracts.CodePluginRefused); ce.Details["plugin"] != "again" || ce.Details["tool"] == nil {
+		if ce := testerr.Code(t, err, contracts.CodePluginRefused); ce.Details["plugin"] != "again" || ce.Details["tool"] == nil {
 			t.Fatalf("details %v", ce.Details)
 		}
 	})
@@ -180,22 +172,18 @@ func TestKillDuringCall(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, <-errc, contracts.CodeToolCrashed)
+	testerr.Code(t, <-errc, contracts.CodeToolCrashed)
 
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.For(t, 5*time.Second, func() error {
 		p := h.Plugins()[0]
-		if p.State == StateRunning && p.PID != pid && p.PID != 0 {
-			if p.Restarts < 1 {
-				t.Fatalf("restarts %d", p.Restarts)
-			}
-			break
+		if p.State != StateRunning || p.PID == pid || p.PID == 0 {
+			return fmt.Errorf("plugin not back: %+v", p)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("plugin not back: %+v", p)
+		if p.Restarts < 1 {
+			t.Fatalf("restarts %d", p.Restarts)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if _, err := h.Call(ctx, "test.echo", json.RawMessage(`{"text":"back"}`), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -219,16 +207,16 @@ func TestInProcessProvider(t *testing.T) {
 		t.Fatalf("%s %v", out, err)
 	}
 	_, err = h.Call(ctx, "test.wrong", json.RawMessage(`{}`), "")
-	wantCode(t, err, contracts.CodeToolInvalidOutput)
+	testerr.Code(t, err, contracts.CodeToolInvalidOutput)
 	// The payload is checked before the tool runs (the SDK leaves it to
 	// the host): echo would otherwise fail decoding a number as text.
 	_, err = h.Call(ctx, "test.echo", json.RawMessage(`{"text":5}`), "")
-	if ce := wantCode(t, err, contracts.CodeSchemaViolation); ce.Details["instance_location"] != "/text" {
+	if ce := testerr.Code(t, err, contracts.CodeSchemaViolation); ce.Details["instance_location"] != "/text" {
 		t.Fatalf("details %v", ce.Details)
 	}
 	// A call's own retry policy replaces the host's.
 	_, err = h.Call(WithCallRetry(ctx, RetryPolicy{MaxAttempts: 1}), "test.flaky", json.RawMessage(`{"id":"once","failures":1}`), "k")
-	if ce := wantCode(t, err, contracts.CodeToolFailed); !ce.Retryable || ce.Details["attempts"] != nil {
+	if ce := testerr.Code(t, err, contracts.CodeToolFailed); !ce.Retryable || ce.Details["attempts"] != nil {
 		t.Fatalf("one attempt: %+v", ce)
 	}
 	out, err = h.Call(WithCallRetry(ctx, RetryPolicy{MaxAttempts: 5}), "test.flaky", json.RawMessage(`{"id":"five","failures":4}`), "k")
@@ -236,19 +224,19 @@ func TestInProcessProvider(t *testing.T) {
 		t.Fatalf("five attempts: %s %v", out, err)
 	}
 	err = h.AddProvider(ctx, "builtin", "v1", p)
-	wantCode(t, err, contracts.CodePluginRefused)
+	testerr.Code(t, err, contracts.CodePluginRefused)
 	if err := h.RemovePlugin(ctx, "builtin"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := h.Lookup("test.echo"); ok {
 		t.Fatal("tool still there after removal")
 	}
-	wantCode(t, h.RemovePlugin(ctx, "builtin"), contracts.CodeInvalidInput)
+	testerr.Code(t, h.RemovePlugin(ctx, "builtin"), contracts.CodeInvalidInput)
 }
 
 func TestOptionsRefused(t *testing.T) {
 	_, err := New(WithDefaultTimeout(0))
-	ce := wantCode(t, err, contracts.CodeInvalidConfig)
+	ce := testerr.Code(t, err, contracts.CodeInvalidConfig)
 	if ce.Details["field"] != "default_timeout" {
 		t.Fatalf("details %v", ce.Details)
 	}

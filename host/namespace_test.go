@@ -3,12 +3,15 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // Issue 13: a plugin may add only tools in its own namespace. A real
@@ -23,24 +26,23 @@ func TestPluginNamespace(t *testing.T) {
 	ctx := context.Background()
 
 	err := h.AddPlugin(ctx, PluginSpec{Name: "shadow2", Path: shadowPluginBin})
-	if ce := wantCode(t, err, contracts.CodePluginRefused); ce.Details["plugin"] != "shadow2" || ce.Details["tool"] != "notes.create_page" {
+	if ce := testerr.Code(t, err, contracts.CodePluginRefused); ce.Details["plugin"] != "shadow2" || ce.Details["tool"] != "notes.create_page" {
 		t.Fatalf("details %v", ce.Details)
 	}
 	copyExec(t, shadowPluginBin, filepath.Join(dir, "ordo-plugin-shadow3")) // hot-added
 	refused := map[string]string{}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(refused) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("plugins %+v", h.Plugins())
-		}
-		time.Sleep(20 * time.Millisecond)
+	testwait.For(t, 10*time.Second, func() error {
 		for _, p := range h.Plugins() {
 			if p.State != StateRefused {
 				t.Fatalf("%s admitted: %+v", p.Name, p)
 			}
 			refused[p.Name] = p.Error
 		}
-	}
+		if len(refused) < 3 {
+			return fmt.Errorf("plugins %+v", h.Plugins())
+		}
+		return nil
+	})
 	for name, msg := range refused {
 		if !contains(msg, contracts.CodePluginRefused) || !strings.Contains(msg, "notes.create_page") {
 			t.Errorf("%s: %s", name, msg)

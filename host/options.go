@@ -13,34 +13,43 @@ import (
 type Option func(*options)
 
 type options struct {
-	logger          *slog.Logger
-	dataDir         string
-	pluginsDir      string
-	plugins         []PluginSpec
-	upstreams       []UpstreamSpec
-	retry           RetryPolicy
-	defaultTimeout  time.Duration
-	drainTimeout    time.Duration
-	startTimeout    time.Duration
-	healthInterval  time.Duration
-	restartMin      time.Duration
-	restartMax      time.Duration
-	debounce        time.Duration
-	requireChecksum bool
-	middleware      []Middleware
+	logger         *slog.Logger
+	dataDir        string
+	pluginsDir     string
+	plugins        []PluginSpec
+	upstreams      []UpstreamSpec
+	retry          RetryPolicy
+	defaultTimeout time.Duration
+	drainTimeout   time.Duration
+	startTimeout   time.Duration
+	healthInterval time.Duration
+	restartMin     time.Duration
+	restartMax     time.Duration
+	debounce       time.Duration
+	middleware     []Middleware
 }
+
+// Defaults of the options that `ordo` configuration (plugin_host.*) can
+// change; the configuration's defaults are these.
+const (
+	DefaultCallTimeout    = 20 * time.Second
+	DefaultDrainTimeout   = 30 * time.Second
+	DefaultHealthInterval = 5 * time.Second
+	DefaultRestartMin     = 100 * time.Millisecond
+	DefaultRestartMax     = 30 * time.Second
+)
 
 func defaultOptions() options {
 	return options{
 		logger:         slog.Default(),
 		dataDir:        defaultDataDir(),
 		retry:          DefaultRetryPolicy,
-		defaultTimeout: 20 * time.Second,
-		drainTimeout:   30 * time.Second,
+		defaultTimeout: DefaultCallTimeout,
+		drainTimeout:   DefaultDrainTimeout,
 		startTimeout:   10 * time.Second,
-		healthInterval: 5 * time.Second,
-		restartMin:     100 * time.Millisecond,
-		restartMax:     30 * time.Second,
+		healthInterval: DefaultHealthInterval,
+		restartMin:     DefaultRestartMin,
+		restartMax:     DefaultRestartMax,
 		debounce:       250 * time.Millisecond,
 	}
 }
@@ -119,10 +128,6 @@ func WithHealthInterval(d time.Duration) Option { return func(o *options) { o.he
 func WithRestartBackoff(min, max time.Duration) Option {
 	return func(o *options) { o.restartMin, o.restartMax = min, max }
 }
-
-// WithRequireChecksum refuses plugins that come without a SHA-256 (spec
-// or manifest) instead of pinning the hash found at first start.
-func WithRequireChecksum(on bool) Option { return func(o *options) { o.requireChecksum = on } }
 
 // WithMiddleware adds layers (audit, metrics) inside the built-in chain,
 // nearest the tool.

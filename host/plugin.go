@@ -27,11 +27,10 @@ type PluginSpec struct {
 	Name string `json:"name" yaml:"name"`
 	Path string `json:"path" yaml:"path"`
 	// SHA256 is the hex digest the binary must have. Empty pins the digest
-	// found at first start (or refuses, with WithRequireChecksum).
+	// found at first start, with a warning.
 	SHA256 string `json:"sha256,omitempty" yaml:"sha256,omitempty"`
 	// PinFound, with SHA256 empty, pins the binary found at start without
-	// a warning, even with WithRequireChecksum: for plugins shipped beside
-	// Ordo, trusted as found.
+	// a warning: for plugins shipped beside Ordo, trusted as found.
 	PinFound bool              `json:"-" yaml:"-"`
 	Env      map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
 	Args     []string          `json:"args,omitempty" yaml:"args,omitempty"`
@@ -133,7 +132,7 @@ func (h *Host) admitTools(src *source, tools []*contracts.Tool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return contracts.Errorf(contracts.CodeToolUnavailable, "host is closed")
+		return errClosed(src.name)
 	}
 	if old, dup := h.sources[src.name]; dup && old != src {
 		return errDuplicate(src.name)
@@ -257,10 +256,6 @@ func (h *Host) pin(spec PluginSpec) (PluginSpec, error) {
 		spec.SHA256 = actual
 	}
 	if spec.SHA256 == "" {
-		if h.opts.requireChecksum {
-			return spec, contracts.Errorf(contracts.CodeChecksumMismatch, "plugin %q has no sha256 and checksums are required", spec.Name).
-				With("field", "sha256")
-		}
 		h.log.Warn("plugin has no checksum; pinning the current binary", "plugin", spec.Name, "sha256", actual)
 		spec.SHA256 = actual
 	}

@@ -9,8 +9,8 @@ import (
 )
 
 // ToolProvider is a source of tools: a plugin process, Go functions in this
-// process, or (later) an upstream MCP server. The host only ever talks to
-// tools through it.
+// process, or an upstream MCP server (package mcpsource). The host only
+// ever talks to tools through it.
 type ToolProvider interface {
 	// Describe returns the contracts of the tools the provider serves.
 	Describe(ctx context.Context) ([]contracts.Contract, error)

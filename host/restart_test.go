@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // Issue 13: a plugin SIGKILLed between two calls. The next call never
@@ -53,7 +56,7 @@ func TestCallAfterPluginDiedForGood(t *testing.T) {
 	copyExec(t, roguePluginBin, bin) // the running process keeps the old file
 	killAndReap(t, h.Plugins()[0].PID)
 	_, err := h.Call(ctx, "test.echo", json.RawMessage(`{"text":"after"}`), "")
-	if ce := wantCode(t, err, contracts.CodeToolUnavailable); !ce.Retryable {
+	if ce := testerr.Code(t, err, contracts.CodeToolUnavailable); !ce.Retryable {
 		t.Fatalf("6004 must be retryable: %+v", ce)
 	}
 	if p := h.Plugins()[0]; p.State != StateFailed {
@@ -73,7 +76,7 @@ func TestCallAfterPluginDiedNotBackInTime(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	_, err := h.Call(cctx, "test.echo", json.RawMessage(`{"text":"after"}`), "")
-	if ce := wantCode(t, err, contracts.CodeToolUnavailable); !ce.Retryable {
+	if ce := testerr.Code(t, err, contracts.CodeToolUnavailable); !ce.Retryable {
 		t.Fatalf("6004 must be retryable: %+v", ce)
 	}
 }
@@ -88,11 +91,7 @@ func killAndReap(t *testing.T, pid int) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d not reaped", pid)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("process %d reaped", pid), func() bool {
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	})
 }

@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/ids"
 )
 
 // Request-state prefixes of the multi round-trip requests the server
@@ -271,7 +270,5 @@ func (t *jobTable) drop(token string) {
 }
 
 func newToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return ids.Hex(16)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 )
 
@@ -455,11 +456,7 @@ const ssePollForTest = 600 * time.Millisecond
 // goroutine, so they may land after the call's result.
 func waitCompleted(t *testing.T, last func() string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(last(), ": completed") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no final progress notification")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, "the final progress notification", func() bool {
+		return strings.Contains(last(), ": completed")
+	})
 }

@@ -390,11 +390,8 @@ func (g *gateway) outcome(t *contracts.Tool, run *contracts.Run) (*mcp.CallToolR
 			With("run_id", run.ID).With("tool", t.Name()).With("decisions", decisionsFor(contracts.InterruptStepApproval))
 	case contracts.RunFailed:
 		if run.Error != nil {
-			ce := contracts.Errorf(run.Error.Code, "%s", run.Error.Message)
-			for k, v := range run.Error.Details {
-				ce.With(k, v)
-			}
-			return nil, ce.With("run_id", run.ID)
+			return nil, contracts.Errorf(run.Error.Code, "%s", run.Error.Message).
+				WithDetails(run.Error.Details).With("run_id", run.ID)
 		}
 	}
 	return runResult(run, execView, "")

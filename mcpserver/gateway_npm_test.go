@@ -14,6 +14,7 @@ import (
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testwait"
 	textplugin "github.com/ordo-run/ordo/plugins/text"
 )
 
@@ -96,7 +97,7 @@ func TestGatewayNPMUpstreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Config upstreams connect in the background.
-	waitFor(t, "upstream tools", func() bool {
+	testwait.Until(t, 30*time.Second, "upstream tools", func() bool {
 		_, fsOK := e.host.Lookup("fs.read_text_file")
 		_, memOK := e.host.Lookup("mem.create_entities")
 		return fsOK && memOK
@@ -152,7 +153,7 @@ func TestGatewayNPMUpstreams(t *testing.T) {
 	}
 	// The count may already include a late notification of the initial
 	// mount, so wait for both: a notification and mem2's tools listed.
-	waitFor(t, "list_changed and mem2's tools after adding mem2", func() bool {
+	testwait.Until(t, 30*time.Second, "list_changed and mem2's tools after adding mem2", func() bool {
 		_, listed := listTools(t, c)["mem2__read_graph"]
 		return lc.count() > before && listed
 	})
@@ -163,7 +164,7 @@ func TestGatewayNPMUpstreams(t *testing.T) {
 	if err := e.host.RemoveUpstream(context.Background(), "mem2"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "list_changed and mem2's tools gone after removing mem2", func() bool {
+	testwait.Until(t, 30*time.Second, "list_changed and mem2's tools gone after removing mem2", func() bool {
 		for name := range listTools(t, c) {
 			if strings.HasPrefix(name, "mem2__") {
 				return false

@@ -18,6 +18,7 @@ import (
 	"github.com/ordo-run/ordo/agent/policy"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -98,18 +99,6 @@ func listTools(t *testing.T, c *client.Client) map[string]mcp.Tool {
 	return out
 }
 
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // runRecord returns a stored run's full record through run_status.
 func runRecord(t *testing.T, c *client.Client, id any) map[string]any {
 	t.Helper()
@@ -176,7 +165,7 @@ func TestGatewayPublishesCatalog(t *testing.T) {
 	if err := e.host.AddProvider(context.Background(), "clock", "v1", p); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "list_changed after add", func() bool { return lc.count() > before })
+	testwait.Until(t, 30*time.Second, "list_changed after add", func() bool { return lc.count() > before })
 	tools = listTools(t, c)
 	if _, ok := tools["clock__now"]; !ok {
 		t.Fatal("added tool not listed")
@@ -189,7 +178,7 @@ func TestGatewayPublishesCatalog(t *testing.T) {
 	if err := e.host.RemovePlugin(context.Background(), "clock"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "list_changed after remove", func() bool { return lc.count() > before })
+	testwait.Until(t, 30*time.Second, "list_changed after remove", func() bool { return lc.count() > before })
 	if _, ok := listTools(t, c)["clock__now"]; ok {
 		t.Fatal("removed tool still listed")
 	}

@@ -60,13 +60,7 @@ func (s *Server) request(ctx context.Context, req mcp.CallToolRequest, a runArgs
 func parsePlanArg(raw json.RawMessage) (*contracts.Plan, error) {
 	p, err := contracts.ParsePlan(raw)
 	if err != nil {
-		ce := contracts.AsError(err)
-		out := &contracts.Error{Code: ce.Code, Message: ce.Message, Details: map[string]any{}}
-		for k, v := range ce.Details {
-			out.Details[k] = v
-		}
-		out.Details["field"] = "plan"
-		return nil, out
+		return nil, contracts.AsError(err).With("field", "plan")
 	}
 	return p, nil
 }

@@ -185,14 +185,7 @@ func runResult(run *contracts.Run, mode viewMode, note string) (*mcp.CallToolRes
 		if e == nil {
 			e = contracts.Errorf(contracts.CodeInternal, "run failed without an error record")
 		}
-		coded := &contracts.Error{Code: e.Code, Message: e.Message, Retryable: e.Retryable, Details: map[string]any{}}
-		for k, val := range e.Details {
-			coded.Details[k] = val
-		}
-		coded.Details["run_id"] = run.ID
-		coded.Details["status"] = string(run.Status)
-		coded.Details["steps"] = v.Steps
-		return errorResult(coded), nil
+		return errorResult(e.WithDetails(map[string]any{"run_id": run.ID, "status": string(run.Status), "steps": v.Steps})), nil
 	}
 	return okResult(v)
 }

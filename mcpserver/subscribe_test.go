@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 )
 
@@ -170,7 +171,7 @@ func TestResourceSubscriptionsHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pollUntil(t, func() bool { return mcpserver.SubscriptionCount(e.srv) == base+2 }, "the listen stream's subscriptions")
+		testwait.Until(t, 20*time.Second, "the listen stream's subscriptions", func() bool { return mcpserver.SubscriptionCount(e.srv) == base+2 })
 		call(t, ada, "approve", map[string]any{"run_id": hers, "decision": "approve"})
 		call(t, bob, "approve", map[string]any{"run_id": mine, "decision": "approve"})
 		u.await(t, runURI(mine), 1)
@@ -178,19 +179,6 @@ func TestResourceSubscriptionsHTTP(t *testing.T) {
 			t.Fatalf("bob heard %d updates of ada's run", n)
 		}
 		stop()
-		pollUntil(t, func() bool { return mcpserver.SubscriptionCount(e.srv) == base }, "the subscriptions to end with the stream")
+		testwait.Until(t, 20*time.Second, "the subscriptions to end with the stream", func() bool { return mcpserver.SubscriptionCount(e.srv) == base })
 	})
-}
-
-// pollUntil polls cond until it holds; it bounds waiting for the server to
-// observe something the client did asynchronously (not a timing check).
-func pollUntil(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

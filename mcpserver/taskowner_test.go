@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // rpc sends one request as c's protocol revision wants it: on 2026-07-28
@@ -62,19 +63,14 @@ func startOwnTask(t *testing.T, c *client.Client, modern bool, name string, args
 // waitOwnTask polls tasks/get until the task is terminal.
 func waitOwnTask(t *testing.T, c *client.Client, modern bool, id string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Until(t, 30*time.Second, "task "+id+" to end", func() bool {
 		resp := taskRequest(t, c, modern, "tasks/get", id)
 		var got mcp.GetTaskResult
 		if resp.Error != nil || json.Unmarshal(resp.Result, &got) != nil {
 			t.Fatalf("tasks/get: %+v %s", resp.Error, resp.Result)
 		}
-		if got.Status.IsTerminal() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("task %s did not end", id)
+		return got.Status.IsTerminal()
+	})
 }
 
 // listedTasks returns the ids tasks/list shows c.

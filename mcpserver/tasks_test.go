@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/memory"
 )
 
@@ -113,37 +114,32 @@ func TestTasksPolledAndCancelled(t *testing.T) {
 // runningRun waits until exactly one run is running and returns its id.
 func runningRun(t *testing.T, e *env) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	var id string
+	testwait.Until(t, 20*time.Second, "a run to start", func() bool {
 		runs, err := e.store.List(context.Background(), memory.Filter{Status: []contracts.RunStatus{contracts.RunRunning}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(runs) == 1 {
-			return runs[0].ID
+			id = runs[0].ID
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("no run started")
-	return ""
+		return id != ""
+	})
+	return id
 }
 
 // settled waits until the run is no longer running.
 func settled(t *testing.T, e *env, id string) *contracts.Run {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		run, err := e.store.Load(context.Background(), id)
-		if err != nil {
+	var run *contracts.Run
+	testwait.Until(t, 20*time.Second, "run "+id+" to settle", func() bool {
+		var err error
+		if run, err = e.store.Load(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if run.Status != contracts.RunRunning {
-			return run
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("run %s still running", id)
-	return nil
+		return run.Status != contracts.RunRunning
+	})
+	return run
 }
 
 func TestProgressNotifications(t *testing.T) {
@@ -174,17 +170,14 @@ func TestProgressNotifications(t *testing.T) {
 		}
 		// Over HTTP the notifications precede the response on its stream;
 		// stdio writes them from its own goroutine, so let them land.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		waitCompleted(t, func() string {
 			mu.Lock()
-			n := len(got)
-			final := n > 0 && strings.Contains(got[n-1]["message"].(string), ": completed")
-			mu.Unlock()
-			if final || time.Now().After(deadline) {
-				break
+			defer mu.Unlock()
+			if len(got) == 0 {
+				return ""
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return got[len(got)-1]["message"].(string)
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		// Every engine event of the run, in order: started, planned, two

@@ -73,7 +73,7 @@ func (a addUpstreamArgs) spec(lookup func(string) (string, bool)) (host.Upstream
 	if err := spec.Check(); err != nil {
 		ce := contracts.AsError(err)
 		if ce.Details["field"] == "url" { // the spec's name for mcp_url
-			ce.With("field", "mcp_url")
+			ce = ce.With("field", "mcp_url")
 		}
 		return spec, ce
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/testmcp"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // calcToken is the bearer token calcUpstream demands.
@@ -219,7 +220,7 @@ func TestDownUpstreamToolRefusedUntilItReturns(t *testing.T) {
 	}
 
 	calc.stop()
-	waitFor(t, "calc.add unavailable", func() bool { return !e.host.Available("calc.add") })
+	testwait.Until(t, 30*time.Second, "calc.add unavailable", func() bool { return !e.host.Available("calc.add") })
 	for _, tool := range []string{"plan", "execute"} {
 		code, body := toolError(t, c, tool, map[string]any{"plan": addPlan(2, 3)})
 		details, _ := body["details"].(map[string]any)
@@ -239,7 +240,7 @@ func TestDownUpstreamToolRefusedUntilItReturns(t *testing.T) {
 	}
 
 	calc.start()
-	waitFor(t, "calc.add available", func() bool { return e.host.Available("calc.add") })
+	testwait.Until(t, 30*time.Second, "calc.add available", func() bool { return e.host.Available("calc.add") })
 	if hits := search(); hits[0] != "calc.add" {
 		t.Fatalf("search_tools after calc returned: %v", hits)
 	}

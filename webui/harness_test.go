@@ -3,6 +3,7 @@ package webui_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -17,6 +18,7 @@ import (
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -195,15 +197,20 @@ func (b *browser) startPlan(plan string) string {
 // waitStatus waits until the run reaches status.
 func (s *stack) waitStatus(t *testing.T, id string, want contracts.RunStatus) *contracts.Run {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		run, err := s.engine.Get(context.Background(), id)
+	var run *contracts.Run
+	testwait.For(t, 20*time.Second, func() error {
+		var err error
+		run, err = s.engine.Get(context.Background(), id)
 		if err == nil && run.Status == want {
-			return run
+			return nil
 		}
-		if err == nil && run.Status.Final() || time.Now().After(deadline) {
-			t.Fatalf("run %s: %v %v %+v, want %s", id, run.Status, err, run.Error, want)
+		if err == nil && run.Status.Final() {
+			t.Fatalf("run %s: %v %+v, want %s", id, run.Status, run.Error, want)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		if err != nil {
+			return fmt.Errorf("run %s: %v, want %s", id, err, want)
+		}
+		return fmt.Errorf("run %s: %v %+v, want %s", id, run.Status, run.Error, want)
+	})
+	return run
 }

@@ -1,7 +1,6 @@
 package webui
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/mcpserver"
 )
 
@@ -51,9 +51,7 @@ func newSessions(ttl time.Duration) *sessions {
 
 // randomToken is 32 random bytes in hex.
 func randomToken() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return ids.Hex(32)
 }
 
 // digest keys sessions by a hash of the cookie, so the map holds nothing

@@ -14,16 +14,16 @@ import (
 type Config struct {
 	// DenyDestructive denies (instead of confirming) destructive actions and
 	// actions tagged delete, financial or share_public.
-	DenyDestructive bool `json:"deny_destructive" yaml:"deny_destructive"`
+	DenyDestructive bool `json:"deny_destructive"`
 	// DenyExternalSend denies actions tagged external_send.
-	DenyExternalSend bool `json:"deny_external_send" yaml:"deny_external_send"`
+	DenyExternalSend bool `json:"deny_external_send"`
 	// DenyTools and ConfirmTools match tool names exactly or by a prefix
 	// ending in "." (e.g. "chat." matches chat.post_message).
-	DenyTools    []string `json:"deny_tools,omitempty" yaml:"deny_tools"`
-	ConfirmTools []string `json:"confirm_tools,omitempty" yaml:"confirm_tools"`
+	DenyTools    []string `json:"deny_tools,omitempty"`
+	ConfirmTools []string `json:"confirm_tools,omitempty"`
 	// GrantedScopes are given to every run on top of the caller's; "*"
 	// grants all (single-user local mode).
-	GrantedScopes []string `json:"granted_scopes,omitempty" yaml:"granted_scopes"`
+	GrantedScopes []string `json:"granted_scopes,omitempty"`
 }
 
 // confirmTags need a person unless the tenant denies them outright.

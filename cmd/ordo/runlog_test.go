@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 )
 
@@ -242,14 +244,12 @@ func TestRunsEventsFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until the follower has printed what is stored, then resume.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if n := strings.Count(out.String(), "\n"); int64(n) >= run.Seq {
-			break
+	testwait.For(t, time.Minute, func() error {
+		if n := strings.Count(out.String(), "\n"); int64(n) < run.Seq {
+			return fmt.Errorf("follower printed %q\n%s", out.String(), errb.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("follower printed %q\n%s", out.String(), errb.String())
-		}
-	}
+		return nil
+	})
 	e.ordo("approve\n", "runs", "resume", run.ID).want(t, 0)
 	if err := follow.Wait(); err != nil {
 		t.Fatalf("follower: %v\n%s", err, errb.String())

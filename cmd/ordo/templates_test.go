@@ -2,11 +2,13 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // TestServeTemplates: over `ordo serve` a completed run is saved as a
@@ -80,17 +82,12 @@ func TestServeTemplates(t *testing.T) {
 		t.Fatalf("planner calls = %d, want 2 (run_template plans nothing)", planner)
 	}
 	// The collector runs in the background: the template's count follows.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, text = decode("list_templates", map[string]any{})
-		if strings.Contains(text, `"successes":1`) {
-			break
+	testwait.For(t, 30*time.Second, func() error {
+		if _, text = decode("list_templates", map[string]any{}); !strings.Contains(text, `"successes":1`) {
+			return fmt.Errorf("the run from the template was not counted: %s", text)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run from the template was not counted: %s", text)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	c.Close()
 
 	r := e.ordo("", "templates", "list")

@@ -24,17 +24,21 @@ import (
 // conn is one session with an upstream: one process, or one HTTP session.
 // A dead conn is replaced, never revived.
 type conn struct {
-	client  *client.Client
-	proc    *proc         // stdio only
-	dead    chan struct{} // closed when the process exits; never for HTTP
-	changed chan struct{} // tools/list_changed arrived (capacity 1)
-	server  string        // "name/version" from the handshake
-	proto   string
+	client   *client.Client
+	proc     *proc         // stdio only
+	dead     chan struct{} // closed when the process exits; never for HTTP
+	changed  chan struct{} // tools/list_changed arrived (capacity 1)
+	server   string        // "name/version" from the handshake
+	proto    string
+	unlisten func() // ends the subscriptions/listen stream (modern HTTP)
 }
 
 // dial starts (stdio) or reaches (HTTP) the upstream and does the MCP
-// handshake. The legacy initialize handshake is used on purpose: every
-// server speaks it, and it keeps tools/list_changed on the open stream.
+// handshake. Over stdio the legacy initialize handshake is used on
+// purpose: every server speaks it, and it keeps tools/list_changed on the
+// open stream. Over HTTP the client negotiates: a 2026-07-28 server sends
+// tools/list_changed on a subscriptions/listen stream, opened here; an
+// older one is re-listed every poll interval and after a failed call.
 func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*conn, error) {
 	c := &conn{changed: make(chan struct{}, 1), dead: make(chan struct{})}
 	var tr transport.Interface
@@ -44,7 +48,7 @@ func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*co
 			headers["Authorization"] = "Bearer " + spec.BearerToken
 		}
 		bounded := &http.Client{Transport: boundedTransport{next: http.DefaultTransport, refuse: refuseDeep(log, spec.Name)}}
-		h, err := transport.NewStreamableHTTP(spec.URL, transport.WithContinuousListening(),
+		h, err := transport.NewStreamableHTTP(spec.URL,
 			transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(bounded), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
 		if err != nil {
 			return nil, err
@@ -58,7 +62,11 @@ func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*co
 		c.proc, c.dead = p, p.exited
 		tr = transport.NewIO(jsonbound.Lines(stdout, refuseDeep(log, spec.Name)), stdin, nil)
 	}
-	c.client = client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	var copts []client.ClientOption
+	if spec.URL == "" {
+		copts = append(copts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	}
+	c.client = client.NewClient(tr, copts...)
 	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == mcp.MethodNotificationToolsListChanged {
 			select {
@@ -83,6 +91,14 @@ func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*co
 	}
 	c.server = res.ServerInfo.Name + "/" + res.ServerInfo.Version
 	c.proto = res.ProtocolVersion
+	if mcp.IsModernProtocol(c.client.ProtocolVersion()) {
+		c.unlisten, err = c.client.ListenAsync(context.WithoutCancel(ctx), mcp.SubscriptionFilter{ToolsListChanged: true},
+			func(err error) { log.Debug("upstream notification stream ended", "upstream", spec.Name, "err", err) })
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -119,6 +135,9 @@ func (c *conn) pid() int {
 // close ends the session; a process gets stdin closed, then SIGTERM, then
 // SIGKILL for its whole group.
 func (c *conn) close() {
+	if c.unlisten != nil {
+		c.unlisten()
+	}
 	if c.client != nil {
 		_ = c.client.Close()
 	}

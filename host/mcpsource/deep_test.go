@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // deepEnv makes the test binary a stdio upstream serving deepServer.
@@ -69,7 +70,7 @@ func TestDeepUpstreamResultRefused(t *testing.T) {
 		tool   string
 		notify bool
 	}{{"web.nest", false}, {"web.nest", true}, {"proc.nest", false}} {
-		eventually(t, tc.tool, func() bool { _, ok := h.Lookup(tc.tool); return ok })
+		testwait.Until(t, 30*time.Second, tc.tool, func() bool { _, ok := h.Lookup(tc.tool); return ok })
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		payload, _ := json.Marshal(map[string]any{"depth": 9_000, "notify": tc.notify})
 		_, err := h.Call(ctx, tc.tool, payload, "")

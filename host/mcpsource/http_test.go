@@ -15,6 +15,7 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/testmcp"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 const token = "s3cret-token"
@@ -88,7 +89,7 @@ func TestHTTPUpstreamDownAndBack(t *testing.T) {
 
 	s := calcServer(true)
 	hs := serve(t, addr, s)
-	eventually(t, "calc tools", func() bool { _, ok := h.Lookup("calc.add"); return ok })
+	testwait.Until(t, 30*time.Second, "calc tools", func() bool { _, ok := h.Lookup("calc.add"); return ok })
 	if !h.Available("calc.add") || len(h.Unavailable()) != 0 || h.Available("calc.nope") {
 		t.Fatalf("up: available %v, unavailable %v", h.Available("calc.add"), h.Unavailable())
 	}
@@ -109,14 +110,14 @@ func TestHTTPUpstreamDownAndBack(t *testing.T) {
 	}
 
 	addLater(s)
-	eventually(t, "calc.later via tools/list_changed", func() bool { _, ok := h.Lookup("calc.later"); return ok })
+	testwait.Until(t, 30*time.Second, "calc.later via tools/list_changed", func() bool { _, ok := h.Lookup("calc.later"); return ok })
 
 	hs.Close()
 	_, err = h.Call(context.Background(), "calc.add", json.RawMessage(`{"a":1,"b":1}`), "k")
 	if ce := contracts.AsError(err); ce == nil || ce.Code != contracts.CodeToolUnavailable || !ce.Retryable {
 		t.Fatalf("server down: %v", err)
 	}
-	eventually(t, "calc marked down", func() bool { return upstream(t, h, "calc").State == host.StateRestarting })
+	testwait.Until(t, 30*time.Second, "calc marked down", func() bool { return upstream(t, h, "calc").State == host.StateRestarting })
 	if _, ok := h.Lookup("calc.add"); !ok {
 		t.Fatal("a down upstream's tools left the catalog")
 	}
@@ -130,7 +131,7 @@ func TestHTTPUpstreamDownAndBack(t *testing.T) {
 	}
 
 	serve(t, addr, s)
-	eventually(t, "calc back", func() bool { return upstream(t, h, "calc").Connected })
+	testwait.Until(t, 30*time.Second, "calc back", func() bool { return upstream(t, h, "calc").Connected })
 	call(t, h, "calc.add", map[string]any{"a": 1, "b": 1})
 	if !h.Available("calc.add") || len(h.Unavailable()) != 0 {
 		t.Fatalf("back: available %v, unavailable %v", h.Available("calc.add"), h.Unavailable())

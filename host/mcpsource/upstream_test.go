@@ -16,6 +16,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 func newHost(t testing.TB, opts ...host.Option) *host.Host {
@@ -32,18 +33,6 @@ func newHost(t testing.TB, opts ...host.Option) *host.Host {
 	}
 	t.Cleanup(func() { h.Close() })
 	return h
-}
-
-// eventually polls cond until it holds or a generous deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func call(t *testing.T, h *host.Host, tool string, payload any) map[string]any {
@@ -211,7 +200,7 @@ func TestRuntimeAddRemoveRestart(t *testing.T) {
 	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a restarted upstream", func() bool {
+	testwait.Until(t, 30*time.Second, "a restarted upstream", func() bool {
 		u := upstream(t, h, "mem")
 		return u.Connected && u.PID != first.PID && u.Restarts == 1 && u.State == host.StateRunning
 	})

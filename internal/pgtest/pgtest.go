@@ -2,13 +2,13 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/url"
 	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ordo-run/ordo/internal/ids"
 )
 
 // Env names the test database's connection string.
@@ -73,7 +73,5 @@ func Database(t testing.TB, prefix string) (dsn, name string) {
 }
 
 func randomHex() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	return ids.Hex(6)
 }

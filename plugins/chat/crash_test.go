@@ -6,16 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+	"github.com/ordo-run/ordo/host/hosttest"
 )
 
 // Issue 13 item 2: the plugin is SIGKILLed after the message's line is
 // durable and before the reply; the restarted plugin, given the same key,
 // answers with that message and posts nothing more.
 func TestCrashAfterPostIsExactlyOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills a plugin binary")
-	}
 	bin := hosttest.Build(t, "chat")
 	ordo := t.TempDir()
 	msg := map[string]any{"channel": "ops", "text": "page ready"}

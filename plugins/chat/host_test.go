@@ -7,15 +7,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+	"github.com/ordo-run/ordo/host/hosttest"
 )
 
 // TestThroughHost runs the real ordo-plugin-chat binary under the host with
 // a loopback webhook: one post per idempotency key, even across a restart.
 func TestThroughHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts a plugin binary")
-	}
 	var posts atomic.Int32
 	var last atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

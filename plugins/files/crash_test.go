@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+	"github.com/ordo-run/ordo/host/hosttest"
 )
 
 // crashCase is one keyed side effect: the files before it, the call, and
@@ -42,9 +42,6 @@ var crashCases = []crashCase{
 // performs the effect exactly once and returns one result, the same on
 // every repeat, and leaves no temporary file in the root.
 func TestCrashInsideEffectIsExactlyOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills a plugin binary")
-	}
 	bin := hosttest.Build(t, "files")
 	for _, c := range crashCases {
 		stages := []string{"intent", "tmp", "effect", "done"}

@@ -5,16 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+	"github.com/ordo-run/ordo/host/hosttest"
 )
 
 // TestThroughHost runs the real ordo-plugin-files binary under the host:
 // tools work, escapes are refused across the process boundary, and an
 // idempotency key outlives a plugin restart.
 func TestThroughHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts a plugin binary")
-	}
 	bin := hosttest.Build(t, "files")
 	base := t.TempDir()
 	root := filepath.Join(base, "root")

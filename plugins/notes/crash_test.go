@@ -3,7 +3,7 @@ package notes_test
 import (
 	"testing"
 
-	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+	"github.com/ordo-run/ordo/host/hosttest"
 )
 
 // Issue 13 item 2: the plugin is SIGKILLed inside create_page and
@@ -11,9 +11,6 @@ import (
 // after the commit before the reply. The restarted plugin, given the same
 // key, makes the page or block once and answers the same on every repeat.
 func TestCrashInsideChangeIsExactlyOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills a plugin binary")
-	}
 	bin := hosttest.Build(t, "notes")
 	for _, stage := range []string{"tmp", "effect"} {
 		t.Run("create_page/"+stage, func(t *testing.T) {

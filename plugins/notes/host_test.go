@@ -4,16 +4,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+	"github.com/ordo-run/ordo/host/hosttest"
 )
 
 // TestThroughHost runs the real ordo-plugin-notes binary under the host,
 // seed 004 scenario 1 style: create a page, read it back by URL; the same
 // idempotency key after a restart returns the same page.
 func TestThroughHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts a plugin binary")
-	}
 	bin := hosttest.Build(t, "notes")
 	ordo := t.TempDir()
 	p := hosttest.Start(t, bin, "notes", ordo, nil)

@@ -1,8 +1,6 @@
 package notes
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/plugins/internal/atomicfile"
 	"github.com/ordo-run/ordo/plugins/internal/filelock"
 	"github.com/ordo-run/ordo/plugins/internal/idem"
@@ -203,9 +202,7 @@ func (s *store) commit(tool string, cur *snapshot, page Page, stamp idem.Stamp, 
 
 // newID makes a random id with prefix.
 func newID(prefix string) string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
+	return prefix + ids.Hex(8)
 }
 
 // pageID accepts a page id or its URL.

@@ -59,7 +59,7 @@ func ToolError(retryable bool, format string, args ...any) error {
 	return e
 }
 
-// describeErr makes the message of a recovered panic.
+// describePanic makes the error of a recovered panic.
 func describePanic(tool string, r any) error {
 	return contracts.Errorf(contracts.CodeToolFailed, "tool %s panicked: %v", tool, fmt.Sprint(r)).With("tool", tool)
 }

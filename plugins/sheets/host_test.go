@@ -5,14 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+	"github.com/ordo-run/ordo/host/hosttest"
 )
 
 // TestThroughHost runs the real ordo-plugin-sheets binary under the host.
 func TestThroughHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts a plugin binary")
-	}
 	bin := hosttest.Build(t, "sheets")
 	base := t.TempDir()
 	root := filepath.Join(base, "sheets")

@@ -227,9 +227,5 @@ func Header(row []string) []string {
 // tool error every other refusal is, keeping its details.
 func asRefusal(err error) error {
 	e := contracts.AsError(err)
-	r := toolerr.Refuse(fmt.Sprint(e.Details["field"]), "%s", e.Message)
-	for k, v := range e.Details {
-		r.With(k, v)
-	}
-	return r
+	return toolerr.Refuse(fmt.Sprint(e.Details["field"]), "%s", e.Message).WithDetails(e.Details)
 }

@@ -3,14 +3,11 @@ package text_test
 import (
 	"testing"
 
-	"github.com/ordo-run/ordo/plugins/internal/hosttest"
+	"github.com/ordo-run/ordo/host/hosttest"
 )
 
 // TestThroughHost runs the real ordo-plugin-text binary under the host.
 func TestThroughHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts a plugin binary")
-	}
 	p := hosttest.Start(t, hosttest.Build(t, "text"), "text", t.TempDir(), nil)
 	got := p.Call("text.template", map[string]any{"template": "Created {{page_url}}", "values": map[string]any{"page_url": "ordo://notes/p1"}}, "")
 	if got["text"] != "Created ordo://notes/p1" {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/ordo-run/ordo/internal/npmtest"
 	"github.com/ordo-run/ordo/internal/testbuild"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 const chromium = "/usr/bin/chromium"
@@ -116,18 +118,15 @@ func freeAddr(t *testing.T) string {
 }
 
 func waitHealthy(t *testing.T, base string) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.For(t, 30*time.Second, func() error {
 		res, err := http.Get(base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return fmt.Errorf("ordo serve did not answer /healthz: %w", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ordo serve did not answer /healthz: %v", err)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("ordo serve answered /healthz with %s", res.Status)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -1,12 +1,11 @@
 package atomicfile
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/plugins/internal/killpoint"
 )
 
@@ -67,9 +66,7 @@ func TempName(name, tag string) string {
 // stage writes data to tmp (beside name) and fsyncs it.
 func stage(root *os.Root, name, tmp string, data []byte, perm os.FileMode, point string) (_ string, err error) {
 	if tmp == "" {
-		var suffix [6]byte
-		_, _ = rand.Read(suffix[:])
-		tmp = TempName(name, hex.EncodeToString(suffix[:]))
+		tmp = TempName(name, ids.Hex(6))
 	}
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {

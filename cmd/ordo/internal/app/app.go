@@ -96,14 +96,14 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 	}
 	// The plugins directory is loaded and watched by every command: a
 	// plugin dropped in mid-run becomes available to re-plans too.
-	a.Host, err = host.New(
+	a.Host, err = host.New(append(cfg.PluginHost.HostOptions(),
 		host.WithLogger(log.With("component", "host")),
 		host.WithDataDir(cfg.DataDir),
 		host.WithPlugins(PluginSpecs(cfg, log)...),
 		host.WithPluginsDir(cfg.PluginsDir),
 		host.WithUpstreams(upstreamSpecs(cfg, o.Env, log)...),
 		host.WithMiddleware(a.Metrics.ToolCalls()),
-	)
+	)...)
 	if err != nil {
 		return fail(err)
 	}
@@ -169,7 +169,7 @@ func (a *App) deps(m llm.LLM) agent.Deps {
 // (and, for Postgres, applying migrations).
 func OpenStore(ctx context.Context, cfg *config.Config) (memory.Checkpointer, error) {
 	if cfg.IsPostgres() {
-		return openPostgres(ctx, cfg.Store)
+		return openPostgres(ctx, cfg)
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "data dir: %w", err).With("key", "data_dir")
@@ -412,7 +412,7 @@ func PluginDataDir(cfg *config.Config, name string) string {
 // migrations it applied (the embedded store creates its schema on open).
 func Migrate(ctx context.Context, cfg *config.Config) ([]string, error) {
 	if cfg.IsPostgres() {
-		return migratePostgres(ctx, cfg.Store)
+		return migratePostgres(ctx, cfg)
 	}
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {

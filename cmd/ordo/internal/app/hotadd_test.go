@@ -16,6 +16,7 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/testbuild"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/plugins/sdk"
 	"github.com/ordo-run/ordo/recommender"
 )
@@ -59,7 +60,7 @@ func TestHotAddedPluginTopsRecommendations(t *testing.T) {
 	if err := a.Host.AddProvider(context.Background(), "base", "test", prov); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the base tools indexed", func() bool { return a.Recommender.Stats().Tools == len(tools) })
+	testwait.Until(t, time.Minute, "the base tools indexed", func() bool { return a.Recommender.Stats().Tools == len(tools) })
 	before := a.Recommender.Stats()
 	const query = "greet Ada by name"
 	hits, err := a.Recommender.Search(context.Background(), query, recommender.SearchOptions{K: 3})
@@ -88,7 +89,7 @@ func TestHotAddedPluginTopsRecommendations(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	waitFor(t, "hello.greet indexed", func() bool { return a.Recommender.Stats().Tools == len(tools)+1 })
+	testwait.Until(t, time.Minute, "hello.greet indexed", func() bool { return a.Recommender.Stats().Tools == len(tools)+1 })
 	if _, ok := a.Host.Lookup("hello.greet"); !ok {
 		t.Fatal("the recommender indexed a tool the host does not list")
 	}
@@ -103,17 +104,5 @@ func TestHotAddedPluginTopsRecommendations(t *testing.T) {
 	names, err := a.Recommender.Recommend(context.Background(), query, 1)
 	if err != nil || fmt.Sprint(names) != "[hello.greet]" {
 		t.Fatalf("Recommend: %v, %v", names, err)
-	}
-}
-
-// waitFor polls cond (catalog events arrive asynchronously) for up to 60 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

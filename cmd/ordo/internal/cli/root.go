@@ -128,7 +128,7 @@ func (g *globals) load() (*config.Config, *slog.Logger, error) {
 		ce := contracts.AsError(err)
 		for _, o := range g.overrides() {
 			if ce.Details["key"] == o.key {
-				ce.With("flag", "--"+o.flag)
+				return nil, nil, ce.With("flag", "--"+o.flag)
 			}
 		}
 		return nil, nil, err

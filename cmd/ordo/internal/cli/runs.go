@@ -354,9 +354,7 @@ func (g *globals) leaseHeld(ctx context.Context, err error, wait bool, waited *b
 		return err
 	}
 	if !wait {
-		hint := contracts.Errorf(ce.Code, "%s; use --wait to wait for it", ce.Message)
-		hint.Details = ce.Details
-		return hint
+		return contracts.Errorf(ce.Code, "%s; use --wait to wait for it", ce.Message).WithDetails(ce.Details)
 	}
 	if !*waited {
 		*waited = true

@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host/mcpsource"
@@ -62,7 +63,7 @@ type Config struct {
 	// spend: model calls, tokens, cost (llm.prices), steps, wall time.
 	Budgets contracts.Budgets `yaml:"budgets"`
 	// Verifier is how each step's result is checked: by code, or also by
-	// a critic model (seed 003).
+	// a critic model.
 	Verifier Verifier `yaml:"verifier"`
 	// Recommender chooses the tool index's embedder: lexical, semantic
 	// (offline, the default) or openai.
@@ -70,6 +71,10 @@ type Config struct {
 	// PromptsDir holds NAME.md files (planner.md, verifier.md, ...) that
 	// replace the built-in prompts one by one; any other file is refused.
 	PromptsDir string `yaml:"prompts_dir"`
+	// PluginHost tunes tool calls and plugin restarts (host.go).
+	PluginHost PluginHost `yaml:"plugin_host"`
+	// Postgres tunes a Postgres store (host.go).
+	Postgres Postgres `yaml:"postgres"`
 }
 
 // Verifier configures result verification (agent.VerifierConfig). In llm
@@ -267,7 +272,7 @@ func Default() *Config {
 			MaxRetries:        2,
 			StructuredOutputs: true,
 		},
-		HITL: contracts.HITLSwitches{Enabled: true, Clarification: true, PlanApproval: true},
+		HITL: agent.DefaultConfig().HITL,
 		Policy: Policy{
 			Tenant:        Tenant{AllowDestructive: true, AllowExternalSend: true},
 			DefaultScopes: []string{"*"},
@@ -295,6 +300,8 @@ func Default() *Config {
 		Verifier:  Verifier{Mode: "code", Threshold: 0.7, MaxIterations: 3},
 		Recommender: Recommender{Embedder: EmbedderSemantic,
 			OpenAI: RecommenderEndpoint{Model: "text-embedding-3-small", APIKeyEnv: "OPENAI_API_KEY"}},
+		PluginHost: defaultPluginHost(),
+		Postgres:   Postgres{AutoMigrate: true},
 	}
 }
 

@@ -65,6 +65,9 @@ var Overrides = []Override{
 	{Env: "ORDO_MEMORY_ENABLED", Key: "memory.enabled", ptr: func(c *Config) any { return &c.Memory.Enabled }},
 	{Env: "ORDO_RECOMMENDER_EMBEDDER", Key: "recommender.embedder", ptr: func(c *Config) any { return &c.Recommender.Embedder }},
 	{Env: "ORDO_RETENTION_RUNS", Key: "retention.runs", ptr: func(c *Config) any { return &c.Retention.Runs }},
+	{Env: "ORDO_PLUGIN_HOST_CALL_TIMEOUT", Key: "plugin_host.call_timeout", ptr: func(c *Config) any { return &c.PluginHost.CallTimeout }},
+	{Env: "ORDO_PLUGIN_HOST_DRAIN_TIMEOUT", Key: "plugin_host.drain_timeout", ptr: func(c *Config) any { return &c.PluginHost.DrainTimeout }},
+	{Env: "ORDO_POSTGRES_MAX_CONNS", Key: "postgres.max_conns", ptr: func(c *Config) any { return &c.Postgres.MaxConns }},
 }
 
 // Load reads the configuration: the defaults, then the YAML file File
@@ -92,7 +95,7 @@ func Load(path string, env Env) (*Config, error) {
 	if err != nil {
 		var ce *contracts.Error
 		if errors.As(err, &ce) && path != "" {
-			ce.With("file", path)
+			return nil, ce.With("file", path)
 		}
 		return nil, err
 	}
@@ -208,9 +211,9 @@ func yamlError(data []byte, err error) error {
 		e = contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: expected %s, got %s (line %d)",
 			key, expectation(m[3]), yamlKind(m[2]), line)
 	}
-	e.With("key", key).With("line", line)
+	e = e.With("key", key).With("line", line)
 	if len(te.Errors) > 1 {
-		e.With("more_errors", len(te.Errors)-1)
+		e = e.With("more_errors", len(te.Errors)-1)
 	}
 	return e
 }

@@ -72,6 +72,7 @@ func (c *Config) Validate() error {
 		func() error { return intRange("memory.examples", c.Memory.Examples, 0, 20) },
 		c.validateVerifier,
 		c.validateRecommender,
+		c.validatePluginHost,
 		func() error {
 			if c.Retention.Runs < 0 {
 				return invalid("retention.runs", "a duration >= 0 (0 keeps runs forever), got %s", c.Retention.Runs)

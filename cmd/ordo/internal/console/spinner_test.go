@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // screen is a terminal's output as the spinner writes it, safe to read
@@ -34,13 +36,12 @@ var frame = regexp.MustCompile(`\r\x1b\[K  [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] wait
 // waitFrames waits until the ticker has drawn n frames.
 func waitFrames(t *testing.T, s *screen, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(frame.FindAllString(s.String(), -1)) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d frames drawn:\n%q", n, s.String())
+	testwait.For(t, 10*time.Second, func() error {
+		if len(frame.FindAllString(s.String(), -1)) < n {
+			return fmt.Errorf("fewer than %d frames drawn:\n%q", n, s.String())
 		}
-		time.Sleep(spinEvery / 4)
-	}
+		return nil
+	})
 }
 
 // TestSpinnerOnTerminal: on a terminal the line is redrawn in place while

@@ -5,23 +5,34 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
-	"github.com/ordo-run/ordo/plugins/internal/killpoint"
+	"github.com/ordo-run/ordo/internal/testbuild"
 )
 
-// Build compiles cmd/ordo-plugin-<name> into a temporary directory.
+// The variables plugins/internal/killpoint reads to arm a kill point (its
+// PointEnv and HitEnv; a package outside plugins cannot import it). A
+// drifted name leaves the plugin alive, which Crash reports.
+const (
+	killpointEnv    = "ORDO_KILLPOINT"
+	killpointHitEnv = "ORDO_KILLPOINT_HIT"
+)
+
+// Build compiles cmd/ordo-plugin-<name> into a temporary directory. With
+// -short it skips the test instead: building and starting a plugin binary
+// is what -short leaves out.
 func Build(t testing.TB, name string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and starts a plugin binary")
+	}
 	bin := filepath.Join(t.TempDir(), "ordo-plugin-"+name)
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/ordo-run/ordo/cmd/ordo-plugin-"+name).CombinedOutput()
-	if err != nil {
-		t.Fatalf("build ordo-plugin-%s: %v\n%s", name, err, out)
+	if err := testbuild.Build(bin, "./cmd/ordo-plugin-"+name); err != nil {
+		t.Fatalf("build ordo-plugin-%s: %v", name, err)
 	}
 	return bin
 }
@@ -97,7 +108,7 @@ func (p *Plugin) call(tool string, payload any, key string) (json.RawMessage, er
 // re-issued to the restarted plugin, which the caller means to do itself.
 func Crash(t testing.TB, bin, name, ordoDir string, env map[string]string, point string, hit int, tool string, payload any, key string) {
 	t.Helper()
-	armed := map[string]string{killpoint.PointEnv: point, killpoint.HitEnv: fmt.Sprint(hit)}
+	armed := map[string]string{killpointEnv: point, killpointHitEnv: fmt.Sprint(hit)}
 	maps.Copy(armed, env)
 	p := start(t, bin, name, ordoDir, armed, host.WithRetry(host.RetryPolicy{MaxAttempts: 1}))
 	defer p.Host.Close()

@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 
@@ -82,6 +83,16 @@ func FuzzDecodeRun(f *testing.F) {
 		}
 		if !reflect.DeepEqual(storetest.Canonical(t, run), storetest.Canonical(t, back)) {
 			t.Fatal("round trip changed the run")
+		}
+		// A new run's entry wraps its checkpoint exactly as WholeEntry does.
+		run.Seq = 1
+		e, err := memory.NewEntry(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := memory.WholeEntry(e.Snap, 1, run.UpdatedAt)
+		if err != nil || !bytes.Equal(e.Data, want) {
+			t.Fatalf("whole entry\n%s\nwant\n%s (%v)", e.Data, want, err)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/json"
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,7 +27,7 @@ func NewEntry(run *contracts.Run) (Entry, error) {
 		if err != nil {
 			return Entry{}, err
 		}
-		data, err := WholeEntry(snap, run.Seq, run.UpdatedAt)
+		data, err := wrapWhole(snap, run.Seq, run.UpdatedAt)
 		if err != nil {
 			return Entry{}, err
 		}
@@ -68,6 +69,24 @@ func WholeEntry(checkpoint []byte, seq int64, updated time.Time) ([]byte, error)
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "encode whole-run entry %d: %w", seq, err).With("field", "run")
 	}
 	return data, nil
+}
+
+// wrapWhole is WholeEntry for a checkpoint EncodeRun wrote: that is
+// already compact and escaped as json.Marshal would write it, so it is
+// wrapped as it is instead of being compacted again.
+func wrapWhole(snap []byte, seq int64, updated time.Time) ([]byte, error) {
+	at, err := updated.MarshalJSON()
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "encode whole-run entry %d: %w", seq, err).With("field", "run")
+	}
+	data := make([]byte, 0, len(snap)+len(at)+48)
+	data = append(data, `{"seq":`...)
+	data = strconv.AppendInt(data, seq, 10)
+	data = append(data, `,"updated_at":`...)
+	data = append(data, at...)
+	data = append(data, `,"run":`...)
+	data = append(data, snap...)
+	return append(data, '}'), nil
 }
 
 // DecodeLogEntry reads a stored log entry of format version. Entries in

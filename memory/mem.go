@@ -24,7 +24,7 @@ type MemStore struct {
 type memRun struct {
 	base    int64      // sequence of entries[0]; entries run on without gaps to sum.Seq
 	entries []memEntry // entries[0] is a whole run
-	snap    []byte     // the latest snapshot, a checkpoint of format snapVer at snapSeq
+	snap    []byte     // the latest snapshot, a checkpoint of format snapVer at snapSeq (kept by Save or Load)
 	snapVer int
 	snapSeq int64
 	tail    int64 // bytes logged after the snapshot
@@ -48,7 +48,10 @@ var (
 	_ Importer     = (*MemStore)(nil)
 )
 
-// Save appends run.Delta() as entry run.Seq; see Checkpointer.
+// Save appends run.Delta() as entry run.Seq; see Checkpointer. The entry
+// is encoded before it is stored, so the store never shares memory with
+// the run. A snapshot is kept when a whole run is logged; the others are
+// taken when the run is read (Load), not on every write.
 func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -60,24 +63,9 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 	if err != nil {
 		return err
 	}
-	// Encode a snapshot that is due outside the lock; the figures are
-	// checked again below.
-	s.mu.Lock()
-	r := s.runs[run.ID]
-	var before TailSize
-	if r != nil {
-		before = TailSize{Seq: r.sum.Seq, Tail: r.tail, Snap: int64(len(r.snap))}
-	}
-	s.mu.Unlock()
-	if r != nil && before.Seq == run.Seq-1 && before.Due(run, e) {
-		if err := e.AddSnapshot(run); err != nil {
-			return err
-		}
-	}
-
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r = s.runs[run.ID]
+	r := s.runs[run.ID]
 	var stored int64
 	if r != nil {
 		stored = r.sum.Seq
@@ -88,10 +76,6 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 	if r == nil {
 		r = &memRun{base: run.Seq}
 		s.runs[run.ID] = r
-	} else if e.Snap == nil && NeedSnapshot(run, r.tail+int64(len(e.Data)), int64(len(r.snap))) {
-		if err := e.AddSnapshot(run); err != nil {
-			return err
-		}
 	}
 	r.entries = append(r.entries, memEntry{version: contracts.RunFormatVersion, data: e.Data})
 	if e.Snap != nil {
@@ -104,7 +88,9 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 	return nil
 }
 
-// Load folds run id from its snapshot and the entries after it.
+// Load folds run id from its snapshot and the entries after it. Where
+// NeedSnapshot asks for one, the folded run becomes the new snapshot, so
+// the next Load reads a snapshot and a tail no larger than it.
 func (s *MemStore) Load(ctx context.Context, id string) (*contracts.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -114,15 +100,45 @@ func (s *MemStore) Load(ctx context.Context, id string) (*contracts.Run, error) 
 	var snap []byte
 	var ver int
 	var tail []StoredEntry
+	var tailBytes int64
 	if r != nil {
-		snap, ver = r.snap, r.snapVer
+		snap, ver, tailBytes = r.snap, r.snapVer, r.tail
 		tail = r.stored(r.snapSeq+1, 0)
 	}
 	s.mu.Unlock()
 	if r == nil {
 		return nil, NotFound(id)
 	}
-	return FoldSnapshot(snap, ver, tail)
+	run, err := FoldSnapshot(snap, ver, tail)
+	if err != nil {
+		return nil, err
+	}
+	if len(tail) > 0 && NeedSnapshot(run, tailBytes, int64(len(snap))) {
+		if err := s.keepSnapshot(r, run); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
+}
+
+// keepSnapshot makes run, folded from r's log, r's snapshot, unless a
+// newer one was kept meanwhile.
+func (s *MemStore) keepSnapshot(r *memRun, run *contracts.Run) error {
+	snap, err := EncodeRun(run)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.snapSeq >= run.Seq {
+		return nil
+	}
+	var tail int64
+	for _, e := range r.entries[run.Seq-r.base+1:] {
+		tail += int64(len(e.data))
+	}
+	r.snap, r.snapVer, r.snapSeq, r.tail = snap, contracts.RunFormatVersion, run.Seq, tail
+	return nil
 }
 
 // stored is up to limit (<= 0: all) entries from sequence from on. The

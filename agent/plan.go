@@ -524,10 +524,68 @@ func names(ts []*contracts.Tool) []string {
 	return out
 }
 
-// clonePlan deep-copies a plan through JSON so a caller's value is never shared.
+// clonePlan deep-copies a plan so a caller's value is never shared. The
+// copy is what a JSON round trip gives, field by field: empty optional
+// lists and maps become nil, and literal inputs (any Go values) go through
+// JSON, which turns them into plain JSON values (inputs JSON cannot hold
+// are kept, for ValidatePlan or the payload's encoding to refuse).
 func clonePlan(p *contracts.Plan) contracts.Plan {
-	var out contracts.Plan
-	b, _ := json.Marshal(p)
-	_ = json.Unmarshal(b, &out)
+	out := *p
+	out.Context = clonePtr(p.Context, func(c contracts.PlanContext) contracts.PlanContext {
+		c.ConnectedServices, c.ToolCandidates = optional(c.ConnectedServices), optional(c.ToolCandidates)
+		return c
+	})
+	out.FinalResponse = clonePtr(p.FinalResponse, func(f contracts.FinalResponse) contracts.FinalResponse {
+		f.IncludeLinks = clonePtr(f.IncludeLinks, nil)
+		return f
+	})
+	out.Constraints = clonePtr(p.Constraints, func(c contracts.Constraints) contracts.Constraints {
+		c.AllowParallel, c.AllowedServices = clonePtr(c.AllowParallel, nil), optional(c.AllowedServices)
+		return c
+	})
+	out.ClarificationQuestions = optional(p.ClarificationQuestions)
+	if p.Actions != nil {
+		out.Actions = make([]contracts.Action, len(p.Actions))
+	}
+	for i, a := range p.Actions {
+		a.Requires, a.Produces = slices.Clone(a.Requires), slices.Clone(a.Produces)
+		a.SuccessCriteria, a.DependsOn = optional(a.SuccessCriteria), optional(a.DependsOn)
+		a.Risk = clonePtr(a.Risk, func(r contracts.ActionRisk) contracts.ActionRisk {
+			r.Tags = optional(r.Tags)
+			return r
+		})
+		a.PolicyHints, a.Retries = clonePtr(a.PolicyHints, nil), clonePtr(a.Retries, nil)
+		a.InputBindings = nil
+		if len(p.Actions[i].InputBindings) > 0 {
+			a.InputBindings = maps.Clone(p.Actions[i].InputBindings)
+		}
+		a.Inputs = nil
+		if in := p.Actions[i].Inputs; len(in) > 0 {
+			if b, err := json.Marshal(in); err != nil || json.Unmarshal(b, &a.Inputs) != nil {
+				a.Inputs = cloneValue(in).(map[string]any) // not JSON: validation says so
+			}
+		}
+		out.Actions[i] = a
+	}
 	return out
+}
+
+// clonePtr copies *p into a new value, deep-copied by deep when not nil.
+func clonePtr[T any](p *T, deep func(T) T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	if deep != nil {
+		v = deep(v)
+	}
+	return &v
+}
+
+// optional copies an omitempty list: nil when empty, as JSON leaves it.
+func optional(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }

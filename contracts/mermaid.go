@@ -1,8 +1,8 @@
 package contracts
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -16,29 +16,44 @@ func (g *Graph) Mermaid(p *Plan) string {
 	if p == nil {
 		return sb.String()
 	}
-	node := make(map[string]string, len(p.Actions))
-	byID := make(map[string]Action, len(p.Actions))
+	sb.Grow(64 * len(p.Actions))
+	node := make(map[string]int, len(p.Actions))
 	for i, a := range p.Actions {
-		node[a.ID] = fmt.Sprintf("n%d", i)
-		byID[a.ID] = a
-		fmt.Fprintf(&sb, "    %s[\"%s\"]\n", node[a.ID], mermaidText(a.ID+": "+a.Tool))
+		node[a.ID] = i
+		sb.WriteString("    ")
+		writeNode(&sb, i)
+		sb.WriteString(`["`)
+		sb.WriteString(mermaidText(a.ID + ": " + a.Tool))
+		sb.WriteString("\"]\n")
 	}
 	for _, a := range p.Actions {
 		for _, d := range g.Deps[a.ID] {
 			var keys []string
 			for _, k := range a.Requires {
-				if slices.Contains(byID[d].Produces, k) {
+				if slices.Contains(p.Actions[node[d]].Produces, k) {
 					keys = append(keys, k)
 				}
 			}
-			if len(keys) == 0 {
-				fmt.Fprintf(&sb, "    %s --> %s\n", node[d], node[a.ID])
-				continue
+			sb.WriteString("    ")
+			writeNode(&sb, node[d])
+			sb.WriteString(" -->")
+			if len(keys) > 0 {
+				sb.WriteString(`|"`)
+				sb.WriteString(mermaidText(strings.Join(keys, ", ")))
+				sb.WriteString(`"|`)
 			}
-			fmt.Fprintf(&sb, "    %s -->|\"%s\"| %s\n", node[d], mermaidText(strings.Join(keys, ", ")), node[a.ID])
+			sb.WriteByte(' ')
+			writeNode(&sb, node[a.ID])
+			sb.WriteByte('\n')
 		}
 	}
 	return sb.String()
+}
+
+// writeNode writes the positional name of action i.
+func writeNode(sb *strings.Builder, i int) {
+	sb.WriteByte('n')
+	sb.WriteString(strconv.Itoa(i))
 }
 
 // mermaidText escapes text for a quoted Mermaid label with entity codes.

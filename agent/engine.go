@@ -274,7 +274,9 @@ func (e *Engine) emit(ctx context.Context, run *contracts.Run, kind, actionID, t
 	if n := len(run.Plans); n > 0 {
 		ev.Actions = len(run.Plans[n-1].Plan.Actions)
 	}
-	e.log.Debug("run event", "run_id", run.ID, "kind", kind, "action", actionID, "tool", tool, "msg", msg)
+	if e.log.Enabled(ctx, slog.LevelDebug) {
+		e.log.Debug("run event", "run_id", run.ID, "kind", kind, "action", actionID, "tool", tool, "msg", msg)
+	}
 	if e.deps.Events != nil {
 		e.deps.Events(ev)
 	}

@@ -3,9 +3,9 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ordo-run/ordo/agent/llm"
@@ -91,8 +91,9 @@ type outcome struct {
 }
 
 // runDAG executes the current plan version: every action whose
-// dependencies are done is dispatched, up to the parallelism limit; results
-// come back to this goroutine, which alone changes the run. Each step
+// dependencies are done is dispatched, up to the parallelism limit, each to
+// a worker goroutine (a lone call is made on this one); results come back
+// to this goroutine, which alone changes the run. Each step
 // boundary costs the same whatever the run's length: progress indexes the
 // steps, and each finished call is one appended log entry (a call's start
 // is not written: its idempotency key is deterministic, so a call in
@@ -121,6 +122,7 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch) 
 		dataErr error
 	)
 	for {
+		var started []outcome
 		if fail == nil && pending == nil && dataErr == nil && ctx.Err() == nil && w.request() == nil {
 			for _, i := range slices.Clone(prog.ready) {
 				if len(running) >= parallel {
@@ -155,9 +157,9 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch) 
 					pending = in
 					break
 				}
-				e.emit(ctx, run, EventStepStarted, a.ID, a.Tool, fmt.Sprintf("attempt %d", o.started.Attempt))
+				e.emit(ctx, run, EventStepStarted, a.ID, a.Tool, attemptNote(o.started.Attempt))
 				running[a.ID] = true
-				go func(o outcome) { results <- e.call(ctx, o) }(o)
+				started = append(started, o)
 			}
 		}
 		if len(running) == 0 {
@@ -177,7 +179,15 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch) 
 			}
 			return stopFailed, nil, e.fail(ctx, run, contracts.Errorf(contracts.CodeInternal, "no action can run and the plan is not done"))
 		}
-		o := <-results
+		var o outcome
+		if len(started) == 1 && len(running) == 1 {
+			o = e.call(ctx, started[0]) // the only call in flight: no worker needed
+		} else {
+			for _, o := range started {
+				go func() { results <- e.call(ctx, o) }()
+			}
+			o = <-results
+		}
 		delete(running, o.action.ID)
 		if f, err := e.finishStep(ctx, run, prog, o, state); err != nil {
 			dataErr = err
@@ -217,9 +227,12 @@ func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, prog *progr
 	if err := e.save(ctx, run); err != nil {
 		return nil, err
 	}
-	e.emit(ctx, run, EventStepSucceeded, o.action.ID, o.action.Tool, fmt.Sprintf("attempt %d", rec.Attempt))
+	e.emit(ctx, run, EventStepSucceeded, o.action.ID, o.action.Tool, attemptNote(rec.Attempt))
 	return nil, nil
 }
+
+// attemptNote is a step event's message.
+func attemptNote(n int) string { return "attempt " + strconv.Itoa(n) }
 
 // setState adds produced values to the run's state and the record.
 func (e *Engine) setState(run *contracts.Run, state, values map[string]any, rec *contracts.StepRecord) {

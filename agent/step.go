@@ -195,7 +195,7 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 			}
 		}
 	}
-	props, required := schemaFields(tool.Contract.InputSchema)
+	props, required := tool.InputFields()
 	for _, key := range a.Requires {
 		if _, bound := payload[key]; !bound && props[key] {
 			payload[key] = state[key]
@@ -243,20 +243,6 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "payload of %s: %w", a.ID, err).With("action", a.ID)
 	}
 	return b, nil
-}
-
-// schemaFields reads an object schema's top-level properties and required list.
-func schemaFields(schema json.RawMessage) (map[string]bool, []string) {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	_ = json.Unmarshal(schema, &s)
-	props := make(map[string]bool, len(s.Properties))
-	for k := range s.Properties {
-		props[k] = true
-	}
-	return props, s.Required
 }
 
 func decodeObject(text string) (map[string]any, error) {
@@ -333,8 +319,11 @@ func (e *Engine) verify(ctx context.Context, run *contracts.Run, a contracts.Act
 		return partial, contracts.Errorf(contracts.CodeMissingPath, "action %s did not produce what it promised: %w", a.ID, err).
 			With("action", a.ID).With("key", contracts.AsError(err).Details["key"])
 	}
-	next := maps.Clone(state)
-	maps.Copy(next, values)
+	var next map[string]any // the state as it would become, for the criteria
+	if len(a.SuccessCriteria) > 0 {
+		next = maps.Clone(state)
+		maps.Copy(next, values)
+	}
 	for _, src := range a.SuccessCriteria {
 		c, err := contracts.ParseCriterion(src)
 		if err != nil {

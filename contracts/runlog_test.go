@@ -151,3 +151,58 @@ func FuzzRunDelta(f *testing.F) {
 		_ = run.Delta().Summary()
 	})
 }
+
+// FuzzRunDeltaJSON: AppendJSON writes every entry exactly as json.Marshal
+// does, and fails where it fails. The entry comes from JSON; text, raw
+// values and times are then set to what JSON decoding could not give
+// (invalid UTF-8, control and HTML characters, loose raw JSON, times
+// RFC 3339 cannot hold).
+func FuzzRunDeltaJSON(f *testing.F) {
+	f.Add(`{"seq":2,"updated_at":"2026-11-24T09:00:00.5Z","status":"running","goal":"g","steps":[{"action_id":"a","tool":"t.x","plan_version":1,"attempt":1,`+
+		`"idempotency_key":"r/v1/a/1","payload":{"q":1},"result":{"v":[1,2]},"produced":["k"],"status":"succeeded","started_at":"2026-11-24T09:00:00Z","ended_at":"2026-11-24T09:00:01Z"}],"state":{"k":1}}`,
+		"plain", []byte(`{"a": [1, "<b>"]}`), int64(1764000000), 0)
+	f.Add(`{"seq":3,"replan_count":2,"llm_calls":{"planner":1,"tool":3},"usage":{"total":{"cost_usd":0}},"interrupt":{"kind":"clarify","message":"?"},`+
+		`"result":{"answer":"a","composer":"template"},"error":{"code":6001,"message":"m","details":{"x":[1]}},"plans":[{"version":2,"source":"replanner","plan":{"actions":[]}}],`+
+		`"policy":{"a":{"decision":"allow"}},"decisions":[{"interrupt":{"kind":"clarify"},"decision":{"decision":"answer"}}],"steps":[{"status":"failed","error":{"code":1}}]}`,
+		"\u2028<&>\"\\\x01\xff한", []byte("\t[1 ,\n2]"), int64(-70000000000), 25*3600)
+	f.Add(`{"seq":1,"run":{"id":"r","status":"pending"}}`, "", []byte(`{`), int64(0), -3600)
+	f.Add(`{"seq":4,"state":{"a":null,"b":"x"},"steps":[{}]}`, "k\u2029", []byte(nil), int64(253402300800), 59)
+	f.Fuzz(func(t *testing.T, entry, text string, raw []byte, unix int64, offset int) {
+		var d contracts.RunDelta
+		if json.Unmarshal([]byte(entry), &d) != nil {
+			return
+		}
+		check := func(what string) {
+			t.Helper()
+			got, gerr := d.AppendJSON([]byte("prefix"))
+			want, werr := json.Marshal(&d)
+			if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+				t.Fatalf("%s: error %v, json.Marshal's %v", what, gerr, werr)
+			}
+			if gerr == nil && string(got) != "prefix"+string(want) {
+				t.Fatalf("%s:\n%s\njson.Marshal:\n%s", what, got[len("prefix"):], want)
+			}
+		}
+		check("decoded")
+		d.Goal, d.Status = text, contracts.RunStatus(text)
+		if d.LLMCalls != nil {
+			d.LLMCalls[text] = len(text)
+		}
+		if d.State != nil {
+			d.State[text] = raw
+		}
+		at := time.Unix(unix, int64(offset)).In(time.FixedZone("z", offset))
+		d.UpdatedAt = at
+		for i := range d.Steps {
+			s := &d.Steps[i]
+			s.ActionID, s.IdempotencyKey, s.Produced = text, text, append(s.Produced, text)
+			s.StartedAt, s.EndedAt = at, at.Add(time.Duration(offset))
+			if i%2 == 0 {
+				s.Result = raw
+			} else {
+				s.Payload = raw
+			}
+		}
+		check("changed")
+	})
+}

@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"encoding/json"
 	"maps"
 	"regexp"
 	"slices"
@@ -18,6 +19,10 @@ type Tool struct {
 	input    *jsonschema.Schema
 	output   *jsonschema.Schema
 	paths    map[string]*jsonpath.Path
+	// props and required are the input schema's top-level properties and
+	// required list, read once for the engine's payload binding.
+	props    map[string]bool
+	required []string
 }
 
 var (
@@ -79,6 +84,7 @@ func NewTool(c Contract) (*Tool, error) {
 	if t.output, err = compileSchema("ordo:///tools/"+c.Tool+"/output_schema.json", c.OutputSchema); err != nil {
 		return nil, schemaCompileError(c.Tool, "output_schema", err)
 	}
+	t.props, t.required = schemaFields(c.InputSchema)
 	for _, key := range slices.Sorted(maps.Keys(c.ProducesMap)) {
 		if key == "" {
 			return nil, bad("produces_map", "empty state key")
@@ -115,6 +121,27 @@ func (t *Tool) check(sch *jsonschema.Schema, v any, code Code, what string) erro
 		return AsError(err).With("tool", t.Name())
 	}
 	return nil
+}
+
+// InputFields returns the input schema's top-level properties and its
+// required list (empty when the schema is not an object schema). The
+// caller must not change them.
+func (t *Tool) InputFields() (props map[string]bool, required []string) {
+	return t.props, t.required
+}
+
+// schemaFields reads an object schema's top-level properties and required list.
+func schemaFields(schema json.RawMessage) (map[string]bool, []string) {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	props := make(map[string]bool, len(s.Properties))
+	for k := range s.Properties {
+		props[k] = true
+	}
+	return props, s.Required
 }
 
 // CanProduce reports whether the produces_map yields key.

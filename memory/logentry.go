@@ -33,7 +33,7 @@ func NewEntry(run *contracts.Run) (Entry, error) {
 		}
 		return Entry{Data: data, Whole: true, Snap: snap}, nil
 	}
-	data, err := json.Marshal(d)
+	data, err := d.AppendJSON(make([]byte, 0, 512))
 	if err != nil {
 		return Entry{}, contracts.Errorf(contracts.CodeInvalidInput, "encode run %q entry %d: %w", run.ID, run.Seq, err).With("field", "run")
 	}

@@ -1,0 +1,221 @@
+package contracts
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// AppendJSON appends d encoded exactly as json.Marshal encodes it, with
+// the same errors. A store appends one entry at every step boundary, so
+// what a step's entry holds (the header, step records, state) is written
+// here field by field, without reflection; anything rarer (a whole run,
+// plans, interrupts, decisions, errors, usage) goes to encoding/json.
+func (d *RunDelta) AppendJSON(b []byte) ([]byte, error) {
+	if d.Run != nil {
+		return appendMarshal(b, d)
+	}
+	w := jsonWriter{b: b}
+	w.int(`{"seq":`, d.Seq)
+	w.time(`,"updated_at":`, d.UpdatedAt)
+	if d.Status != "" {
+		w.str(`,"status":`, string(d.Status))
+	}
+	if d.Goal != "" {
+		w.str(`,"goal":`, d.Goal)
+	}
+	if d.ReplanCount != 0 {
+		w.int(`,"replan_count":`, int64(d.ReplanCount))
+	}
+	if len(d.LLMCalls) > 0 {
+		w.b = append(w.b, `,"llm_calls":{`...)
+		for i, k := range slices.Sorted(maps.Keys(d.LLMCalls)) {
+			w.key(i, k)
+			w.int("", int64(d.LLMCalls[k]))
+		}
+		w.b = append(w.b, '}')
+	}
+	if !usageZero(d.Usage) {
+		w.marshal(`,"usage":`, d.Usage)
+	}
+	if d.Interrupt != nil {
+		w.marshal(`,"interrupt":`, d.Interrupt)
+	}
+	if d.Result != nil {
+		w.marshal(`,"result":`, d.Result)
+	}
+	if d.Error != nil {
+		w.marshal(`,"error":`, d.Error)
+	}
+	if len(d.Plans) > 0 {
+		w.marshal(`,"plans":`, d.Plans)
+	}
+	if len(d.Policy) > 0 {
+		w.marshal(`,"policy":`, d.Policy)
+	}
+	if len(d.State) > 0 {
+		w.b = append(w.b, `,"state":{`...)
+		for i, k := range slices.Sorted(maps.Keys(d.State)) {
+			w.key(i, k)
+			w.raw("", d.State[k])
+		}
+		w.b = append(w.b, '}')
+	}
+	if len(d.Steps) > 0 {
+		w.b = append(w.b, `,"steps":[`...)
+		for i := range d.Steps {
+			w.b = append(w.b, comma(i)...)
+			w.step(&d.Steps[i])
+		}
+		w.b = append(w.b, ']')
+	}
+	if len(d.Decisions) > 0 {
+		w.marshal(`,"decisions":`, d.Decisions)
+	}
+	if w.err != nil {
+		// encoding/json says what is wrong, as json.Marshal would.
+		return appendMarshal(b, d)
+	}
+	return append(w.b, '}'), nil
+}
+
+// step writes s as json.Marshal writes a StepRecord.
+func (w *jsonWriter) step(s *StepRecord) {
+	w.str(`{"action_id":`, s.ActionID)
+	w.str(`,"tool":`, s.Tool)
+	w.int(`,"plan_version":`, int64(s.PlanVersion))
+	w.int(`,"attempt":`, int64(s.Attempt))
+	if s.IdempotencyKey != "" {
+		w.str(`,"idempotency_key":`, s.IdempotencyKey)
+	}
+	if len(s.Payload) > 0 {
+		w.raw(`,"payload":`, s.Payload)
+	}
+	if len(s.Result) > 0 {
+		w.raw(`,"result":`, s.Result)
+	}
+	if len(s.Produced) > 0 {
+		w.b = append(w.b, `,"produced":[`...)
+		for i, k := range s.Produced {
+			w.str(comma(i), k)
+		}
+		w.b = append(w.b, ']')
+	}
+	w.str(`,"status":`, string(s.Status))
+	if s.Error != nil {
+		w.marshal(`,"error":`, s.Error)
+	}
+	w.time(`,"started_at":`, s.StartedAt)
+	if !s.EndedAt.IsZero() {
+		w.time(`,"ended_at":`, s.EndedAt)
+	}
+	w.b = append(w.b, '}')
+}
+
+// jsonWriter appends JSON as encoding/json writes it (HTML-safe strings,
+// compacted raw values), each value after its name and separator; the
+// first error stops it.
+type jsonWriter struct {
+	b   []byte
+	err error
+}
+
+func (w *jsonWriter) int(name string, n int64) {
+	w.b = strconv.AppendInt(append(w.b, name...), n, 10)
+}
+
+// key writes the name of an object's i-th member.
+func (w *jsonWriter) key(i int, k string) {
+	w.str(comma(i), k)
+	w.b = append(w.b, ':')
+}
+
+// str writes s, itself where no byte needs escaping, else as
+// json.Marshal escapes it.
+func (w *jsonWriter) str(name, s string) {
+	w.b = append(w.b, name...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			data, _ := json.Marshal(s) // a string always encodes
+			w.b = append(w.b, data...)
+			return
+		}
+	}
+	w.b = append(append(append(w.b, '"'), s...), '"')
+}
+
+// time writes t as time.Time.MarshalJSON does; a time RFC 3339 cannot
+// hold goes to MarshalJSON for its error.
+func (w *jsonWriter) time(name string, t time.Time) {
+	_, offset := t.Zone()
+	if y := t.Year(); y < 0 || y > 9999 || offset <= -24*3600 || offset >= 24*3600 {
+		w.marshal(name, t)
+		return
+	}
+	w.b = append(t.AppendFormat(append(append(w.b, name...), '"'), time.RFC3339Nano), '"')
+}
+
+// raw writes a raw JSON value compacted and HTML-escaped, as json.Marshal
+// writes a json.RawMessage.
+func (w *jsonWriter) raw(name string, v json.RawMessage) {
+	w.b = append(w.b, name...)
+	if v == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	out := bytes.NewBuffer(w.b)
+	if !bytes.ContainsAny(v, "<>&\u2028\u2029") {
+		w.fail(json.Compact(out, v))
+		w.b = out.Bytes()
+		return
+	}
+	var c bytes.Buffer
+	if w.fail(json.Compact(&c, v)) {
+		return
+	}
+	json.HTMLEscape(out, c.Bytes())
+	w.b = out.Bytes()
+}
+
+func (w *jsonWriter) marshal(name string, v any) {
+	data, err := json.Marshal(v)
+	if !w.fail(err) {
+		w.b = append(append(w.b, name...), data...)
+	}
+}
+
+func (w *jsonWriter) fail(err error) bool {
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return w.err != nil
+}
+
+func appendMarshal(b []byte, v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, data...), nil
+}
+
+// comma separates the items of a list or object after the first.
+func comma(i int) string {
+	if i == 0 {
+		return ""
+	}
+	return ","
+}
+
+// usageZero reports whether omitzero leaves u out: every field zero (nil
+// map and list; a float zero only as +0).
+func usageZero(u RunUsage) bool {
+	t := u.Total
+	return u.ByRole == nil && t.InputTokens == 0 && t.OutputTokens == 0 && t.CachedTokens == 0 &&
+		math.Float64bits(t.CostUSD) == 0 && t.Models == nil
+}

@@ -144,12 +144,16 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 		}
 	}
 	n := 0
+	toolLabels := map[string]string{} // a tool's label, read once per answer
 	for _, s := range run.Steps {
 		if s.Status == contracts.StepStarted {
 			continue
 		}
 		n++
-		fmt.Fprintf(&b, "\n- %s: %s", e.stepLabel(w, actions.of(s), n), w.statusWord(s.Status))
+		b.WriteString("\n- ")
+		b.WriteString(e.stepLabel(w, actions.of(s), n, toolLabels))
+		b.WriteString(": ")
+		b.WriteString(w.statusWord(s.Status))
 		if len(s.Produced) > 0 {
 			var own map[string]json.RawMessage
 			if slices.ContainsFunc(s.Produced, func(k string) bool { return producers[k] > 1 }) {
@@ -176,21 +180,34 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 
 // stepLabel names a step for a person: the action's summary, else the
 // first sentence of its tool's description (unless it names the tool),
-// else its number.
-func (e *Engine) stepLabel(w templateWords, a contracts.Action, n int) string {
+// else its number. toolLabels keeps the tools' labels found so far.
+func (e *Engine) stepLabel(w templateWords, a contracts.Action, n int, toolLabels map[string]string) string {
 	if a.Summary != "" {
 		return a.Summary
 	}
-	if t, ok := e.deps.Tools.Lookup(a.Tool); ok && !strings.Contains(t.Contract.Description, a.Tool) {
-		d := strings.TrimSpace(t.Contract.Description)
-		if i := strings.Index(d, ". "); i > 0 {
-			d = d[:i]
-		}
-		if d = strings.TrimSuffix(d, "."); d != "" {
-			return clipTo(d, 80)
-		}
+	label, seen := toolLabels[a.Tool]
+	if !seen {
+		label = e.toolLabel(a.Tool)
+		toolLabels[a.Tool] = label
+	}
+	if label != "" {
+		return label
 	}
 	return fmt.Sprintf(w.step, n)
+}
+
+// toolLabel is the first sentence of a tool's description, "" when there
+// is none or it names the tool.
+func (e *Engine) toolLabel(name string) string {
+	t, ok := e.deps.Tools.Lookup(name)
+	if !ok || strings.Contains(t.Contract.Description, name) {
+		return ""
+	}
+	d := strings.TrimSpace(t.Contract.Description)
+	if i := strings.Index(d, ". "); i > 0 {
+		d = d[:i]
+	}
+	return clipTo(strings.TrimSuffix(d, "."), 80)
 }
 
 // idLike reports whether a state key holds an internal id (a page id, a

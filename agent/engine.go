@@ -189,8 +189,11 @@ type Request struct {
 	// seed and reason: what a fork takes over, and why (see Fork).
 	seed   *forkSeed
 	reason string
-	// execute: Run executes the run once it is ready (see afterPlan).
+	// execute: Run executes the run once it is ready (see afterPlan);
+	// checked then receives the plan's graph, so that it is not checked
+	// again before it runs.
 	execute bool
+	checked **contracts.Graph
 }
 
 // Engine runs plans. It holds no per-run memory: every method loads the

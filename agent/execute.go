@@ -40,8 +40,9 @@ type failure struct {
 	err    *contracts.Error
 }
 
-// execute drives the run through plan versions until it stops.
-func (e *Engine) execute(ctx context.Context, run *contracts.Run) error {
+// execute drives the run through plan versions until it stops. checked,
+// when not nil, is the current plan's graph, checked by this call.
+func (e *Engine) execute(ctx context.Context, run *contracts.Run, checked *contracts.Graph) error {
 	run.Status = contracts.RunRunning
 	run.Error = nil
 	if err := e.save(ctx, run); err != nil {
@@ -50,7 +51,8 @@ func (e *Engine) execute(ctx context.Context, run *contracts.Run) error {
 	w := e.watch(ctx, run.ID)
 	defer w.stop()
 	for {
-		why, f, err := e.runDAG(ctx, run, w)
+		why, f, err := e.runDAG(ctx, run, w, checked)
+		checked = nil
 		if err != nil {
 			return err
 		}
@@ -98,18 +100,22 @@ type outcome struct {
 // steps, and each finished call is one appended log entry (a call's start
 // is not written: its idempotency key is deterministic, so a call in
 // flight at a crash is re-issued under the same key).
-func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch) (stop, *failure, error) {
+func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, g *contracts.Graph) (stop, *failure, error) {
 	rev := run.Plans[len(run.Plans)-1]
 	plan := rev.Plan
-	g, err := contracts.CheckPlan(&plan, e.deps.Tools, contracts.CheckOptions{InitialState: slices.Collect(maps.Keys(run.State)), AllowedServices: run.Options.Services})
-	if err != nil {
-		return stopFailed, nil, e.fail(ctx, run, planFailed("the plan no longer checks against the catalog", err))
+	if g == nil {
+		var err error
+		g, err = contracts.CheckPlan(&plan, e.deps.Tools, contracts.CheckOptions{InitialState: slices.Collect(maps.Keys(run.State)), AllowedServices: run.Options.Services})
+		if err != nil {
+			return stopFailed, nil, e.fail(ctx, run, planFailed("the plan no longer checks against the catalog", err))
+		}
 	}
 	state, err := decodeState(run.State)
 	if err != nil {
 		return stopFailed, nil, e.fail(ctx, run, err)
 	}
 	prog := newProgress(run, rev, g)
+	run.Steps = slices.Grow(run.Steps, prog.left) // a record per action left, at least
 	parallel := e.cfg.Parallelism
 	if c := plan.Constraints; c != nil && c.AllowParallel != nil && !*c.AllowParallel {
 		parallel = 1 // the plan asks for its actions one at a time

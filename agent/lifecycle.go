@@ -77,7 +77,7 @@ func (e *Engine) advance(ctx context.Context, run *contracts.Run, by caller, d c
 	case byRecover:
 		e.emit(ctx, run, EventResumed, "", "", "recovered by "+e.cfg.Owner)
 	}
-	return e.execute(ctx, run)
+	return e.execute(ctx, run, nil)
 }
 
 // save appends what changed in run since its last write to its log, as

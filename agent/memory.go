@@ -246,7 +246,7 @@ func (e *Engine) RunTemplate(ctx context.Context, req TemplateRequest) (_ *contr
 	if err != nil || run.Status != contracts.RunReady {
 		return run, err
 	}
-	return run, e.execute(ctx, run)
+	return run, e.execute(ctx, run, nil)
 }
 
 // PlanTemplate plans a run from the user's template with req's inputs

@@ -86,11 +86,13 @@ func (e *Engine) Run(ctx context.Context, req Request) (_ *contracts.Run, err er
 	var run *contracts.Run
 	defer func() { endSpan(span, run, err) }()
 	req.execute = true
+	var g *contracts.Graph
+	req.checked = &g
 	run, err = e.Plan(ctx, req)
 	if err != nil || run.Status != contracts.RunReady {
 		return run, err
 	}
-	return run, e.execute(ctx, run)
+	return run, e.execute(ctx, run, g)
 }
 
 type candidate struct {
@@ -167,7 +169,7 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 			Suggestions: suggestions(remembered),
 		})
 	}
-	rev, decisions, err := e.checkPlan(run, p, source, req.reason, slices.Collect(maps.Keys(run.State)))
+	rev, decisions, g, err := e.checkPlan(run, p, source, req.reason, slices.Collect(maps.Keys(run.State)))
 	if err != nil {
 		switch contracts.CodeOf(err) {
 		case contracts.CodePolicyDenied:
@@ -179,6 +181,9 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 		return e.fail(ctx, run, planFailed("the plan does not check", err))
 	}
 	e.commitPlan(ctx, run, rev, decisions)
+	if req.checked != nil {
+		*req.checked = g
+	}
 	if run.Seq == 0 {
 		// The run's first checkpoint (which takes its lease): pending, with
 		// the checked plan and its policy, so a process that dies before
@@ -198,7 +203,7 @@ func (e *Engine) continuePlanned(ctx context.Context, run *contracts.Run) error 
 	if err := e.afterPlan(ctx, run, true); err != nil || run.Status != contracts.RunReady {
 		return err
 	}
-	return e.execute(ctx, run)
+	return e.execute(ctx, run, nil)
 }
 
 // planned reports whether a pending run holds a checked plan.
@@ -263,25 +268,26 @@ func planFailed(msg string, err error) error {
 
 // checkPlan validates p as the run's next plan version, with the state's
 // keys counting as produced, and applies policy. It changes nothing; on a
-// policy denial it returns the revision and decisions with the error.
-func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason string, initial []string) (*contracts.PlanRevision, map[string]contracts.PolicyDecision, error) {
+// policy denial it returns the revision and decisions with the error. The
+// graph is the plan's, for executing it at once (see Request.checked).
+func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason string, initial []string) (*contracts.PlanRevision, map[string]contracts.PolicyDecision, *contracts.Graph, error) {
 	g, err := contracts.CheckPlan(p, e.deps.Tools, contracts.CheckOptions{InitialState: initial, AllowedServices: run.Options.Services})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := e.checkAvailable(p); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, a := range p.Actions {
 		for _, c := range a.SuccessCriteria {
 			if _, err := contracts.ParseCriterion(c); err != nil {
-				return nil, nil, contracts.Errorf(contracts.CodeInvalidInput, "action %s: success criterion: %w", a.ID, err).
+				return nil, nil, nil, contracts.Errorf(contracts.CodeInvalidInput, "action %s: success criterion: %w", a.ID, err).
 					With("action", a.ID).With("field", "success_criteria")
 			}
 		}
 		for field := range a.InputBindings {
 			if err := checkBindingPath(a.ID, field); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 	}
@@ -298,11 +304,11 @@ func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason
 	}, run.Options.Scopes)
 	for _, a := range p.Actions {
 		if d := decisions[a.ID]; d.Decision == contracts.PolicyDeny {
-			return rev, decisions, contracts.Errorf(contracts.CodePolicyDenied, "policy denies action %s (%s): %s", a.ID, a.Tool, d.Reason).
+			return rev, decisions, nil, contracts.Errorf(contracts.CodePolicyDenied, "policy denies action %s (%s): %s", a.ID, a.Tool, d.Reason).
 				With("action", a.ID).With("tool", a.Tool).With("reason", d.Reason)
 		}
 	}
-	return rev, decisions, nil
+	return rev, decisions, g, nil
 }
 
 // checkAvailable refuses a plan with an action whose tool's source is down

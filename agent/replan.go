@@ -69,7 +69,7 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 		return false, e.fail(ctx, run, contracts.Errorf(contracts.CodePlanFailed, "the re-planner found no way to finish after %s failed: %s", f.action, cause.Message).
 			With("action", f.action))
 	}
-	rev, decisions, err := e.checkPlan(run, p, "replanner", cause.Message, slices.Collect(maps.Keys(run.State)))
+	rev, decisions, _, err := e.checkPlan(run, p, "replanner", cause.Message, slices.Collect(maps.Keys(run.State)))
 	if err != nil {
 		if rev != nil {
 			e.commitPlan(ctx, run, rev, decisions)

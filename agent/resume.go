@@ -175,7 +175,7 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 			}
 		}
 	}
-	return e.execute(ctx, run)
+	return e.execute(ctx, run, nil)
 }
 
 // skip records the interrupt's action as skipped: its dependents run
@@ -201,7 +201,7 @@ func (e *Engine) applyEdit(ctx context.Context, run *contracts.Run, in contracts
 	if err := contracts.ValidatePlan(&p); err != nil {
 		return err
 	}
-	rev, decisions, err := e.checkPlan(run, &p, "edit", d.Note, slices.Collect(maps.Keys(run.State)))
+	rev, decisions, _, err := e.checkPlan(run, &p, "edit", d.Note, slices.Collect(maps.Keys(run.State)))
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -95,7 +94,7 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 	attempt := prog.tries[a.ID] + 1
 	o.started = contracts.StepRecord{
 		ActionID: a.ID, Tool: a.Tool, PlanVersion: version, Attempt: attempt,
-		IdempotencyKey: fmt.Sprintf("%s/v%d/%s/%d", run.ID, version, a.ID, attempt),
+		IdempotencyKey: run.ID + "/v" + strconv.Itoa(version) + "/" + a.ID + "/" + strconv.Itoa(attempt),
 		Payload:        payload, Status: contracts.StepStarted, StartedAt: e.now(),
 	}
 	return o, nil, nil

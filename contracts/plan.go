@@ -17,6 +17,11 @@ type Plan struct {
 	// ClarificationQuestions, when present, replace a plan: the goal is too
 	// ambiguous to plan and a person must answer first.
 	ClarificationQuestions []string `json:"clarification_questions,omitempty"`
+
+	// parsed is the encoding of the plan ParsePlan returned, which it
+	// validated; nil for a plan built as a value. ValidatePlan does not
+	// validate that encoding again (see there).
+	parsed []byte
 }
 
 // PlanContext is what the planner was told.

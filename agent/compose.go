@@ -219,7 +219,7 @@ func idLike(key string) bool {
 
 // actionIndex finds the action a step record belongs to in one lookup,
 // so that describing a run's steps stays linear in its length.
-type actionIndex map[actionKey]contracts.Action
+type actionIndex map[actionKey]*contracts.Action
 
 type actionKey struct {
 	version int
@@ -229,8 +229,8 @@ type actionKey struct {
 func indexActions(run *contracts.Run) actionIndex {
 	idx := actionIndex{}
 	for _, rev := range run.Plans {
-		for _, a := range rev.Plan.Actions {
-			idx[actionKey{rev.Version, a.ID}] = a
+		for i := range rev.Plan.Actions {
+			idx[actionKey{rev.Version, rev.Plan.Actions[i].ID}] = &rev.Plan.Actions[i]
 		}
 	}
 	return idx
@@ -238,7 +238,7 @@ func indexActions(run *contracts.Run) actionIndex {
 
 func (idx actionIndex) of(s contracts.StepRecord) contracts.Action {
 	if a, ok := idx[actionKey{s.PlanVersion, s.ActionID}]; ok {
-		return a
+		return *a
 	}
 	return contracts.Action{ID: s.ActionID}
 }

@@ -127,8 +127,9 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, 
 		pending *contracts.Interrupt
 		dataErr error
 	)
+	var started []outcome // the calls dispatched in one round
 	for {
-		var started []outcome
+		started = started[:0]
 		if fail == nil && pending == nil && dataErr == nil && ctx.Err() == nil && w.request() == nil {
 			for _, i := range slices.Clone(prog.ready) {
 				if len(running) >= parallel {

@@ -89,12 +89,16 @@ func FuzzExtractJSON(f *testing.F) {
 // must select exactly one "MISSING" string, and no MISSING may be unreported.
 func FuzzFindMissing(f *testing.F) {
 	f.Add([]byte(`{"a":"MISSING","b":[{"c":"MISSING"}],"odd key":"MISSING"}`))
+	f.Add([]byte(`{"a":"MISS\u0049NG","b":"MISSING "}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := DecodeJSON(data)
 		if err != nil {
 			return
 		}
 		paths := FindMissing(v)
+		if text := FindMissing(json.RawMessage(data)); !slices.Equal(text, paths) {
+			t.Fatalf("the text gives %q, its value %q", text, paths)
+		}
 		if !slices.IsSorted(paths) {
 			t.Fatalf("unsorted: %q", paths)
 		}

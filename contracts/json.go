@@ -150,6 +150,9 @@ func matchBrace(text string, start int) int {
 // $['odd key'] where a name is not an identifier) of string values equal
 // to Missing, sorted. json.RawMessage and []byte are read as JSON text.
 func FindMissing(v any) []string {
+	if text, ok := v.(json.RawMessage); ok && !mayHoldMissing(text) {
+		return nil
+	}
 	v, err := jsonValue(v)
 	if err != nil {
 		return nil
@@ -175,6 +178,12 @@ func FindMissing(v any) []string {
 	walk("$", v)
 	slices.Sort(out)
 	return out
+}
+
+// mayHoldMissing reports whether JSON text can hold the string Missing:
+// only where its letters, or an escape, occur.
+func mayHoldMissing(text []byte) bool {
+	return bytes.Contains(text, []byte(Missing)) || bytes.IndexByte(text, '\\') >= 0
 }
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,9 @@ func ValidatePlan(p *Plan) error {
 // encodePlan is the JSON ValidatePlan checks: p with nil requires and
 // produces lists as empty ones.
 func encodePlan(p *Plan) ([]byte, error) {
+	if !slices.ContainsFunc(p.Actions, func(a Action) bool { return a.Requires == nil || a.Produces == nil }) {
+		return json.Marshal(p)
+	}
 	cp := *p
 	cp.Actions = make([]Action, len(p.Actions))
 	for i, a := range p.Actions {

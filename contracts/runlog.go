@@ -50,12 +50,32 @@ type runLogMark struct {
 // built by hand) gives a whole-run entry. The entry shares memory with run:
 // encode it before changing the run again.
 func (r *Run) Delta() *RunDelta {
-	d := &RunDelta{Seq: r.Seq, UpdatedAt: r.UpdatedAt}
+	d := new(RunDelta)
+	r.fillDelta(d)
+	return d
+}
+
+// AppendDelta appends r.Delta() as AppendJSON encodes it, without keeping
+// the entry, unless it is a whole-run entry (whole): a store encodes a
+// whole run as a checkpoint (memory.NewEntry), and nothing is appended.
+func (r *Run) AppendDelta(b []byte) (_ []byte, whole bool, err error) {
+	var d RunDelta
+	r.fillDelta(&d)
+	if d.Run != nil {
+		return b, true, nil
+	}
+	b, err = d.AppendJSON(b)
+	return b, false, err
+}
+
+// fillDelta sets d to r.Delta().
+func (r *Run) fillDelta(d *RunDelta) {
+	d.Seq, d.UpdatedAt = r.Seq, r.UpdatedAt
 	m := r.logMark
 	if !m.logged || m.plans > len(r.Plans) || m.steps > len(r.Steps) || m.decisions > len(r.Decisions) {
 		whole := *r
 		d.Run = &whole
-		return d
+		return
 	}
 	d.Status, d.Goal, d.ReplanCount, d.LLMCalls, d.Usage = r.Status, r.Goal, r.ReplanCount, r.LLMCalls, r.Usage
 	d.Interrupt, d.Result, d.Error = r.Interrupt, r.Result, r.Error
@@ -82,7 +102,6 @@ func (r *Run) Delta() *RunDelta {
 			}
 		}
 	}
-	return d
 }
 
 // MarkLogged records that the run's log holds the run as it is now: a

@@ -18,7 +18,7 @@ import (
 // plans, interrupts, decisions, errors, usage) goes to encoding/json.
 func (d *RunDelta) AppendJSON(b []byte) ([]byte, error) {
 	if d.Run != nil {
-		return appendMarshal(b, d)
+		return d.appendMarshal(b)
 	}
 	w := jsonWriter{b: b}
 	w.int(`{"seq":`, d.Seq)
@@ -79,7 +79,7 @@ func (d *RunDelta) AppendJSON(b []byte) ([]byte, error) {
 	}
 	if w.err != nil {
 		// encoding/json says what is wrong, as json.Marshal would.
-		return appendMarshal(b, d)
+		return d.appendMarshal(b)
 	}
 	return append(w.b, '}'), nil
 }
@@ -196,8 +196,11 @@ func (w *jsonWriter) fail(err error) bool {
 	return w.err != nil
 }
 
-func appendMarshal(b []byte, v any) ([]byte, error) {
-	data, err := json.Marshal(v)
+// appendMarshal appends d as json.Marshal encodes it. It marshals a copy,
+// so that d itself may live on its caller's stack (Run.AppendDelta).
+func (d *RunDelta) appendMarshal(b []byte) ([]byte, error) {
+	c := *d
+	data, err := json.Marshal(&c)
 	if err != nil {
 		return nil, err
 	}

@@ -21,23 +21,24 @@ type Entry struct {
 // log mark says) or was never logged. A whole entry comes with its Snap;
 // AddSnapshot gives a delta one.
 func NewEntry(run *contracts.Run) (Entry, error) {
-	d := run.Delta()
-	if d.Run != nil || run.Seq == 1 {
-		snap, err := EncodeRun(run)
+	if run.Seq != 1 {
+		data, whole, err := run.AppendDelta(make([]byte, 0, 512))
 		if err != nil {
-			return Entry{}, err
+			return Entry{}, contracts.Errorf(contracts.CodeInvalidInput, "encode run %q entry %d: %w", run.ID, run.Seq, err).With("field", "run")
 		}
-		data, err := wrapWhole(snap, run.Seq, run.UpdatedAt)
-		if err != nil {
-			return Entry{}, err
+		if !whole {
+			return Entry{Data: data}, nil
 		}
-		return Entry{Data: data, Whole: true, Snap: snap}, nil
 	}
-	data, err := d.AppendJSON(make([]byte, 0, 512))
+	snap, err := EncodeRun(run)
 	if err != nil {
-		return Entry{}, contracts.Errorf(contracts.CodeInvalidInput, "encode run %q entry %d: %w", run.ID, run.Seq, err).With("field", "run")
+		return Entry{}, err
 	}
-	return Entry{Data: data}, nil
+	data, err := wrapWhole(snap, run.Seq, run.UpdatedAt)
+	if err != nil {
+		return Entry{}, err
+	}
+	return Entry{Data: data, Whole: true, Snap: snap}, nil
 }
 
 // AddSnapshot encodes run, whose entry e is, as e's snapshot.

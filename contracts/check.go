@@ -56,6 +56,7 @@ func CheckPlan(p *Plan, cat Catalog, opts CheckOptions) (*Graph, error) {
 		initial[k] = true
 	}
 	g := &Graph{Deps: make(map[string][]string, len(p.Actions))}
+	var buf []int
 	for _, a := range p.Actions {
 		t, ok := lookup(cat, a.Tool)
 		if !ok {
@@ -73,24 +74,33 @@ func CheckPlan(p *Plan, cat Catalog, opts CheckOptions) (*Graph, error) {
 					With("key", key)
 			}
 		}
-		deps := map[string]bool{}
+		deps := buf[:0] // plan indexes of the actions a waits for
 		for _, d := range a.DependsOn {
-			if _, ok := index[d]; !ok {
+			i, ok := index[d]
+			if !ok {
 				return nil, actionError(CodeUnknownDependency, a, "depends_on names unknown action %q", d).With("dependency", d)
 			}
-			deps[d] = true
+			deps = append(deps, i)
 		}
 		for _, key := range a.Requires {
-			others := slices.DeleteFunc(slices.Clone(producers[key]), func(id string) bool { return id == a.ID })
-			if len(others) == 0 && !initial[key] {
+			produced := false
+			for _, id := range producers[key] {
+				if id != a.ID {
+					deps, produced = append(deps, index[id]), true
+				}
+			}
+			if !produced && !initial[key] {
 				return nil, actionError(CodeUnsatisfiedRequires, a, "requires %q, which no other action produces and the state lacks", key).
 					With("key", key)
 			}
-			for _, id := range others {
-				deps[id] = true
-			}
 		}
-		g.Deps[a.ID] = inPlanOrder(deps, index)
+		slices.Sort(deps)
+		deps = slices.Compact(deps)
+		ids := make([]string, len(deps))
+		for j, i := range deps {
+			ids[j] = p.Actions[i].ID
+		}
+		g.Deps[a.ID], buf = ids, deps
 	}
 	if cycle := findCycle(p, g.Deps); cycle != nil {
 		return nil, Errorf(CodeCycle, "dependency cycle %s", strings.Join(cycle, " -> ")).
@@ -136,15 +146,6 @@ func serviceAllowed(t *Tool, allowed []string) bool {
 		}
 	}
 	return false
-}
-
-func inPlanOrder(set map[string]bool, index map[string]int) []string {
-	ids := make([]string, 0, len(set))
-	for id := range set {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, b string) int { return index[a] - index[b] })
-	return ids
 }
 
 // findCycle returns a cycle as a path that starts and ends at the same id,

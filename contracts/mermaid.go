@@ -23,23 +23,29 @@ func (g *Graph) Mermaid(p *Plan) string {
 		sb.WriteString("    ")
 		writeNode(&sb, i)
 		sb.WriteString(`["`)
-		sb.WriteString(mermaidText(a.ID + ": " + a.Tool))
+		sb.WriteString(mermaidText(a.ID)) // escaping is per character: parts escape alone
+		sb.WriteString(": ")
+		sb.WriteString(mermaidText(a.Tool))
 		sb.WriteString("\"]\n")
 	}
 	for _, a := range p.Actions {
 		for _, d := range g.Deps[a.ID] {
-			var keys []string
-			for _, k := range a.Requires {
-				if slices.Contains(p.Actions[node[d]].Produces, k) {
-					keys = append(keys, k)
-				}
-			}
 			sb.WriteString("    ")
 			writeNode(&sb, node[d])
 			sb.WriteString(" -->")
-			if len(keys) > 0 {
-				sb.WriteString(`|"`)
-				sb.WriteString(mermaidText(strings.Join(keys, ", ")))
+			keys := 0 // the keys that flow along the edge
+			for _, k := range a.Requires {
+				if slices.Contains(p.Actions[node[d]].Produces, k) {
+					if keys == 0 {
+						sb.WriteString(`|"`)
+					} else {
+						sb.WriteString(", ")
+					}
+					sb.WriteString(mermaidText(k))
+					keys++
+				}
+			}
+			if keys > 0 {
 				sb.WriteString(`"|`)
 			}
 			sb.WriteByte(' ')

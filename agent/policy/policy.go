@@ -102,12 +102,22 @@ func Evaluate(cfg Config, p *contracts.Plan, contractOf func(tool string) (contr
 
 // riskOf is the higher of the contract's and the planner's risk level.
 func riskOf(a contracts.Action, c contracts.Contract) contracts.Risk {
-	rank := map[contracts.Risk]int{contracts.RiskRead: 0, contracts.RiskWrite: 1, contracts.RiskDestructive: 2}
 	r := c.RiskLevel
-	if a.Risk != nil && rank[a.Risk.Level] > rank[r] {
+	if a.Risk != nil && rank(a.Risk.Level) > rank(r) {
 		r = a.Risk.Level
 	}
 	return r
+}
+
+// rank orders risk levels, an unknown one as read.
+func rank(r contracts.Risk) int {
+	switch r {
+	case contracts.RiskWrite:
+		return 1
+	case contracts.RiskDestructive:
+		return 2
+	}
+	return 0
 }
 
 // tagsOf joins the contract's tags with the planner's tags and hints.

@@ -110,9 +110,12 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, 
 			return stopFailed, nil, e.fail(ctx, run, planFailed("the plan no longer checks against the catalog", err))
 		}
 	}
-	state, err := decodeState(run.State)
+	state, err := decodeState(run.State, len(plan.Actions))
 	if err != nil {
 		return stopFailed, nil, e.fail(ctx, run, err)
+	}
+	if run.State == nil {
+		run.State = make(map[string]json.RawMessage, len(plan.Actions))
 	}
 	prog := newProgress(run, rev, g)
 	run.Steps = slices.Grow(run.Steps, prog.left) // a record per action left, at least
@@ -320,7 +323,7 @@ type progress struct {
 func newProgress(run *contracts.Run, rev contracts.PlanRevision, g *contracts.Graph) *progress {
 	acts := rev.Plan.Actions
 	p := &progress{version: rev.Version, dependents: map[string][]int{}, waiting: make([]int, len(acts)),
-		order: make(map[string]int, len(acts)), done: map[string]bool{}, tries: map[string]int{},
+		order: make(map[string]int, len(acts)), done: make(map[string]bool, len(acts)), tries: make(map[string]int, len(acts)),
 		feedback: map[string]string{}, started: map[string]contracts.StepRecord{}, left: len(acts)}
 	for i, a := range acts {
 		p.order[a.ID] = i
@@ -407,8 +410,9 @@ func missingKeys(state map[string]any, keys []string) []string {
 	return out
 }
 
-func decodeState(raw map[string]json.RawMessage) (map[string]any, error) {
-	out := make(map[string]any, len(raw))
+// decodeState decodes the run's state, with room for more keys.
+func decodeState(raw map[string]json.RawMessage, more int) (map[string]any, error) {
+	out := make(map[string]any, len(raw)+more)
 	for k, v := range raw {
 		d, err := contracts.DecodeJSON(v)
 		if err != nil {

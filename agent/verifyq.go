@@ -145,7 +145,7 @@ func (e *Engine) decideVerifyQuestion(ctx context.Context, run *contracts.Run, i
 		return err
 	}
 	record()
-	state, err := decodeState(run.State)
+	state, err := decodeState(run.State, 0)
 	if err != nil {
 		return err
 	}

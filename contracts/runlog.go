@@ -51,7 +51,7 @@ type runLogMark struct {
 // encode it before changing the run again.
 func (r *Run) Delta() *RunDelta {
 	d := new(RunDelta)
-	r.fillDelta(d)
+	r.fillDelta(d, true)
 	return d
 }
 
@@ -60,16 +60,19 @@ func (r *Run) Delta() *RunDelta {
 // whole run as a checkpoint (memory.NewEntry), and nothing is appended.
 func (r *Run) AppendDelta(b []byte) (_ []byte, whole bool, err error) {
 	var d RunDelta
-	r.fillDelta(&d)
+	r.fillDelta(&d, false)
 	if d.Run != nil {
 		return b, true, nil
 	}
-	b, err = d.AppendJSON(b)
-	return b, false, err
+	out, err := d.appendJSON(b, r.producedKeys(d.Steps), r.State)
+	if err != nil {
+		out, err = r.Delta().appendMarshal(b) // for encoding/json's error
+	}
+	return out, false, err
 }
 
-// fillDelta sets d to r.Delta().
-func (r *Run) fillDelta(d *RunDelta) {
+// fillDelta sets d to r.Delta(), but for State unless withState.
+func (r *Run) fillDelta(d *RunDelta, withState bool) {
 	d.Seq, d.UpdatedAt = r.Seq, r.UpdatedAt
 	m := r.logMark
 	if !m.logged || m.plans > len(r.Plans) || m.steps > len(r.Steps) || m.decisions > len(r.Decisions) {
@@ -92,16 +95,30 @@ func (r *Run) fillDelta(d *RunDelta) {
 	if len(d.Decisions) == 0 {
 		d.Decisions = nil
 	}
-	for _, s := range d.Steps {
+	if !withState {
+		return
+	}
+	for _, k := range r.producedKeys(d.Steps) {
+		if d.State == nil {
+			d.State = map[string]json.RawMessage{}
+		}
+		d.State[k] = r.State[k]
+	}
+}
+
+// producedKeys are the state keys steps produced that the state holds,
+// sorted, each once: the state an entry carries.
+func (r *Run) producedKeys(steps []StepRecord) []string {
+	var keys []string
+	for _, s := range steps {
 		for _, k := range s.Produced {
-			if v, ok := r.State[k]; ok {
-				if d.State == nil {
-					d.State = map[string]json.RawMessage{}
-				}
-				d.State[k] = v
+			if _, ok := r.State[k]; ok {
+				keys = append(keys, k)
 			}
 		}
 	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // MarkLogged records that the run's log holds the run as it is now: a

@@ -172,16 +172,35 @@ func FuzzRunDeltaJSON(f *testing.F) {
 		if json.Unmarshal([]byte(entry), &d) != nil {
 			return
 		}
-		check := func(what string) {
+		same := func(what string, got []byte, gerr error, want []byte, werr error) {
 			t.Helper()
-			got, gerr := d.AppendJSON([]byte("prefix"))
-			want, werr := json.Marshal(&d)
 			if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
 				t.Fatalf("%s: error %v, json.Marshal's %v", what, gerr, werr)
 			}
 			if gerr == nil && string(got) != "prefix"+string(want) {
 				t.Fatalf("%s:\n%s\njson.Marshal:\n%s", what, got[len("prefix"):], want)
 			}
+		}
+		check := func(what string) {
+			t.Helper()
+			got, gerr := d.AppendJSON([]byte("prefix"))
+			want, werr := json.Marshal(&d)
+			same(what, got, gerr, want, werr)
+			if d.Run != nil {
+				return
+			}
+			// The same entry as a logged run's next one (Run.AppendDelta).
+			run := &contracts.Run{ID: "r", Status: contracts.RunRunning, Seq: d.Seq - 1}
+			run.MarkLogged()
+			run.Seq, run.UpdatedAt, run.Status, run.Goal, run.ReplanCount = d.Seq, d.UpdatedAt, d.Status, d.Goal, d.ReplanCount
+			run.LLMCalls, run.Usage, run.Interrupt, run.Result, run.Error = d.LLMCalls, d.Usage, d.Interrupt, d.Result, d.Error
+			run.Plans, run.Policy, run.Steps, run.Decisions, run.State = d.Plans, d.Policy, d.Steps, d.Decisions, d.State
+			got, whole, gerr := run.AppendDelta([]byte("prefix"))
+			want, werr = json.Marshal(run.Delta())
+			if whole {
+				t.Fatalf("%s: a logged run's entry is whole", what)
+			}
+			same(what+" (AppendDelta)", got, gerr, want, werr)
 		}
 		check("decoded")
 		d.Goal, d.Status = text, contracts.RunStatus(text)

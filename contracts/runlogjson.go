@@ -17,6 +17,17 @@ import (
 // here field by field, without reflection; anything rarer (a whole run,
 // plans, interrupts, decisions, errors, usage) goes to encoding/json.
 func (d *RunDelta) AppendJSON(b []byte) ([]byte, error) {
+	out, err := d.appendJSON(b, slices.Sorted(maps.Keys(d.State)), d.State)
+	if err != nil {
+		return d.appendMarshal(b) // encoding/json says what is wrong, as json.Marshal would
+	}
+	return out, nil
+}
+
+// appendJSON is AppendJSON with d.State given as its sorted keys and the
+// map that holds their values. Its error is only a sign that json.Marshal
+// fails too: it says no more.
+func (d *RunDelta) appendJSON(b []byte, stateKeys []string, state map[string]json.RawMessage) ([]byte, error) {
 	if d.Run != nil {
 		return d.appendMarshal(b)
 	}
@@ -58,11 +69,11 @@ func (d *RunDelta) AppendJSON(b []byte) ([]byte, error) {
 	if len(d.Policy) > 0 {
 		w.marshal(`,"policy":`, d.Policy)
 	}
-	if len(d.State) > 0 {
+	if len(stateKeys) > 0 {
 		w.b = append(w.b, `,"state":{`...)
-		for i, k := range slices.Sorted(maps.Keys(d.State)) {
+		for i, k := range stateKeys {
 			w.key(i, k)
-			w.raw("", d.State[k])
+			w.raw("", state[k])
 		}
 		w.b = append(w.b, '}')
 	}
@@ -78,8 +89,7 @@ func (d *RunDelta) AppendJSON(b []byte) ([]byte, error) {
 		w.marshal(`,"decisions":`, d.Decisions)
 	}
 	if w.err != nil {
-		// encoding/json says what is wrong, as json.Marshal would.
-		return d.appendMarshal(b)
+		return nil, w.err
 	}
 	return append(w.b, '}'), nil
 }

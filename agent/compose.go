@@ -159,7 +159,7 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 			if slices.ContainsFunc(s.Produced, func(k string) bool { return producers[k] > 1 }) {
 				own = e.producedBy(s)
 			}
-			var vals []string
+			shown := 0
 			for _, k := range s.Produced {
 				if idLike(k) {
 					continue
@@ -168,10 +168,16 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 				if !ok {
 					v = run.State[k]
 				}
-				vals = append(vals, w.summarise(k, v))
+				if shown == 0 {
+					b.WriteString(" (")
+				} else {
+					b.WriteString(", ")
+				}
+				b.WriteString(w.summarise(k, v))
+				shown++
 			}
-			if len(vals) > 0 {
-				fmt.Fprintf(&b, " (%s)", strings.Join(vals, ", "))
+			if shown > 0 {
+				b.WriteByte(')')
 			}
 		}
 	}

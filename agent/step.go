@@ -181,12 +181,15 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 	payload := cloneValue(a.Inputs).(map[string]any)
 	// Shorter paths first, so "values" bound whole is then refined by
 	// "values.page_url".
-	fields := slices.SortedFunc(maps.Keys(a.InputBindings), func(x, y string) int {
-		if c := strings.Count(x, ".") - strings.Count(y, "."); c != 0 {
-			return c
-		}
-		return strings.Compare(x, y)
-	})
+	var fields []string
+	if len(a.InputBindings) > 0 {
+		fields = slices.SortedFunc(maps.Keys(a.InputBindings), func(x, y string) int {
+			if c := strings.Count(x, ".") - strings.Count(y, "."); c != 0 {
+				return c
+			}
+			return strings.Compare(x, y)
+		})
+	}
 	for _, field := range fields {
 		if v, ok := state[a.InputBindings[field]]; ok {
 			if err := setPath(payload, field, cloneValue(v)); err != nil {

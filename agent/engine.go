@@ -273,17 +273,21 @@ func newRunID() string {
 }
 
 func (e *Engine) emit(ctx context.Context, run *contracts.Run, kind, actionID, tool, msg string) {
+	if e.log.Enabled(ctx, slog.LevelDebug) {
+		e.log.Debug("run event", "run_id", run.ID, "kind", kind, "action", actionID, "tool", tool, "msg", msg)
+	}
+	fn, _ := ctx.Value(eventsKey{}).(func(Event))
+	if e.deps.Events == nil && fn == nil {
+		return // nobody listens
+	}
 	ev := Event{RunID: run.ID, Seq: run.Seq, Kind: kind, ActionID: actionID, Tool: tool, Status: run.Status, Message: msg, Time: e.now()}
 	if n := len(run.Plans); n > 0 {
 		ev.Actions = len(run.Plans[n-1].Plan.Actions)
 	}
-	if e.log.Enabled(ctx, slog.LevelDebug) {
-		e.log.Debug("run event", "run_id", run.ID, "kind", kind, "action", actionID, "tool", tool, "msg", msg)
-	}
 	if e.deps.Events != nil {
 		e.deps.Events(ev)
 	}
-	if fn, ok := ctx.Value(eventsKey{}).(func(Event)); ok {
+	if fn != nil {
 		fn(ev)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
@@ -275,10 +276,17 @@ func redact(tool *contracts.Tool, payload json.RawMessage) json.RawMessage {
 
 // call runs one tool call in a worker goroutine. Cancellation of ctx does
 // not abort a call in flight: the run stops at the next step boundary.
+// The call is a span of its own inside a trace (the run's span is a real
+// one when tracing is on); without one it costs no span, as host calls do
+// (internal/grpctrace).
 func (e *Engine) call(ctx context.Context, o outcome) outcome {
-	ctx, span := startSpan(context.WithoutCancel(ctx), "ordo.step", attribute.String("ordo.action.id", o.action.ID),
-		attribute.String("ordo.tool", o.tool.Name()), attribute.Int("ordo.step.attempt", o.started.Attempt))
-	defer func() { endSpan(span, nil, o.err) }()
+	ctx = context.WithoutCancel(ctx)
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		var span trace.Span
+		ctx, span = startSpan(ctx, "ordo.step", attribute.String("ordo.action.id", o.action.ID),
+			attribute.String("ordo.tool", o.tool.Name()), attribute.Int("ordo.step.attempt", o.started.Attempt))
+		defer func() { endSpan(span, nil, o.err) }()
+	}
 	if r := o.action.Retries; r != nil && r.MaxAttempts > 0 {
 		// The action's retries bound the one retry loop, the host's: it
 		// repeats errors marked Retryable under the call's own key.

@@ -277,6 +277,9 @@ const summaryLimit = 120
 // (a key ending in url or link, or a string with "://") whole, since a
 // cut link is useless.
 func (w templateWords) summarise(key string, raw json.RawMessage) string {
+	if len(raw) > 0 && !strings.ContainsRune(" \t\r\n[\"", rune(raw[0])) {
+		return clipRunes(string(raw)) // a number, literal or object: shown as it is, undecoded
+	}
 	v, err := contracts.DecodeJSON(raw)
 	if err != nil {
 		return clipRunes(string(raw))

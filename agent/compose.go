@@ -128,6 +128,7 @@ func (w templateWords) statusWord(s contracts.StepStatus) string {
 func (e *Engine) templateAnswer(run *contracts.Run) string {
 	w := wordsFor(run.Options.Locale)
 	var b strings.Builder
+	b.Grow(64 * (1 + len(run.Steps))) // a line a step, about
 	switch run.Status {
 	case contracts.RunCompleted:
 		fmt.Fprintf(&b, w.done, run.Goal)

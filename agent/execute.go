@@ -131,10 +131,12 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, 
 		dataErr error
 	)
 	var started []outcome // the calls dispatched in one round
+	var ready []int       // the ready actions a round goes through (dispatching changes prog.ready)
 	for {
 		started = started[:0]
 		if fail == nil && pending == nil && dataErr == nil && ctx.Err() == nil && w.request() == nil {
-			for _, i := range slices.Clone(prog.ready) {
+			ready = append(ready[:0], prog.ready...)
+			for _, i := range ready {
 				if len(running) >= parallel {
 					break
 				}

@@ -159,26 +159,7 @@ func (t *Tool) ProduceKeys(result any, keys []string) (map[string]any, error) {
 	return out, nil
 }
 
-// Catalog finds tools by name; the host's live catalog and ToolMap both
-// implement it.
+// Catalog finds tools by name; the host's live catalog implements it.
 type Catalog interface {
 	Lookup(name string) (*Tool, bool)
-}
-
-// ToolMap is a fixed catalog keyed by tool name.
-type ToolMap map[string]*Tool
-
-// Lookup implements Catalog.
-func (m ToolMap) Lookup(name string) (*Tool, bool) {
-	t, ok := m[name]
-	return t, ok
-}
-
-// NewToolMap indexes tools by name; a later tool of the same name wins.
-func NewToolMap(tools ...*Tool) ToolMap {
-	m := make(ToolMap, len(tools))
-	for _, t := range tools {
-		m[t.Name()] = t
-	}
-	return m
 }

@@ -246,7 +246,9 @@ func httpClient(t *testing.T, url, token string, co clientOpts) *client.Client {
 	topts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token})}
 	if co.legacy {
 		// mcp-go's legacy HTTP client hears server-initiated sampling only
-		// on the listening GET stream.
+		// on the listening GET stream; this client tests the old protocol
+		// on purpose.
+		//lint:ignore SA1019 legacy clients are still served and tested
 		topts = append(topts, transport.WithContinuousListening())
 	}
 	tr, err := transport.NewStreamableHTTP(url+"/mcp", topts...)

@@ -29,9 +29,6 @@ var defaults embed.FS
 // Set is a loaded set of prompts.
 type Set map[string]string
 
-// Names lists the prompt names an override directory may hold as NAME.md.
-func Names() []string { return slices.Clone(names) }
-
 // Load returns the defaults with any NAME.md found at the root of override
 // replacing its default. A nil override gives the defaults. An empty
 // override file is refused, naming the file, and so is a file at the root

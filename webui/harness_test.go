@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,7 +42,29 @@ type stack struct {
 	store  *memory.MemStore
 	engine *agent.Engine
 	ts     *httptest.Server
+	gates  gates
 }
+
+// gates hold test.hold calls until the test opens them, by name.
+type gates struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func (g *gates) get(name string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]chan struct{}{}
+	}
+	if g.m[name] == nil {
+		g.m[name] = make(chan struct{})
+	}
+	return g.m[name]
+}
+
+// open lets every test.hold call of gate name go on.
+func (g *gates) open(name string) { close(g.get(name)) }
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
@@ -51,7 +74,8 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
-	p, err := host.InProcess(echoTool())
+	s := &stack{store: memory.NewMemStore()}
+	p, err := host.InProcess(echoTool(), holdTool(&s.gates))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +91,6 @@ func newStack(t *testing.T) *stack {
 			t.Fatal(err)
 		}
 	}
-	s := &stack{store: memory.NewMemStore()}
 	s.engine = agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: s.store})
 	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h,
 		Tokens: []mcpserver.Token{
@@ -102,6 +125,23 @@ func echoTool() sdk.Tool {
 		ProducesMap:  map[string]string{"echo": "$.echo"},
 	}, Handler: func(_ context.Context, c sdk.Call) (any, error) {
 		return map[string]any{"echo": c.Payload["text"].(string)}, nil
+	}}
+}
+
+// holdTool waits until the test opens the gate its payload names: a step
+// still in flight while the test pauses or cancels its run.
+func holdTool(g *gates) sdk.Tool {
+	return sdk.Tool{Contract: contracts.Contract{
+		Tool: "test.hold", Service: "test", Description: "Wait for a gate to open", RiskLevel: contracts.RiskRead,
+		InputSchema:  json.RawMessage(`{"type":"object","required":["gate"],"properties":{"gate":{"type":"string"}},"additionalProperties":false}`),
+		OutputSchema: json.RawMessage(`{"type":"object"}`),
+	}, Handler: func(ctx context.Context, c sdk.Call) (any, error) {
+		select {
+		case <-g.get(c.Payload["gate"].(string)):
+			return map[string]any{}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}}
 }
 
@@ -185,8 +225,14 @@ func (b *browser) signIn(token string) *browser {
 // startPlan starts a run of plan from the new-run form and returns its id.
 func (b *browser) startPlan(plan string) string {
 	b.t.Helper()
+	return b.start(url.Values{"plan": {plan}})
+}
+
+// start submits the new-run form and returns the new run's id.
+func (b *browser) start(form url.Values) string {
+	b.t.Helper()
 	b.get("/ui/runs/new")
-	res, body := b.post("/ui/runs", url.Values{"plan": {plan}})
+	res, body := b.post("/ui/runs", form)
 	loc := res.Header.Get("Location")
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/runs/run_") {
 		b.t.Fatalf("start run: %s %s\n%s", res.Status, loc, body)

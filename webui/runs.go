@@ -30,7 +30,7 @@ type runsData struct {
 	Statuses []contracts.RunStatus
 	Status   string
 	UserQ    string // admins: whose runs ("" all)
-	Next     string // the next page's query, "" on the last page
+	Next     string // the next page's URL, "" on the last page
 }
 
 // runsPage lists the person's runs (admins: everyone's, or one user's),
@@ -76,7 +76,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, s *session) {
 		if d.UserQ != "" {
 			next.Set("user", d.UserQ)
 		}
-		d.Next = next.Encode()
+		d.Next = "/ui/runs?" + next.Encode()
 	}
 	d.Runs = runs
 	c.render(w, "runs", s, d)

@@ -22,6 +22,7 @@ import (
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/plugins/sdk"
 	"github.com/ordo-run/ordo/recommender"
 	"github.com/ordo-run/ordo/webui"
@@ -35,14 +36,16 @@ const (
 )
 
 // stack is a real Ordo stack behind the console: a host with in-process
-// tools, the engine over an in-memory store with plan approval on, a
-// recommender, the MCP server holding the tokens, and the console on an
-// httptest server (mounted beside the MCP handler, as ordo serve does).
+// tools, the engine over an in-memory store with plan approval on and an
+// in-memory pattern memory (saved templates), a recommender, the MCP
+// server holding the tokens, and the console on an httptest server
+// (mounted beside the MCP handler, as ordo serve does).
 type stack struct {
-	store  *memory.MemStore
-	engine *agent.Engine
-	ts     *httptest.Server
-	gates  gates
+	store    *memory.MemStore
+	patterns *patterns.Memory // saved templates
+	engine   *agent.Engine
+	ts       *httptest.Server
+	gates    gates
 }
 
 // gates hold test.hold calls until the test opens them, by name.
@@ -91,7 +94,10 @@ func newStack(t *testing.T) *stack {
 			t.Fatal(err)
 		}
 	}
-	s.engine = agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: s.store})
+	if s.patterns, err = patterns.Open("", nil, patterns.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s.engine = agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: s.store, Memory: s.patterns})
 	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h,
 		Tokens: []mcpserver.Token{
 			{Token: adaToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
@@ -101,7 +107,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Options{MCP: srv, Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h,
+	ui, err := webui.New(webui.Options{MCP: srv, Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h, Templates: s.engine,
 		Config: []byte("http:\n  tokens:\n    - name: ada\n      token: HIDDEN\n"), Version: "test"})
 	if err != nil {
 		t.Fatal(err)

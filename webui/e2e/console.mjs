@@ -190,6 +190,9 @@ try {
   await page.waitForURL(/\/ui\/signin$/);
   await signIn(env("ADA_TOKEN"));
   await page.goto(base + "/ui/admin");
+  const shown = await page.locator("pre.config").innerText();
+  check(shown.includes("HIDDEN") && !shown.includes(env("ADA_TOKEN")) && !shown.includes(env("BOB_TOKEN")),
+    "the running configuration hides the tokens");
   await page.getByLabel("Name").first().fill("hello");
   await page.getByLabel("Path").fill(env("HELLO_PATH"));
   await page.getByLabel("SHA-256").fill(env("HELLO_SHA256"));

@@ -78,7 +78,7 @@ func newStack(t *testing.T) *stack {
 	}
 	t.Cleanup(func() { _ = h.Close() })
 	s := &stack{store: memory.NewMemStore()}
-	p, err := host.InProcess(echoTool(), holdTool(&s.gates))
+	p, err := host.InProcess(echoTool(), holdTool(&s.gates), loginTool())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +132,15 @@ func echoTool() sdk.Tool {
 	}, Handler: func(_ context.Context, c sdk.Call) (any, error) {
 		return map[string]any{"echo": c.Payload["text"].(string)}, nil
 	}}
+}
+
+// loginTool takes a password, a secret field its step records redact.
+func loginTool() sdk.Tool {
+	return sdk.Tool{Contract: contracts.Contract{
+		Tool: "test.login", Service: "test", Description: "Log in", RiskLevel: contracts.RiskRead, SecretFields: []string{"password"},
+		InputSchema:  json.RawMessage(`{"type":"object","required":["user","password"],"properties":{"user":{"type":"string"},"password":{"type":"string"}},"additionalProperties":false}`),
+		OutputSchema: json.RawMessage(`{"type":"object"}`),
+	}, Handler: func(context.Context, sdk.Call) (any, error) { return map[string]any{"ok": true}, nil }}
 }
 
 // holdTool waits until the test opens the gate its payload names: a step

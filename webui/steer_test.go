@@ -203,3 +203,23 @@ func TestPlanVersions(t *testing.T) {
 		t.Fatalf("plan versions:\n%s", versions)
 	}
 }
+
+// TestSecretsRedacted: a step's payload is shown as the run record holds
+// it, a contract's secret fields redacted: the password never reaches the
+// page.
+func TestSecretsRedacted(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t).signIn(bobToken)
+	plan, _ := json.Marshal(map[string]any{"version": "1.0", "goal": "log in", "timezone": "UTC", "actions": []map[string]any{
+		{"id": "a1", "tool": "test.login", "intent": "read", "requires": []string{}, "produces": []string{}, "inputs": map[string]any{"user": "bob", "password": "hunter2-secret"}},
+	}})
+	id := b.startPlan(string(plan))
+	s.waitStatus(t, id, contracts.RunInterrupted)
+	b.get("/ui/runs/" + id)
+	b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}})
+	s.waitStatus(t, id, contracts.RunCompleted)
+	_, page := b.get("/ui/runs/" + id)
+	if strings.Contains(page, "hunter2") || !strings.Contains(page, contracts.Redacted) || !strings.Contains(page, "&#34;user&#34;:&#34;bob&#34;") {
+		t.Fatalf("run page:\n%s", page)
+	}
+}

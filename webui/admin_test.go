@@ -1,6 +1,8 @@
 package webui_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -8,15 +10,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/testmcp"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // TestAdminUpstream: an admin adds an upstream MCP server by URL (a real
 // mcp-go server), sees it on the admin page with its state and its tool in
-// the catalog, and removes it. Arguments add_upstream refuses (a command
+// the catalog, sees that tool shown down once the server is gone, and
+// removes it. Arguments add_upstream refuses (a command
 // and a URL both), a plugin binary whose checksum is wrong and a user's
 // request change nothing.
 func TestAdminUpstream(t *testing.T) {
@@ -55,9 +61,21 @@ func TestAdminUpstream(t *testing.T) {
 	if !strings.Contains(body, "added calc") || !strings.Contains(body, "<code>calc</code>") || !strings.Contains(body, `aria-label="Remove calc"`) {
 		t.Fatalf("admin page after adding calc:\n%s", body)
 	}
-	if _, body := ada.get("/ui/tools"); !strings.Contains(body, "<code>calc.add</code>") {
-		t.Fatalf("the catalog lacks calc.add:\n%s", body)
+	if _, body := ada.get("/ui/tools"); !strings.Contains(body, "<code>calc.add</code>") || strings.Contains(body, `class="down"`) {
+		t.Fatalf("the catalog lacks calc.add, or shows a tool down:\n%s", body)
 	}
+	// The server goes away: its tool stays in the catalog, shown down.
+	calc.CloseClientConnections()
+	calc.Close()
+	if _, err := s.host.Call(context.Background(), "calc.add", json.RawMessage(`{"a":1,"b":2}`), "k"); contracts.CodeOf(err) != contracts.CodeToolUnavailable {
+		t.Fatalf("calc.add with its server gone: %v", err)
+	}
+	testwait.Until(t, 30*time.Second, "calc.add shown down", func() bool {
+		_, body := ada.get("/ui/tools")
+		return strings.Contains(body, `<code>calc.add</code></td>
+<td><span class="risk risk-read">read</span></td>
+<td><span class="down">down</span></td>`)
+	})
 	if res, _ := cat.post("/ui/admin/plugins/remove", url.Values{"name": {"calc"}}); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("a user removes an upstream: %s", res.Status)
 	}

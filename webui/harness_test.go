@@ -41,6 +41,7 @@ const (
 // server holding the tokens, and the console on an httptest server
 // (mounted beside the MCP handler, as ordo serve does).
 type stack struct {
+	host     *host.Host
 	store    *memory.MemStore
 	patterns *patterns.Memory // saved templates
 	engine   *agent.Engine
@@ -97,6 +98,7 @@ func newStack(t *testing.T) *stack {
 	if s.patterns, err = patterns.Open("", nil, patterns.Options{}); err != nil {
 		t.Fatal(err)
 	}
+	s.host = h
 	s.engine = agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: s.store, Memory: s.patterns})
 	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h,
 		Tokens: []mcpserver.Token{

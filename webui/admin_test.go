@@ -22,9 +22,9 @@ import (
 // TestAdminUpstream: an admin adds an upstream MCP server by URL (a real
 // mcp-go server), sees it on the admin page with its state and its tool in
 // the catalog, sees that tool shown down once the server is gone, and
-// removes it. Arguments add_upstream refuses (a command
-// and a URL both), a plugin binary whose checksum is wrong and a user's
-// request change nothing.
+// removes it. Arguments add_upstream refuses (a command and a URL both), a
+// plugin binary whose checksum is wrong and a user's request change
+// nothing.
 func TestAdminUpstream(t *testing.T) {
 	s := newStack(t)
 	calc := httptest.NewServer(server.NewStreamableHTTPServer(testmcp.NewCalc(false)))

@@ -257,6 +257,17 @@ func (b *browser) start(form url.Values) string {
 	return strings.TrimPrefix(loc, "/ui/runs/")
 }
 
+// approve waits until run id waits for plan approval and approves it
+// from its page.
+func (b *browser) approve(id string) {
+	b.t.Helper()
+	b.s.waitStatus(b.t, id, contracts.RunInterrupted)
+	b.get("/ui/runs/" + id)
+	if res, body := b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}); res.StatusCode != http.StatusSeeOther {
+		b.t.Fatalf("approve %s: %s\n%s", id, res.Status, body)
+	}
+}
+
 // waitStatus waits until the run reaches status.
 func (s *stack) waitStatus(t *testing.T, id string, want contracts.RunStatus) *contracts.Run {
 	t.Helper()

@@ -24,9 +24,7 @@ func TestSessions(t *testing.T) {
 	var ids []string
 	for _, goal := range []string{"first turn goal", "second turn goal"} {
 		id := bob.start(url.Values{"plan": {echoPlan(goal, "said "+goal, 1)}, "session": {" " + sid + " "}})
-		s.waitStatus(t, id, contracts.RunInterrupted)
-		bob.get("/ui/runs/" + id)
-		bob.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}})
+		bob.approve(id)
 		run := s.waitStatus(t, id, contracts.RunCompleted)
 		if run.SessionID != sid || run.Result == nil {
 			t.Fatalf("run %s: session %q, result %+v", id, run.SessionID, run.Result)

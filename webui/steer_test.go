@@ -29,9 +29,7 @@ func holdPlan(goal, gate string) string {
 func (b *browser) startHeld(goal, gate string) string {
 	b.t.Helper()
 	id := b.startPlan(holdPlan(goal, gate))
-	b.s.waitStatus(b.t, id, contracts.RunInterrupted)
-	b.get("/ui/runs/" + id)
-	b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}})
+	b.approve(id)
 	testwait.For(b.t, 20*time.Second, func() error {
 		run, err := b.s.engine.Get(context.Background(), id)
 		if err != nil || run.Status != contracts.RunRunning {
@@ -214,9 +212,7 @@ func TestSecretsRedacted(t *testing.T) {
 		{"id": "a1", "tool": "test.login", "intent": "read", "requires": []string{}, "produces": []string{}, "inputs": map[string]any{"user": "bob", "password": "hunter2-secret"}},
 	}})
 	id := b.startPlan(string(plan))
-	s.waitStatus(t, id, contracts.RunInterrupted)
-	b.get("/ui/runs/" + id)
-	b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}})
+	b.approve(id)
 	s.waitStatus(t, id, contracts.RunCompleted)
 	_, page := b.get("/ui/runs/" + id)
 	if strings.Contains(page, "hunter2") || !strings.Contains(page, contracts.Redacted) || !strings.Contains(page, "&#34;user&#34;:&#34;bob&#34;") {

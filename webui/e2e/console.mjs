@@ -113,8 +113,17 @@ try {
   await page.locator("g.node.n-succeeded").nth(1).waitFor();
   await page.screenshot({ path: join(shots, "console-run.png"), fullPage: true });
 
-  step("answer a missing input");
+  step("an edited plan is checked as it is typed, and refused when sent");
   await startRun(plan("greet someone", "Hello, {{name}}", { name: "MISSING" }, false));
+  await page.getByText("Edit the plan").click();
+  await page.locator("#edit-plan").fill('{"version":"1.0","goal":"g","actions":[{"id":"a1"}]}');
+  await page.locator("#edit-plan-check.bad").waitFor();
+  check(/^\d{4} /.test(await page.locator("#edit-plan-check").textContent()), "the edited plan's coded error is shown inline");
+  await page.getByRole("button", { name: "Edit" }).click();
+  await page.locator("form.d-edit .form-error", { hasText: /\d{4}/ }).waitFor();
+  check((await status().textContent()) === "interrupted", "a refused edit changes nothing");
+
+  step("answer a missing input");
   await page.getByRole("button", { name: "Approve" }).click();
   await page.getByRole("button", { name: "Answer" }).waitFor();
   await page.getByLabel("$.values.name").fill("Grace");

@@ -1,8 +1,10 @@
 package webui_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -75,8 +77,16 @@ func TestSessions(t *testing.T) {
 	}
 
 	ada := s.browser(t).signIn(adaToken)
-	if _, body := ada.get("/ui/sessions"); !strings.Contains(body, "<td>bob</td>") || !strings.Contains(body, "<td>cat</td>") {
+	_, body = ada.get("/ui/sessions")
+	if !strings.Contains(body, "<td>bob</td>") || !strings.Contains(body, "<td>cat</td>") {
 		t.Errorf("the admin's sessions list lacks bob's or cat's session with its user:\n%s", body)
+	}
+	link := regexp.MustCompile(`href="(/ui/session\?id=[^"]*&amp;user=bob)"`).FindStringSubmatch(body)
+	if link == nil {
+		t.Fatalf("no link to bob's session:\n%s", body)
+	}
+	if res, body := ada.get(html.UnescapeString(link[1])); res.StatusCode != http.StatusOK || !strings.Contains(body, "first turn goal") {
+		t.Errorf("the admin follows the link to bob's session: %s", res.Status)
 	}
 	if _, body := ada.get("/ui/sessions?user=cat"); strings.Contains(body, "<td>bob</td>") {
 		t.Errorf("the admin's list filtered to cat shows bob's session")

@@ -153,6 +153,7 @@ try {
   await page.getByRole("link", { name: "e2e chat" }).click();
   const turns = page.locator("ol.turns > li");
   check((await turns.count()) === 2, "the session has two turns");
+  await page.screenshot({ path: join(shots, "console-session.png"), fullPage: true });
   for (const [i, goal] of ["first turn: greet Ada", "second turn: greet Grace"].entries()) {
     const text = await turns.nth(i).innerText();
     check(text.includes(goal) && text.includes("completed") && text.includes("Done:"), `turn ${i + 1} shows its goal, status and answer: ${text}`);

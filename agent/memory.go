@@ -9,7 +9,6 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory/patterns"
-	"github.com/ordo-run/ordo/recommender"
 )
 
 // MemoryConfig switches each use of pattern memory (Deps.Memory); all are
@@ -95,23 +94,6 @@ func (e *Engine) advice(ctx context.Context, run *contracts.Run) patterns.ToolAd
 		e.log.Warn("memory tool advice failed", "run_id", run.ID, "err", err)
 	}
 	return adv
-}
-
-// searcher is the recommender's full search, with boosts and an avoid
-// list; recommender.Recommender implements it.
-type searcher interface {
-	Search(ctx context.Context, query string, o recommender.SearchOptions) ([]recommender.Hit, error)
-}
-
-// recommend asks the recommender for k tools, passing memory's advice when
-// the recommender can take it.
-func (e *Engine) recommend(ctx context.Context, goal string, k int, adv patterns.ToolAdvice) ([]string, error) {
-	s, ok := e.deps.Recommender.(searcher)
-	if !ok || (len(adv.Boost) == 0 && len(adv.Avoid) == 0) {
-		return e.deps.Recommender.Recommend(ctx, goal, k)
-	}
-	hits, err := s.Search(ctx, goal, recommender.SearchOptions{K: k, Boost: adv.Boost, Avoid: adv.Avoid})
-	return recommender.Names(hits), err
 }
 
 // withoutAvoided drops the tools memory says to avoid, unless that would

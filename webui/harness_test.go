@@ -99,8 +99,8 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	s.host = h
-	s.engine = agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: s.store, Memory: s.patterns})
-	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h,
+	s.engine = agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: s.store, Memory: s.patterns, Recommender: rec})
+	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Admin: h,
 		Tokens: []mcpserver.Token{
 			{Token: adaToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
 			{Token: bobToken, Identity: mcpserver.Identity{User: "bob"}},
@@ -109,7 +109,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Options{MCP: srv, Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h, Templates: s.engine,
+	ui, err := webui.New(webui.Options{MCP: srv, Engine: s.engine, Runs: s.store, Catalog: h, Admin: h, Templates: s.engine,
 		Config: []byte("http:\n  tokens:\n    - name: ada\n      token: HIDDEN\n"), Version: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,6 @@ type Options struct {
 	Engine    Engine
 	Runs      mcpserver.RunLister   // the runs list
 	Catalog   mcpserver.Catalog     // the tools page
-	Searcher  mcpserver.Searcher    // tool search (optional)
 	Admin     mcpserver.PluginAdmin // admin pages (optional)
 	Templates Templates             // saved templates (optional)
 	// Config is the running configuration as shown to admins, secrets

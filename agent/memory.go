@@ -47,7 +47,7 @@ func (e *Engine) remember(run *contracts.Run) {
 	if !e.cfg.Memory.Collect || e.deps.Collector == nil || !run.Status.Final() {
 		return
 	}
-	if !e.deps.Collector.Submit(run) {
+	if !e.deps.Collector.Submit(withoutSecretAnswers(run, e.deps.Tools)) {
 		e.log.Warn("memory did not take the run", "run_id", run.ID)
 	}
 }
@@ -160,6 +160,58 @@ func suggestions(c *patterns.Clarification) map[string]string {
 		return nil
 	}
 	return c.Suggestions()
+}
+
+// inputSuggestions are the values the user last gave for fields of tool
+// (Config.Memory.Clarification), offered on an input_required interrupt;
+// never for a secret field.
+func (e *Engine) inputSuggestions(ctx context.Context, run *contracts.Run, tool *contracts.Tool, fields []string) map[string]string {
+	if !e.memoryOn(e.cfg.Memory.Clarification) || run.UserID == "" {
+		return nil
+	}
+	fields = slices.DeleteFunc(slices.Clone(fields), func(f string) bool { return secretField(tool, f) })
+	s, err := e.deps.Memory.InputSuggestions(ctx, run.UserID, tool.Name(), fields)
+	if err != nil {
+		e.log.Warn("memory input suggestions failed", "run_id", run.ID, "err", err)
+	}
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// secretField reports whether a payload path ("$.a.b" or "a.b") lies in
+// one of tool's secret fields (top-level fields).
+func secretField(tool *contracts.Tool, path string) bool {
+	top, _, _ := strings.Cut(strings.TrimPrefix(path, "$."), ".")
+	return slices.Contains(tool.Contract.SecretFields, top)
+}
+
+// withoutSecretAnswers is run as pattern memory may keep it: what a person
+// typed into a secret field of a missing input is left out, since memory
+// keeps answers to offer them again (all of a decision's answers when its
+// tool left the catalog and its secret fields are unknown). run itself is
+// not changed.
+func withoutSecretAnswers(run *contracts.Run, tools Tools) *contracts.Run {
+	out := run
+	for i, d := range run.Decisions {
+		if d.Interrupt.Kind != contracts.InterruptInputRequired {
+			continue
+		}
+		tool, known := tools.Lookup(d.Interrupt.Tool)
+		secret := func(f string, _ any) bool { return !known || secretField(tool, f) }
+		kept := maps.Clone(d.Decision.Answers)
+		if maps.DeleteFunc(kept, secret); len(kept) == len(d.Decision.Answers) {
+			continue
+		}
+		if out == run {
+			cp := *run
+			cp.Decisions = slices.Clone(run.Decisions)
+			out = &cp
+		}
+		out.Decisions[i].Decision.Answers = kept
+	}
+	return out
 }
 
 // approvedByMemory answers a step approval that only the step-approval

@@ -100,11 +100,61 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 		}
 		return contracts.Errorf(contracts.CodeStore, "checkpoint run %s: %w", run.ID, err).With("run", run.ID)
 	}
+	if o, _ := ctx.Value(owedKey{}).(*owed); o != nil {
+		o.due = false
+	}
 	if run.Seq == 1 {
 		return e.created(ctx, run.ID)
 	}
 	e.remember(run)
 	return nil
+}
+
+// A drive writes a change of its run only when it must be durable: before
+// the run's next effect (a tool call), before the run waits for a person
+// or ends, and before a slow model call. A change that need not be durable
+// yet (the status set running, the last step's result when the run is
+// about to finish) is owed instead, and the write that is due anyway
+// carries it in the same entry: one disk sync where there were two. The
+// store's log is the same as if each change had been written, only with
+// fewer, larger entries; and a crash loses nothing a caller or a tool saw.
+
+// owed is the checkpoint a drive (execute) owes its run.
+type owed struct{ due bool }
+
+type owedKey struct{}
+
+// owing starts a drive that owes its run a checkpoint (of the change the
+// caller makes next); settle writes what is still owed when the drive
+// returns without an error.
+func (e *Engine) owing(ctx context.Context, run *contracts.Run) (_ context.Context, settle func(error) error) {
+	o := &owed{due: true}
+	ctx = context.WithValue(ctx, owedKey{}, o)
+	return ctx, func(err error) error {
+		if err != nil {
+			return err
+		}
+		return e.flush(ctx, run)
+	}
+}
+
+// owe records a change of run to be written by the next save, or saves it
+// now outside a drive that can owe it.
+func (e *Engine) owe(ctx context.Context, run *contracts.Run) error {
+	o, _ := ctx.Value(owedKey{}).(*owed)
+	if o == nil {
+		return e.save(ctx, run)
+	}
+	o.due = true
+	return nil
+}
+
+// flush writes the checkpoint the drive owes, if any: before an effect.
+func (e *Engine) flush(ctx context.Context, run *contracts.Run) error {
+	if o, _ := ctx.Value(owedKey{}).(*owed); o == nil || !o.due {
+		return nil
+	}
+	return e.save(ctx, run)
 }
 
 // interrupt records in as the run's question and checkpoints it.
@@ -137,6 +187,11 @@ func (e *Engine) fail(ctx context.Context, run *contracts.Run, err error) error 
 // composer LLM call, or a template when there is no model, it fails, or
 // the run is a direct tool call.
 func (e *Engine) finish(ctx context.Context, run *contracts.Run, status contracts.RunStatus) error {
+	if e.composesWithModel(run) { // a model call may be slow: what is owed is written first
+		if err := e.flush(ctx, run); err != nil {
+			return err
+		}
+	}
 	run.Status = status
 	run.Interrupt = nil
 	run.Result = e.compose(ctx, run)

@@ -64,6 +64,7 @@ type drive struct {
 	mu     sync.Mutex
 	l      *lease
 	unhook func() bool
+	rested bool // its last checkpoint put the run at rest, and the store let the lease go
 }
 
 type driveKey struct{}
@@ -89,7 +90,7 @@ func (e *Engine) hold(ctx context.Context, runID string) (context.Context, func(
 }
 
 // holdNew prepares a call that creates a run (Plan, Run): the lease is
-// taken by save right after the run's first checkpoint. A call nested in
+// taken by save right after the run's first checkpoint (see saved). A call nested in
 // one that already holds (Plan inside Run) shares its claim.
 func (e *Engine) holdNew(ctx context.Context) (context.Context, func(err error)) {
 	if driveOf(ctx) != nil {
@@ -124,20 +125,29 @@ func (e *Engine) attach(ctx context.Context, d *drive, runID string) error {
 	return nil
 }
 
-// created is save's hook after a run's first checkpoint: a creating call
-// takes the new run's lease before it does anything else with it.
-func (e *Engine) created(ctx context.Context, runID string) error {
+// saved is save's hook on the drive's lease. A checkpoint that puts the
+// run at rest (memory.AtRest: it waits for a person, or is finished) let
+// the run's lease go in the store, in the same write: this engine forgets
+// it, and the drive ends without a write to release it. Any other
+// checkpoint of a creating call that holds no lease yet (its first) takes
+// the new run's lease before the call does anything else with the run; a
+// run whose first checkpoint already rests is never leased.
+func (e *Engine) saved(ctx context.Context, run *contracts.Run) error {
 	d := driveOf(ctx)
 	if d == nil {
 		return nil
 	}
 	d.mu.Lock()
-	held := d.l != nil
+	l := d.l
+	d.rested = memory.AtRest(run.Status)
 	d.mu.Unlock()
-	if held {
-		return nil
+	switch {
+	case d.rested && l != nil:
+		e.forget(l)
+	case !d.rested && l == nil:
+		return e.attach(ctx, d, run.ID)
 	}
-	return e.attach(ctx, d, runID)
+	return nil
 }
 
 // checkLease refuses a write once the lease is lost: another server may
@@ -158,12 +168,13 @@ func checkLease(ctx context.Context, runID string) error {
 }
 
 // letGo ends a drive. The lease is released (so an approval can go to
-// any server at once) unless the call ended on a store failure, or
-// keepOnCancel is set and the caller cancelled: then the lease is left to
-// expire and another server's Watch picks the run up.
+// any server at once) unless the store already let it go with the
+// checkpoint that put the run at rest, the call ended on a store failure,
+// or keepOnCancel is set and the caller cancelled: then the lease is left
+// to expire and another server's Watch picks the run up.
 func (e *Engine) letGo(ctx context.Context, d *drive, err error, keepOnCancel bool) {
 	d.mu.Lock()
-	l := d.l
+	l, rested := d.l, d.rested
 	if d.unhook != nil {
 		d.unhook()
 	}
@@ -171,7 +182,7 @@ func (e *Engine) letGo(ctx context.Context, d *drive, err error, keepOnCancel bo
 	keep := contracts.CodeOf(err) == contracts.CodeStore || (keepOnCancel && context.Cause(ctx) != nil && !errors.Is(context.Cause(ctx), errLeaseLost))
 	d.cancel(context.Canceled)
 	if l != nil {
-		e.drop(l, !keep)
+		e.drop(l, !keep && !rested)
 	}
 }
 

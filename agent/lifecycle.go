@@ -85,7 +85,7 @@ func (e *Engine) advance(ctx context.Context, run *contracts.Run, by caller, d c
 // process advanced the run) is returned as is; the caller must stop
 // driving the run. Saving never observes cancellation so a cancelled run
 // still leaves its checkpoint. Once the run's lease is lost nothing more is
-// written (CodeLeaseHeld); a new run's first write takes its lease.
+// written (CodeLeaseHeld); see saved for how a write moves the lease.
 func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 	if err := checkLease(ctx, run.ID); err != nil {
 		return err
@@ -103,8 +103,8 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 	if o, _ := ctx.Value(owedKey{}).(*owed); o != nil {
 		o.due = false
 	}
-	if run.Seq == 1 {
-		return e.created(ctx, run.ID)
+	if err := e.saved(ctx, run); err != nil {
+		return err
 	}
 	e.remember(run)
 	return nil

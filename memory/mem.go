@@ -100,6 +100,9 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 		r.tail += int64(len(e.Data))
 	}
 	r.sum = Summarize(run)
+	if AtRest(run.Status) {
+		r.owner, r.leaseEnd = "", time.Time{}
+	}
 	run.MarkLogged()
 	return nil
 }

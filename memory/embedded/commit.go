@@ -71,7 +71,8 @@ func (s *Store) startWriter(ctx context.Context) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&w.updRun, `UPDATE runs SET user_id = ?, goal = ?, status = ?, final = ?, seq = ?, created_at = ?, updated_at = ?,
 			tail_bytes = CASE WHEN ? THEN 0 ELSE tail_bytes + ? END,
-			snap_bytes = CASE WHEN ? THEN ? ELSE snap_bytes END
+			snap_bytes = CASE WHEN ? THEN ? ELSE snap_bytes END,
+			lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END, lease_until = CASE WHEN ? THEN NULL ELSE lease_until END
 			WHERE id = ? AND seq = ? RETURNING tail_bytes, snap_bytes`},
 		{&w.setSizes, `UPDATE runs SET tail_bytes = ?, snap_bytes = ? WHERE id = ?`},
 		{&w.insLog, `INSERT INTO run_log (run_id, seq, format_version, whole, data) VALUES (?, ?, ?, ?, ?)`},
@@ -326,10 +327,10 @@ func (st txStmts) apply(ctx context.Context, req *saveReq) (wrote bool, err erro
 			return true, memory.StoreError("save checkpoint", err)
 		}
 	} else {
-		withSnap := e.Snap != nil
+		withSnap, rest := e.Snap != nil, boolInt(memory.AtRest(run.Status))
 		err := st.updRun.QueryRowContext(ctx, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
 			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), boolInt(withSnap), len(e.Data), boolInt(withSnap), len(e.Snap),
-			run.ID, run.Seq-1).Scan(&req.next.Tail, &req.next.Snap)
+			rest, rest, run.ID, run.Seq-1).Scan(&req.next.Tail, &req.next.Snap)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:

@@ -193,14 +193,16 @@ SELECT 0::bigint, $11::bigint FROM u`
 
 // saveNext appends entry $6 of a run: the runs row advances from $6 - 1
 // (no row changed means a stale or skipping writer, and nothing else is
-// written), the entry is inserted, and the snapshot replaced when $12 holds
-// one, in one statement. It returns how many rows advanced (0 or 1), the
+// written), the entry is inserted, the snapshot replaced when $12 holds
+// one, and the lease let go when $15 (the run is at rest), in one
+// statement. It returns how many rows advanced (0 or 1), the
 // stored sequence before the statement, and the run's new tail and
 // snapshot bytes.
 const saveNext = `WITH u AS (
 	UPDATE runs SET user_id = $2, goal = $3, status = $4, final = $5, seq = $6, created_at = $7, updated_at = $8,
 		tail_bytes = CASE WHEN $12::bytea IS NULL THEN tail_bytes + $13 ELSE 0 END,
-		snap_bytes = CASE WHEN $12::bytea IS NULL THEN snap_bytes ELSE $14 END
+		snap_bytes = CASE WHEN $12::bytea IS NULL THEN snap_bytes ELSE $14 END,
+		lease_owner = CASE WHEN $15 THEN NULL ELSE lease_owner END, lease_until = CASE WHEN $15 THEN NULL ELSE lease_until END
 	WHERE id = $1 AND seq = $6 - 1
 	RETURNING id, tail_bytes, snap_bytes
 ), l AS (
@@ -267,7 +269,7 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 			Scan(&next.Tail, &next.Snap)
 	} else {
 		err = s.pool.QueryRow(ctx, saveNext, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq,
-			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, e.Whole, e.Data, snap, len(e.Data), len(e.Snap)).
+			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, e.Whole, e.Data, snap, len(e.Data), len(e.Snap), memory.AtRest(run.Status)).
 			Scan(&next.Tail, &next.Snap)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -103,6 +103,28 @@ func testLeases(t *testing.T, s memory.Checkpointer) {
 	}
 }
 
+// testRestReleases: the Save that puts a run at rest (waiting for a person,
+// or finished) lets its lease go; any other Save keeps it.
+func testRestReleases(t *testing.T, s memory.Checkpointer) {
+	l := leaser(t, s)
+	ctx := context.Background()
+	const ttl = time.Minute
+	for _, st := range []contracts.RunStatus{contracts.RunInterrupted, contracts.RunCompleted, contracts.RunFailed} {
+		t.Run(string(st), func(t *testing.T) {
+			run := SimpleRun("rest-"+string(st), "u", contracts.RunRunning, 1, Base)
+			mustSave(t, s, run)
+			must(t, l.Acquire(ctx, run.ID, "A", ttl))
+			run.Seq, run.Status = 2, contracts.RunRunning
+			mustSave(t, s, run)
+			requireCode(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
+			run.Seq, run.Status = 3, st
+			mustSave(t, s, run)
+			requireCode(t, l.Renew(ctx, run.ID, "A", ttl), contracts.CodeLeaseHeld)
+			must(t, l.Acquire(ctx, run.ID, "B", ttl))
+		})
+	}
+}
+
 // testClaimRace has several claimers race over many expired runs; each run
 // must go to exactly one of them.
 func testClaimRace(t *testing.T, s memory.Checkpointer) {

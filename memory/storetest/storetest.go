@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Checkpointer) {
 		{"Delete", testDelete},
 		{"HandBuilt", testHandBuilt},
 		{"Leases", testLeases},
+		{"RestReleases", testRestReleases},
 		{"ClaimRace", testClaimRace},
 	}
 	for _, tc := range tests {

@@ -92,7 +92,8 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 	}
 	run.Seq++
 	run.UpdatedAt = e.now()
-	if err := e.deps.Store.Save(context.WithoutCancel(ctx), run); err != nil {
+	leased, err := e.write(context.WithoutCancel(ctx), run)
+	if err != nil {
 		run.Seq--
 		if contracts.CodeOf(err) == contracts.CodeSequenceConflict {
 			e.log.Warn("run advanced elsewhere; stopping", "run_id", run.ID, "seq", run.Seq+1)
@@ -103,7 +104,7 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 	if o, _ := ctx.Value(owedKey{}).(*owed); o != nil {
 		o.due = false
 	}
-	if err := e.saved(ctx, run); err != nil {
+	if err := e.saved(ctx, run, leased); err != nil {
 		return err
 	}
 	e.remember(run)

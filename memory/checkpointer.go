@@ -102,6 +102,16 @@ type Leaser interface {
 	ClaimExpired(ctx context.Context, owner string, ttl time.Duration, limit int) ([]string, error)
 }
 
+// LeaseSaver is implemented by leasing stores that can take a new run's
+// lease in the write that creates it: a new run costs one write, not a
+// Save and an Acquire.
+type LeaseSaver interface {
+	// SaveLeased is Save of a new run (Seq 1) that also gives owner the
+	// run's lease for ttl, in the same write: both or, with Save's errors,
+	// neither. A run of any other Seq is CodeInvalidInput.
+	SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error
+}
+
 // Importer is implemented by stores that can take a checkpoint exactly as
 // another store or an older build wrote it (to move runs between stores).
 // The bytes are kept as they are and upgraded when loaded. Import refuses a

@@ -20,10 +20,10 @@ import (
 // and several processes may open the same file (leases and sequence checks
 // are SQL statements, so they hold across processes).
 type Store struct {
-	w     *sql.DB // one connection: SQLite admits one writer, so writers queue in Go rather than spin on SQLITE_BUSY
-	r     *sql.DB // readers: WAL lets them run beside the writer
+	w     *sql.DB   // one connection: SQLite admits one writer, so writers queue in Go rather than spin on SQLITE_BUSY
+	r     *sql.DB   // readers: WAL lets them run beside the writer
 	load  *sql.Stmt // Load's query, prepared once on the readers (parsing it cost more than running it)
-	wr    writer  // the group committer of Saves (commit.go)
+	wr    writer    // the group committer of Saves (commit.go)
 	sizes memory.TailSizes
 	// fullSync: the file runs synchronous=FULL, so a batch of lease
 	// changes alone may skip its sync (see unsynced).
@@ -34,6 +34,7 @@ var (
 	_ memory.Checkpointer = (*Store)(nil)
 	_ memory.Leaser       = (*Store)(nil)
 	_ memory.Importer     = (*Store)(nil)
+	_ memory.LeaseSaver   = (*Store)(nil)
 )
 
 // busyTimeout bounds how long a statement waits for another process's
@@ -128,6 +129,33 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	if err := memory.CheckRun(run); err != nil {
 		return err
 	}
+	return s.save(ctx, run, lease{})
+}
+
+// SaveLeased implements memory.LeaseSaver: the new run's row is inserted
+// with owner's lease.
+func (s *Store) SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	if err := memory.CheckSaveLeased(run, owner, ttl); err != nil {
+		return err
+	}
+	return s.save(ctx, run, lease{owner: owner, until: time.Now().Add(ttl).UnixNano()})
+}
+
+// lease is the lease a new run's row is inserted with (none: owner "").
+type lease struct {
+	owner string
+	until int64 // unix nanoseconds
+}
+
+// args are the lease's columns: NULL for none.
+func (l lease) args() (owner, until any) {
+	if l.owner == "" {
+		return nil, nil
+	}
+	return l.owner, l.until
+}
+
+func (s *Store) save(ctx context.Context, run *contracts.Run, l lease) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -143,7 +171,7 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 			return err
 		}
 	}
-	if err := s.commit(ctx, run, e); err != nil {
+	if err := s.commit(ctx, run, e, l); err != nil {
 		return err
 	}
 	run.MarkLogged()

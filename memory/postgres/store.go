@@ -28,6 +28,7 @@ var (
 	_ memory.Checkpointer = (*Store)(nil)
 	_ memory.Leaser       = (*Store)(nil)
 	_ memory.Importer     = (*Store)(nil)
+	_ memory.LeaseSaver   = (*Store)(nil)
 )
 
 type options struct {
@@ -178,11 +179,12 @@ func hasNUL(data []byte) bool {
 }
 
 // saveNew appends the first entry of a new run: the runs row (if no run
-// has the id), the whole-run entry and the snapshot, in one statement. It
-// returns the run's tail and snapshot bytes, or no row if the id is taken.
+// has the id; with lease $14 for $15 microseconds when $14 is not null),
+// the whole-run entry and the snapshot, in one statement. It returns the
+// run's tail and snapshot bytes, or no row if the id is taken.
 const saveNew = `WITH u AS (
-	INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id)
-	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, $11, $13) ON CONFLICT (id) DO NOTHING
+	INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id, lease_owner, lease_until)
+	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, $11, $13, $14::text, now() + $15::bigint * interval '1 microsecond') ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ), l AS (
 	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, 1, $8::integer, $9::boolean, $10::bytea FROM u
@@ -224,6 +226,21 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	if err := memory.CheckRun(run); err != nil {
 		return err
 	}
+	return s.save(ctx, run, nil, nil)
+}
+
+// SaveLeased implements memory.LeaseSaver: the new run's row is inserted
+// with owner's lease, on the database's clock.
+func (s *Store) SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	if err := memory.CheckSaveLeased(run, owner, ttl); err != nil {
+		return err
+	}
+	return s.save(ctx, run, &owner, ttl.Microseconds())
+}
+
+// save is Save; a new run's row gets owner's lease for ttl microseconds
+// (nil: none).
+func (s *Store) save(ctx context.Context, run *contracts.Run, owner *string, ttl any) error {
 	if run.Seq < 1 {
 		return s.conflict(ctx, run)
 	}
@@ -265,7 +282,7 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	var next memory.TailSize
 	if run.Seq == 1 {
 		err = s.pool.QueryRow(ctx, saveNew, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(),
-			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, true, e.Data, len(e.Snap), e.Snap, run.SessionID).
+			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, true, e.Data, len(e.Snap), e.Snap, run.SessionID, owner, ttl).
 			Scan(&next.Tail, &next.Snap)
 	} else {
 		err = s.pool.QueryRow(ctx, saveNext, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq,

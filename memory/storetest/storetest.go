@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Checkpointer) {
 		{"HandBuilt", testHandBuilt},
 		{"Leases", testLeases},
 		{"RestReleases", testRestReleases},
+		{"SaveLeased", testSaveLeased},
 		{"ClaimRace", testClaimRace},
 	}
 	for _, tc := range tests {

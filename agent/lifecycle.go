@@ -118,7 +118,9 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 // about to finish) is owed instead, and the write that is due anyway
 // carries it in the same entry: one disk sync where there were two. The
 // store's log is the same as if each change had been written, only with
-// fewer, larger entries; and a crash loses nothing a caller or a tool saw.
+// fewer, larger entries. A crash loses nothing a caller or a person was
+// told; a call whose result was not written yet is re-issued under its
+// idempotency key, as one cut off in flight is.
 
 // owed is the checkpoint a drive (execute) owes its run.
 type owed struct{ due bool }

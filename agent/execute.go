@@ -70,6 +70,9 @@ func (e *Engine) execute(ctx context.Context, run *contracts.Run) (err error) {
 		case stopAsked:
 			return e.steered(ctx, run, *w.request())
 		}
+		if f == nil { // runDAG already failed the run
+			return nil
+		}
 		if budgetError(f.err) != nil {
 			return e.failOrAsk(ctx, run, f.err, f.action, nil)
 		}

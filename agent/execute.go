@@ -41,12 +41,12 @@ type failure struct {
 }
 
 // execute drives the run through plan versions until it stops.
-func (e *Engine) execute(ctx context.Context, run *contracts.Run) error {
+func (e *Engine) execute(ctx context.Context, run *contracts.Run) (err error) {
+	// The status is owed: written with the first call, or with the stop.
+	ctx, settle := e.owing(ctx, run)
+	defer func() { err = settle(err) }()
 	run.Status = contracts.RunRunning
 	run.Error = nil
-	if err := e.save(ctx, run); err != nil {
-		return err
-	}
 	w := e.watch(ctx, run.ID)
 	defer w.stop()
 	for {
@@ -69,6 +69,9 @@ func (e *Engine) execute(ctx context.Context, run *contracts.Run) error {
 			return e.finish(ctx, run, contracts.RunCompleted)
 		case stopAsked:
 			return e.steered(ctx, run, *w.request())
+		}
+		if f == nil { // runDAG already failed the run
+			return nil
 		}
 		if budgetError(f.err) != nil {
 			return e.failOrAsk(ctx, run, f.err, f.action, nil)
@@ -155,6 +158,10 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch) 
 					pending = in
 					break
 				}
+				if err := e.flush(ctx, run); err != nil { // what is owed is durable before the call
+					dataErr = err
+					break
+				}
 				e.emit(ctx, run, EventStepStarted, a.ID, a.Tool, fmt.Sprintf("attempt %d", o.started.Attempt))
 				running[a.ID] = true
 				go func(o outcome) { results <- e.call(ctx, o) }(o)
@@ -214,7 +221,11 @@ func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, prog *progr
 	rec.Status = contracts.StepSucceeded
 	run.Steps = append(run.Steps, rec)
 	prog.record(rec)
-	if err := e.save(ctx, run); err != nil {
+	save := e.save
+	if prog.left == 0 { // the run finishes next: its last write carries the step
+		save = e.owe
+	}
+	if err := save(ctx, run); err != nil {
 		return nil, err
 	}
 	e.emit(ctx, run, EventStepSucceeded, o.action.ID, o.action.Tool, fmt.Sprintf("attempt %d", rec.Attempt))

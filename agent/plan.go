@@ -180,14 +180,8 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 		return e.fail(ctx, run, planFailed("the plan does not check", err))
 	}
 	e.commitPlan(ctx, run, rev, decisions)
-	if run.Seq == 0 {
-		// The run's first checkpoint (which takes its lease): pending, with
-		// the checked plan and its policy, so a process that dies before
-		// the next one leaves a run continuePlanned can finish.
-		if err := e.save(ctx, run); err != nil {
-			return err
-		}
-	}
+	// A run given its plan is not written yet: its first checkpoint (which
+	// takes its lease) is afterPlan's, or execution's before its first call.
 	return e.afterPlan(ctx, run, req.execute)
 }
 

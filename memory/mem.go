@@ -45,15 +45,29 @@ func NewMemStore() *MemStore { return &MemStore{runs: map[string]*memRun{}} }
 var (
 	_ Checkpointer = (*MemStore)(nil)
 	_ Leaser       = (*MemStore)(nil)
+	_ LeaseSaver   = (*MemStore)(nil)
 	_ Importer     = (*MemStore)(nil)
 )
 
 // Save appends run.Delta() as entry run.Seq; see Checkpointer.
 func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
-	if err := ctx.Err(); err != nil {
+	if err := CheckRun(run); err != nil {
 		return err
 	}
-	if err := CheckRun(run); err != nil {
+	return s.save(ctx, run, "", 0)
+}
+
+// SaveLeased implements LeaseSaver.
+func (s *MemStore) SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	if err := CheckSaveLeased(run, owner, ttl); err != nil {
+		return err
+	}
+	return s.save(ctx, run, owner, ttl)
+}
+
+// save is Save; a new run gets owner's lease for ttl (owner "": none).
+func (s *MemStore) save(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	e, err := NewEntry(run)
@@ -87,6 +101,9 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 	}
 	if r == nil {
 		r = &memRun{base: run.Seq}
+		if owner != "" {
+			r.owner, r.leaseEnd = owner, time.Now().Add(ttl)
+		}
 		s.runs[run.ID] = r
 	} else if e.Snap == nil && NeedSnapshot(run, r.tail+int64(len(e.Data)), int64(len(r.snap))) {
 		if err := e.AddSnapshot(run); err != nil {
@@ -100,6 +117,9 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 		r.tail += int64(len(e.Data))
 	}
 	r.sum = Summarize(run)
+	if AtRest(run.Status) {
+		r.owner, r.leaseEnd = "", time.Time{}
+	}
 	run.MarkLogged()
 	return nil
 }

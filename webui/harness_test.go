@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/testwait"
@@ -70,7 +71,11 @@ func (g *gates) get(name string) chan struct{} {
 // open lets every test.hold call of gate name go on.
 func (g *gates) open(name string) { close(g.get(name)) }
 
-func newStack(t *testing.T) *stack {
+func newStack(t *testing.T) *stack { return newStackWith(t, agent.DefaultConfig(), nil) }
+
+// newStackWith is newStack with the engine configured by cfg and planning
+// with model (none when nil).
+func newStackWith(t *testing.T, cfg agent.Config, model llm.LLM) *stack {
 	t.Helper()
 	ctx := context.Background()
 	h, err := host.New()
@@ -79,7 +84,7 @@ func newStack(t *testing.T) *stack {
 	}
 	t.Cleanup(func() { _ = h.Close() })
 	s := &stack{store: memory.NewMemStore()}
-	p, err := host.InProcess(echoTool(), holdTool(&s.gates), loginTool())
+	p, err := host.InProcess(echoTool(), holdTool(&s.gates), loginTool(), failTool())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +104,7 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	s.host = h
-	s.engine = agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: s.store, Memory: s.patterns, Recommender: rec})
+	s.engine = agent.New(cfg, agent.Deps{Tools: h, Store: s.store, Memory: s.patterns, Recommender: rec, LLM: model})
 	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Admin: h,
 		Tokens: []mcpserver.Token{
 			{Token: adaToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
@@ -159,6 +164,17 @@ func holdTool(g *gates) sdk.Tool {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}}
+}
+
+// failTool always fails, as a tool error that no retry mends.
+func failTool() sdk.Tool {
+	return sdk.Tool{Contract: contracts.Contract{
+		Tool: "test.fail", Service: "test", Description: "Fail every time", RiskLevel: contracts.RiskRead,
+		InputSchema:  json.RawMessage(`{"type":"object"}`),
+		OutputSchema: json.RawMessage(`{"type":"object"}`),
+	}, Handler: func(context.Context, sdk.Call) (any, error) {
+		return nil, contracts.Errorf(contracts.CodeToolFailed, "test.fail failed as it always does")
 	}}
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/agent/llm/openai"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
@@ -217,5 +219,43 @@ func TestSecretsRedacted(t *testing.T) {
 	_, page := b.get("/ui/runs/" + id)
 	if strings.Contains(page, "hunter2") || !strings.Contains(page, contracts.Redacted) || !strings.Contains(page, "&#34;user&#34;:&#34;bob&#34;") {
 		t.Fatalf("run page:\n%s", page)
+	}
+}
+
+// TestReplanFromTheConsole: a step that still fails waits at step_failed
+// (on_failure ask) and its page offers Re-plan; pressing it has the model
+// re-plan the rest, and the run completes on the new plan.
+func TestReplanFromTheConsole(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Reply{Role: "replanner", Content: `{"version":"1.0","goal":"echo instead","timezone":"UTC","actions":[
+		 {"id":"b1","tool":"test.echo","intent":"transform","requires":[],"produces":[],"inputs":{"text":"re-planned"}}]}`},
+		llmtest.Reply{Role: "composer", Content: "Echoed instead."})
+	model, err := openai.New(openai.Config{BaseURL: srv.URL, Model: "test", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := agent.DefaultConfig()
+	cfg.OnFailure = contracts.OnFailureAsk
+	s := newStackWith(t, cfg, model)
+	b := s.browser(t).signIn(bobToken)
+	id := b.startPlan(`{"version":"1.0","goal":"fail, then re-plan","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"test.fail","intent":"read","requires":[],"produces":[],"inputs":{}}]}`)
+	b.approve(id)
+	testwait.For(t, 20*time.Second, func() error {
+		run, err := s.engine.Get(context.Background(), id)
+		if err != nil || run.Interrupt == nil || run.Interrupt.Kind != contracts.InterruptStepFailed {
+			return fmt.Errorf("run %s does not wait at step_failed yet (%v)", id, err)
+		}
+		return nil
+	})
+	if _, page := b.get("/ui/runs/" + id); !strings.Contains(page, ">Re-plan</button>") {
+		t.Fatalf("a failed step's page lacks Re-plan:\n%s", page)
+	}
+	if res, body := b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"replan"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("replan: %s\n%s", res.Status, body)
+	}
+	run := s.waitStatus(t, id, contracts.RunCompleted)
+	if run.ReplanCount != 1 || len(run.Plans) != 2 || run.Result == nil || run.Result.Answer != "Echoed instead." || srv.Count("replanner") != 1 {
+		t.Fatalf("replans=%d plans=%d result=%+v", run.ReplanCount, len(run.Plans), run.Result)
 	}
 }

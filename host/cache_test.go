@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,5 +161,57 @@ func TestCachedPluginThatCannotStart(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(data, "plugin-contracts", "test.json")); !os.IsNotExist(err) {
 		t.Fatalf("cache entry kept: %v", err)
+	}
+}
+
+// TestForgedCacheStartsNothing: a cache entry written for a binary that
+// is not the one its configured checksum names (someone who can write the
+// data directory replaced the binary and the entry) lists its tools at
+// most until the process is due to start; the bytes executed are checked
+// against the configured checksum, the plugin is refused and nothing it
+// serves is ever called. A bundled plugin (trusted as found, PinFound)
+// starts on the entry's word: there the checksum only names what was found.
+func TestForgedCacheStartsNothing(t *testing.T) {
+	data := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "plug")
+	copyExec(t, testPluginBin, bin)
+	want := sha(t, bin)
+	spec := PluginSpec{Name: "test", Path: bin, SHA256: want}
+	h := startHost(t, data, spec)
+	h.Close()
+	e, ok := newContractCache(data).valid(spec)
+	if !ok {
+		t.Fatal("no cache entry after a start")
+	}
+	copyExec(t, roguePluginBin, bin)
+	e.Stamp, _ = stampOf(bin) // the entry now claims the new file has the old checksum
+	raw, _ := json.Marshal(e)
+	if err := os.WriteFile(filepath.Join(data, "plugin-contracts", "test.json"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h = startHost(t, data, spec)
+	_, err := h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "")
+	if c := contracts.CodeOf(err); c != contracts.CodeToolUnavailable && c != contracts.CodeUnknownTool {
+		t.Fatalf("a call to the forged plugin: %v", err)
+	}
+	testwait.Until(t, 30*time.Second, "the forged plugin refused", func() bool {
+		p := h.Plugins()
+		return len(p) == 1 && p[0].State == StateRefused
+	})
+	if p := h.Plugins(); !strings.Contains(p[0].Error, "checksum") {
+		t.Fatalf("refused for %q, want a checksum mismatch", p[0].Error)
+	}
+	h.Close()
+
+	// Bundled: pinned to what the entry says was found, and started.
+	copyExec(t, testPluginBin, bin)
+	spec = PluginSpec{Name: "test", Path: bin, PinFound: true}
+	startHost(t, data, spec).Close() // a start writes the entry
+	h = startHost(t, data, spec)
+	if out, err := h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "k"); err != nil || string(out) != `{"key":"k","text":"hi"}` {
+		t.Fatalf("bundled plugin from the cache: %s %v", out, err)
+	}
+	if p := h.Plugins(); p[0].SHA256 != want || !h.sums.known(bin, want) {
+		t.Fatalf("plugins %+v", p)
 	}
 }

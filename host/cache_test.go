@@ -215,3 +215,43 @@ func TestForgedCacheStartsNothing(t *testing.T) {
 		t.Fatalf("plugins %+v", p)
 	}
 }
+
+// TestStartGate: with a start gate, a plugin listed from the cache starts
+// no process until the gate opens or a call needs it; the call starts it
+// and is answered, gate still closed.
+func TestStartGate(t *testing.T) {
+	data := t.TempDir()
+	spec := PluginSpec{Name: "test", Path: testPluginBin}
+	startHost(t, data, spec).Close() // a start writes the cache entry
+	gate := make(chan struct{})
+	h, err := New(WithLogger(quietLogger()), WithDataDir(data), WithPlugins(spec), WithStartGate(gate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if p := h.Plugins(); len(p) != 1 || p[0].State != StateStarting || p[0].PID != 0 {
+		t.Fatalf("plugins %+v, want test listed from the cache and starting", p)
+	}
+	// Without the call's wake-up it would wait for the gate until ctx ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := h.Call(ctx, "test.echo", json.RawMessage(`{"text":"hi"}`), "k")
+	if err != nil || string(out) != `{"key":"k","text":"hi"}` {
+		t.Fatalf("call behind the gate: %s %v", out, err)
+	}
+	if p := h.Plugins(); p[0].State != StateRunning || p[0].PID == 0 {
+		t.Fatalf("plugins %+v after the call", p)
+	}
+
+	// Without a call the gate starts it.
+	h2, err := New(WithLogger(quietLogger()), WithDataDir(data), WithPlugins(spec), WithStartGate(gate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	close(gate)
+	testwait.Until(t, 30*time.Second, "the plugin started once the gate opened", func() bool {
+		p := h2.Plugins()
+		return p[0].State == StateRunning
+	})
+}

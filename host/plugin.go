@@ -156,11 +156,21 @@ func (h *Host) bringUp(src *source) {
 	defer h.bringing.Done()
 	ctx := h.bringCtx
 	spec := src.spec
-	// Starting a plugin is CPU work (checksum, keys, a process); leave a
-	// core to whatever is answering while the cached list is served.
+	if gate := h.opts.startGate; gate != nil {
+		select {
+		case <-gate:
+		case <-src.wanted:
+		case <-ctx.Done():
+			return
+		}
+	}
+	// Starting a plugin is CPU work (keys, a process, a handshake); leave
+	// a core to whatever is answering while the cached list is served,
+	// unless a call is waiting for this one.
 	select {
 	case h.bringSlots <- struct{}{}:
 		defer func() { <-h.bringSlots }()
+	case <-src.wanted:
 	case <-ctx.Done():
 		return
 	}

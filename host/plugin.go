@@ -360,6 +360,9 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 		return nil, contracts.Errorf(contracts.CodePluginRefused, "plugin %q: %w", spec.Name, err)
 	}
 	p := &grpcProvider{name: spec.Name, client: client, rpc: raw.(toolPluginClient), describeTimeout: h.opts.startTimeout}
+	if rc := client.ReattachConfig(); rc != nil {
+		p.pid = rc.Pid
+	}
 	version, err := p.version(ctx)
 	if err != nil {
 		client.Kill()

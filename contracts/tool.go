@@ -98,21 +98,23 @@ func (t *Tool) Name() string { return t.Contract.Tool }
 
 // ValidateInput checks a payload against the input schema (CodeSchemaViolation).
 func (t *Tool) ValidateInput(payload any) error {
-	return t.check(t.input, payload, CodeSchemaViolation, "input of "+t.Name())
+	return t.check(t.input, payload, CodeSchemaViolation, "input")
 }
 
 // ValidateOutput checks a result against the output schema (CodeToolInvalidOutput).
 func (t *Tool) ValidateOutput(result any) error {
-	return t.check(t.output, result, CodeToolInvalidOutput, "output of "+t.Name())
+	return t.check(t.output, result, CodeToolInvalidOutput, "output")
 }
 
-func (t *Tool) check(sch *jsonschema.Schema, v any, code Code, what string) error {
+// check validates v; side ("input", "output") names it in an error only,
+// so a valid value costs no message (this runs on every tool call).
+func (t *Tool) check(sch *jsonschema.Schema, v any, code Code, side string) error {
 	jv, err := jsonValue(v)
 	if err != nil {
-		return Errorf(code, "%s: %w", what, err).With("tool", t.Name())
+		return Errorf(code, "%s of %s: %w", side, t.Name(), err).With("tool", t.Name())
 	}
-	if err := validate(sch, jv, code, what); err != nil {
-		return AsError(err).With("tool", t.Name())
+	if err := sch.Validate(jv); err != nil {
+		return AsError(schemaError(err, code, side+" of "+t.Name())).With("tool", t.Name())
 	}
 	return nil
 }

@@ -18,8 +18,14 @@ type stepSummary struct {
 	Error   string `json:"error,omitempty"`
 }
 
+// composesWithModel says whether compose asks the model (else it fills
+// the template at once).
+func (e *Engine) composesWithModel(run *contracts.Run) bool {
+	return e.deps.LLM != nil && !run.Options.Direct
+}
+
 func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.RunResult {
-	if e.deps.LLM == nil || run.Options.Direct {
+	if !e.composesWithModel(run) {
 		return &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
 	}
 	var steps []stepSummary

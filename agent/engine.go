@@ -15,6 +15,7 @@ import (
 	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/patterns"
+	"github.com/ordo-run/ordo/recommender"
 
 	// Users' timezones resolve on machines without a zoneinfo database.
 	_ "time/tzdata"
@@ -39,9 +40,11 @@ type Availability interface {
 	Unavailable() []string
 }
 
-// Recommender ranks tool names for a query, best first.
+// Recommender ranks catalog tools for a query, best first, and says how
+// much of a query its index covers at all; recommender.Recommender is one.
 type Recommender interface {
-	Recommend(ctx context.Context, query string, k int) ([]string, error)
+	Search(ctx context.Context, query string, o recommender.SearchOptions) ([]recommender.Hit, error)
+	Coverage(query string) float64
 }
 
 // Verifier modes.

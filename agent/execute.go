@@ -42,12 +42,12 @@ type failure struct {
 
 // execute drives the run through plan versions until it stops. checked,
 // when not nil, is the current plan's graph, checked by this call.
-func (e *Engine) execute(ctx context.Context, run *contracts.Run, checked *contracts.Graph) error {
+func (e *Engine) execute(ctx context.Context, run *contracts.Run, checked *contracts.Graph) (err error) {
+	// The status is owed: written with the first call, or with the stop.
+	ctx, settle := e.owing(ctx, run)
+	defer func() { err = settle(err) }()
 	run.Status = contracts.RunRunning
 	run.Error = nil
-	if err := e.save(ctx, run); err != nil {
-		return err
-	}
 	w := e.watch(ctx, run.ID)
 	defer w.stop()
 	for {
@@ -71,6 +71,9 @@ func (e *Engine) execute(ctx context.Context, run *contracts.Run, checked *contr
 			return e.finish(ctx, run, contracts.RunCompleted)
 		case stopAsked:
 			return e.steered(ctx, run, *w.request())
+		}
+		if f == nil { // runDAG already failed the run
+			return nil
 		}
 		if budgetError(f.err) != nil {
 			return e.failOrAsk(ctx, run, f.err, f.action, nil)
@@ -169,6 +172,10 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, 
 					pending = in
 					break
 				}
+				if err := e.flush(ctx, run); err != nil { // what is owed is durable before the call
+					dataErr = err
+					break
+				}
 				e.emit(ctx, run, EventStepStarted, a.ID, a.Tool, attemptNote(o.started.Attempt))
 				running[a.ID] = true
 				started = append(started, o)
@@ -236,7 +243,11 @@ func (e *Engine) finishStep(ctx context.Context, run *contracts.Run, prog *progr
 	rec.Status = contracts.StepSucceeded
 	run.Steps = append(run.Steps, rec)
 	prog.record(rec)
-	if err := e.save(ctx, run); err != nil {
+	save := e.save
+	if prog.left == 0 { // the run finishes next: its last write carries the step
+		save = e.owe
+	}
+	if err := save(ctx, run); err != nil {
 		return nil, err
 	}
 	e.emit(ctx, run, EventStepSucceeded, o.action.ID, o.action.Tool, attemptNote(rec.Attempt))

@@ -117,11 +117,13 @@ func TestRunLogFoldsToTheRun(t *testing.T) {
 	if string(want) != string(got) {
 		t.Fatalf("folded log differs from the run\nwant %s\ngot  %s", want, got)
 	}
-	// created (with the checked plan), running, 4 steps, completed
-	if len(entries) != 7 || int64(len(entries)) != run.Seq {
+	// created running (with the checked plan) before the first call, 3
+	// steps, the last step with the completion
+	if len(entries) != 5 || int64(len(entries)) != run.Seq || entries[0].Run.Status != contracts.RunRunning ||
+		len(entries[4].Steps) != 1 || entries[4].Status != contracts.RunCompleted {
 		for _, e := range entries {
 			t.Logf("%d %s %s", e.Seq, e.Kind(), e.Summary())
 		}
-		t.Fatalf("%d entries for seq %d, want 7", len(entries), run.Seq)
+		t.Fatalf("%d entries for seq %d, want 5", len(entries), run.Seq)
 	}
 }

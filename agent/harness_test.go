@@ -19,7 +19,7 @@ import (
 // testTools is an in-process catalog: real contracts and Go handlers,
 // with the host's validation on both sides. It records every call.
 type testTools struct {
-	cat      contracts.ToolMap
+	cat      map[string]*contracts.Tool
 	handlers map[string]sdk.Handler
 	mu       sync.Mutex
 	calls    []toolCall
@@ -31,7 +31,7 @@ type toolCall struct {
 }
 
 func newTools(t testing.TB, tools ...sdk.Tool) *testTools {
-	tt := &testTools{cat: contracts.ToolMap{}, handlers: map[string]sdk.Handler{}}
+	tt := &testTools{cat: map[string]*contracts.Tool{}, handlers: map[string]sdk.Handler{}}
 	for _, st := range tools {
 		ct, err := contracts.NewTool(st.Contract)
 		if err != nil {
@@ -43,7 +43,10 @@ func newTools(t testing.TB, tools ...sdk.Tool) *testTools {
 	return tt
 }
 
-func (tt *testTools) Lookup(name string) (*contracts.Tool, bool) { return tt.cat.Lookup(name) }
+func (tt *testTools) Lookup(name string) (*contracts.Tool, bool) {
+	t, ok := tt.cat[name]
+	return t, ok
+}
 func (tt *testTools) List() []*contracts.Tool {
 	var out []*contracts.Tool
 	for _, t := range tt.cat {

@@ -64,9 +64,17 @@ type drive struct {
 	mu     sync.Mutex
 	l      *lease
 	unhook func() bool
+	rested bool // its last checkpoint put the run at rest, and the store let the lease go
 }
 
 type driveKey struct{}
+
+// lease is the lease d holds (nil: none yet).
+func (d *drive) lease() *lease {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.l
+}
 
 func driveOf(ctx context.Context) *drive {
 	d, _ := ctx.Value(driveKey{}).(*drive)
@@ -81,7 +89,7 @@ func (e *Engine) hold(ctx context.Context, runID string) (context.Context, func(
 	if d == nil {
 		return ctx, func(error, bool) {}, nil
 	}
-	if err := e.attach(ctx, d, runID); err != nil {
+	if err := e.attach(ctx, d, runID, false); err != nil {
 		d.cancel(err)
 		return ctx, nil, err
 	}
@@ -89,7 +97,7 @@ func (e *Engine) hold(ctx context.Context, runID string) (context.Context, func(
 }
 
 // holdNew prepares a call that creates a run (Plan, Run): the lease is
-// taken by save right after the run's first checkpoint. A call nested in
+// taken by save right after the run's first checkpoint (see saved). A call nested in
 // one that already holds (Plan inside Run) shares its claim.
 func (e *Engine) holdNew(ctx context.Context) (context.Context, func(err error)) {
 	if driveOf(ctx) != nil {
@@ -111,9 +119,10 @@ func (e *Engine) newDrive(ctx context.Context) (context.Context, *drive) {
 	return context.WithValue(ctx, driveKey{}, d), d
 }
 
-// attach takes the lease for d; losing it later cancels d's context.
-func (e *Engine) attach(ctx context.Context, d *drive, runID string) error {
-	l, err := e.take(ctx, runID)
+// attach takes the lease for d (the store already gave it: leased);
+// losing it later cancels d's context.
+func (e *Engine) attach(ctx context.Context, d *drive, runID string, leased bool) error {
+	l, err := e.take(ctx, runID, leased)
 	if err != nil {
 		return err
 	}
@@ -124,20 +133,43 @@ func (e *Engine) attach(ctx context.Context, d *drive, runID string) error {
 	return nil
 }
 
-// created is save's hook after a run's first checkpoint: a creating call
-// takes the new run's lease before it does anything else with it.
-func (e *Engine) created(ctx context.Context, runID string) error {
+// write stores run's checkpoint for save. A creating call's first
+// checkpoint that does not put the run at rest takes the new run's lease
+// in the same write where the store can (memory.LeaseSaver): leased.
+func (e *Engine) write(ctx context.Context, run *contracts.Run) (leased bool, err error) {
+	if ls, ok := e.deps.Store.(memory.LeaseSaver); ok && run.Seq == 1 && !memory.AtRest(run.Status) {
+		if d := driveOf(ctx); d != nil && d.lease() == nil {
+			return true, ls.SaveLeased(ctx, run, e.cfg.Owner, e.cfg.LeaseTTL)
+		}
+	}
+	return false, e.deps.Store.Save(ctx, run)
+}
+
+// saved is save's hook on the drive's lease. A checkpoint that puts the
+// run at rest (memory.AtRest: it waits for a person, or is finished) let
+// the run's lease go in the store, in the same write: this engine forgets
+// it, and the drive ends without a write to release it. Any other
+// checkpoint of a creating call that holds no lease yet (its first) takes
+// the new run's lease (leased: the write took it) before the call does
+// anything else with the run; a run whose first checkpoint already rests
+// is never leased.
+func (e *Engine) saved(ctx context.Context, run *contracts.Run, leased bool) error {
 	d := driveOf(ctx)
 	if d == nil {
 		return nil
 	}
+	rested := memory.AtRest(run.Status)
 	d.mu.Lock()
-	held := d.l != nil
+	l := d.l
+	d.rested = rested
 	d.mu.Unlock()
-	if held {
-		return nil
+	switch {
+	case rested && l != nil:
+		e.forget(l)
+	case !rested && l == nil:
+		return e.attach(ctx, d, run.ID, leased)
 	}
-	return e.attach(ctx, d, runID)
+	return nil
 }
 
 // checkLease refuses a write once the lease is lost: another server may
@@ -147,10 +179,7 @@ func checkLease(ctx context.Context, runID string) error {
 	if d == nil {
 		return nil
 	}
-	d.mu.Lock()
-	l := d.l
-	d.mu.Unlock()
-	if l != nil && l.lost.Err() != nil {
+	if l := d.lease(); l != nil && l.lost.Err() != nil {
 		return contracts.Errorf(contracts.CodeLeaseHeld, "run %s: this server lost its lease; another server drives the run", runID).
 			With("run", runID)
 	}
@@ -158,12 +187,13 @@ func checkLease(ctx context.Context, runID string) error {
 }
 
 // letGo ends a drive. The lease is released (so an approval can go to
-// any server at once) unless the call ended on a store failure, or
-// keepOnCancel is set and the caller cancelled: then the lease is left to
-// expire and another server's Watch picks the run up.
+// any server at once) unless the store already let it go with the
+// checkpoint that put the run at rest, the call ended on a store failure,
+// or keepOnCancel is set and the caller cancelled: then the lease is left
+// to expire and another server's Watch picks the run up.
 func (e *Engine) letGo(ctx context.Context, d *drive, err error, keepOnCancel bool) {
 	d.mu.Lock()
-	l := d.l
+	l, rested := d.l, d.rested
 	if d.unhook != nil {
 		d.unhook()
 	}
@@ -171,13 +201,14 @@ func (e *Engine) letGo(ctx context.Context, d *drive, err error, keepOnCancel bo
 	keep := contracts.CodeOf(err) == contracts.CodeStore || (keepOnCancel && context.Cause(ctx) != nil && !errors.Is(context.Cause(ctx), errLeaseLost))
 	d.cancel(context.Canceled)
 	if l != nil {
-		e.drop(l, !keep)
+		e.drop(l, !keep && !rested)
 	}
 }
 
 // take returns this engine's lease on runID, acquiring it from the store
-// if no call of this engine holds it yet.
-func (e *Engine) take(ctx context.Context, runID string) (*lease, error) {
+// if no call of this engine holds it yet (unless the store just gave it:
+// leased).
+func (e *Engine) take(ctx context.Context, runID string, leased bool) (*lease, error) {
 	e.leaseMu.Lock()
 	defer e.leaseMu.Unlock()
 	if l, ok := e.leases[runID]; ok && l.lost.Err() == nil {
@@ -185,8 +216,10 @@ func (e *Engine) take(ctx context.Context, runID string) (*lease, error) {
 		return l, nil
 	}
 	ls := e.deps.Store.(memory.Leaser)
-	if err := ls.Acquire(ctx, runID, e.cfg.Owner, e.cfg.LeaseTTL); err != nil {
-		return nil, err
+	if !leased {
+		if err := ls.Acquire(ctx, runID, e.cfg.Owner, e.cfg.LeaseTTL); err != nil {
+			return nil, err
+		}
 	}
 	lost, lose := context.WithCancelCause(context.Background())
 	l := &lease{runID: runID, refs: 1, lost: lost, lose: lose, stop: make(chan struct{}), done: make(chan struct{})}

@@ -85,14 +85,15 @@ func (e *Engine) advance(ctx context.Context, run *contracts.Run, by caller, d c
 // process advanced the run) is returned as is; the caller must stop
 // driving the run. Saving never observes cancellation so a cancelled run
 // still leaves its checkpoint. Once the run's lease is lost nothing more is
-// written (CodeLeaseHeld); a new run's first write takes its lease.
+// written (CodeLeaseHeld); see saved for how a write moves the lease.
 func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 	if err := checkLease(ctx, run.ID); err != nil {
 		return err
 	}
 	run.Seq++
 	run.UpdatedAt = e.now()
-	if err := e.deps.Store.Save(context.WithoutCancel(ctx), run); err != nil {
+	leased, err := e.write(context.WithoutCancel(ctx), run)
+	if err != nil {
 		run.Seq--
 		if contracts.CodeOf(err) == contracts.CodeSequenceConflict {
 			e.log.Warn("run advanced elsewhere; stopping", "run_id", run.ID, "seq", run.Seq+1)
@@ -100,11 +101,63 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 		}
 		return contracts.Errorf(contracts.CodeStore, "checkpoint run %s: %w", run.ID, err).With("run", run.ID)
 	}
-	if run.Seq == 1 {
-		return e.created(ctx, run.ID)
+	if o, _ := ctx.Value(owedKey{}).(*owed); o != nil {
+		o.due = false
+	}
+	if err := e.saved(ctx, run, leased); err != nil {
+		return err
 	}
 	e.remember(run)
 	return nil
+}
+
+// A drive writes a change of its run only when it must be durable: before
+// the run's next effect (a tool call), before the run waits for a person
+// or ends, and before a slow model call. A change that need not be durable
+// yet (the status set running, the last step's result when the run is
+// about to finish) is owed instead, and the write that is due anyway
+// carries it in the same entry: one disk sync where there were two. The
+// store's log is the same as if each change had been written, only with
+// fewer, larger entries. A crash loses nothing a caller or a person was
+// told; a call whose result was not written yet is re-issued under its
+// idempotency key, as one cut off in flight is.
+
+// owed is the checkpoint a drive (execute) owes its run.
+type owed struct{ due bool }
+
+type owedKey struct{}
+
+// owing starts a drive that owes its run a checkpoint (of the change the
+// caller makes next); settle writes what is still owed when the drive
+// returns without an error.
+func (e *Engine) owing(ctx context.Context, run *contracts.Run) (_ context.Context, settle func(error) error) {
+	o := &owed{due: true}
+	ctx = context.WithValue(ctx, owedKey{}, o)
+	return ctx, func(err error) error {
+		if err != nil {
+			return err
+		}
+		return e.flush(ctx, run)
+	}
+}
+
+// owe records a change of run to be written by the next save, or saves it
+// now outside a drive that can owe it.
+func (e *Engine) owe(ctx context.Context, run *contracts.Run) error {
+	o, _ := ctx.Value(owedKey{}).(*owed)
+	if o == nil {
+		return e.save(ctx, run)
+	}
+	o.due = true
+	return nil
+}
+
+// flush writes the checkpoint the drive owes, if any: before an effect.
+func (e *Engine) flush(ctx context.Context, run *contracts.Run) error {
+	if o, _ := ctx.Value(owedKey{}).(*owed); o == nil || !o.due {
+		return nil
+	}
+	return e.save(ctx, run)
 }
 
 // interrupt records in as the run's question and checkpoints it.
@@ -137,6 +190,11 @@ func (e *Engine) fail(ctx context.Context, run *contracts.Run, err error) error 
 // composer LLM call, or a template when there is no model, it fails, or
 // the run is a direct tool call.
 func (e *Engine) finish(ctx context.Context, run *contracts.Run, status contracts.RunStatus) error {
+	if e.composesWithModel(run) { // a model call may be slow: what is owed is written first
+		if err := e.flush(ctx, run); err != nil {
+			return err
+		}
+	}
 	run.Status = status
 	run.Interrupt = nil
 	run.Result = e.compose(ctx, run)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory/patterns"
-	"github.com/ordo-run/ordo/recommender"
 )
 
 // MemoryConfig switches each use of pattern memory (Deps.Memory); all are
@@ -48,7 +47,7 @@ func (e *Engine) remember(run *contracts.Run) {
 	if !e.cfg.Memory.Collect || e.deps.Collector == nil || !run.Status.Final() {
 		return
 	}
-	if !e.deps.Collector.Submit(run) {
+	if !e.deps.Collector.Submit(withoutSecretAnswers(run, e.deps.Tools)) {
 		e.log.Warn("memory did not take the run", "run_id", run.ID)
 	}
 }
@@ -95,23 +94,6 @@ func (e *Engine) advice(ctx context.Context, run *contracts.Run) patterns.ToolAd
 		e.log.Warn("memory tool advice failed", "run_id", run.ID, "err", err)
 	}
 	return adv
-}
-
-// searcher is the recommender's full search, with boosts and an avoid
-// list; recommender.Recommender implements it.
-type searcher interface {
-	Search(ctx context.Context, query string, o recommender.SearchOptions) ([]recommender.Hit, error)
-}
-
-// recommend asks the recommender for k tools, passing memory's advice when
-// the recommender can take it.
-func (e *Engine) recommend(ctx context.Context, goal string, k int, adv patterns.ToolAdvice) ([]string, error) {
-	s, ok := e.deps.Recommender.(searcher)
-	if !ok || (len(adv.Boost) == 0 && len(adv.Avoid) == 0) {
-		return e.deps.Recommender.Recommend(ctx, goal, k)
-	}
-	hits, err := s.Search(ctx, goal, recommender.SearchOptions{K: k, Boost: adv.Boost, Avoid: adv.Avoid})
-	return recommender.Names(hits), err
 }
 
 // withoutAvoided drops the tools memory says to avoid, unless that would
@@ -178,6 +160,58 @@ func suggestions(c *patterns.Clarification) map[string]string {
 		return nil
 	}
 	return c.Suggestions()
+}
+
+// inputSuggestions are the values the user last gave for fields of tool
+// (Config.Memory.Clarification), offered on an input_required interrupt;
+// never for a secret field.
+func (e *Engine) inputSuggestions(ctx context.Context, run *contracts.Run, tool *contracts.Tool, fields []string) map[string]string {
+	if !e.memoryOn(e.cfg.Memory.Clarification) || run.UserID == "" {
+		return nil
+	}
+	fields = slices.DeleteFunc(slices.Clone(fields), func(f string) bool { return secretField(tool, f) })
+	s, err := e.deps.Memory.InputSuggestions(ctx, run.UserID, tool.Name(), fields)
+	if err != nil {
+		e.log.Warn("memory input suggestions failed", "run_id", run.ID, "err", err)
+	}
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// secretField reports whether a payload path ("$.a.b" or "a.b") lies in
+// one of tool's secret fields (top-level fields).
+func secretField(tool *contracts.Tool, path string) bool {
+	top, _, _ := strings.Cut(strings.TrimPrefix(path, "$."), ".")
+	return slices.Contains(tool.Contract.SecretFields, top)
+}
+
+// withoutSecretAnswers is run as pattern memory may keep it: what a person
+// typed into a secret field of a missing input is left out, since memory
+// keeps answers to offer them again (all of a decision's answers when its
+// tool left the catalog and its secret fields are unknown). run itself is
+// not changed.
+func withoutSecretAnswers(run *contracts.Run, tools Tools) *contracts.Run {
+	out := run
+	for i, d := range run.Decisions {
+		if d.Interrupt.Kind != contracts.InterruptInputRequired {
+			continue
+		}
+		tool, known := tools.Lookup(d.Interrupt.Tool)
+		secret := func(f string, _ any) bool { return !known || secretField(tool, f) }
+		kept := maps.Clone(d.Decision.Answers)
+		if maps.DeleteFunc(kept, secret); len(kept) == len(d.Decision.Answers) {
+			continue
+		}
+		if out == run {
+			cp := *run
+			cp.Decisions = slices.Clone(run.Decisions)
+			out = &cp
+		}
+		out.Decisions[i].Decision.Answers = kept
+	}
+	return out
 }
 
 // approvedByMemory answers a step approval that only the step-approval

@@ -352,3 +352,51 @@ func FuzzApplyInputs(f *testing.F) {
 		}
 	})
 }
+
+// A person's answers to a tool's missing inputs are offered the next time
+// that tool asks for them (memory.clarification), over every surface that
+// shows the interrupt; what they typed into a secret field is never kept.
+func TestInputAnswersComeBackAsSuggestions(t *testing.T) {
+	ctx := context.Background()
+	vault := tool("vault.put", contracts.RiskWrite,
+		`{"type":"object","required":["key","token"],"properties":{"key":{"type":"string"},"token":{"type":"string"}}}`,
+		`{"type":"object"}`, nil, returns(map[string]any{}))
+	vault.Contract.SecretFields = []string{"token"}
+	tt := newTools(t, chatTool(), vault)
+	deps, mem := withMemory(t, Deps{Tools: tt, Store: newStore()})
+	e := New(Config{Memory: MemoryConfig{Collect: true, Clarification: true}}, deps)
+	chat := `{"version":"1.0","goal":"post","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"chat.post_message","intent":"notify","requires":[],"produces":[],"inputs":{"text":"hello"}}]}`
+	put := `{"version":"1.0","goal":"store","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"vault.put","intent":"write","requires":[],"produces":[],"inputs":{}}]}`
+	run := func(plan string, answers map[string]any) *contracts.Run {
+		t.Helper()
+		r, err := e.Run(ctx, Request{Plan: mustPlan(t, plan), UserID: "ann"})
+		wantStatus(t, r, err, contracts.RunInterrupted)
+		if answers == nil {
+			return r
+		}
+		r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: answers, By: "ann"})
+		wantStatus(t, r, err, contracts.RunCompleted)
+		return r
+	}
+	if r := run(chat, map[string]any{"$.channel": "#general"}); r.Decisions[0].Interrupt.Suggestions != nil {
+		t.Fatalf("suggestions before any answer: %v", r.Decisions[0].Interrupt.Suggestions)
+	}
+	run(put, map[string]any{"$.key": "k1", "$.token": "s3cret-token"})
+	flush(t, deps)
+
+	if s := run(chat, nil).Interrupt.Suggestions; len(s) != 1 || s["$.channel"] != "#general" {
+		t.Fatalf("chat suggestions = %v", s)
+	}
+	if s := run(put, nil).Interrupt.Suggestions; len(s) != 1 || s["$.key"] != "k1" {
+		t.Fatalf("vault suggestions = %v (the token must not be offered)", s)
+	}
+	records, err := mem.List(ctx, "ann", patterns.NSBehavior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := json.Marshal(records); len(records) != 2 || strings.Contains(string(raw), "s3cret") {
+		t.Fatalf("memory kept %s", raw)
+	}
+}

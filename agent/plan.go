@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"maps"
@@ -126,8 +125,10 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 	} else {
 		source = "planner"
 		remembered = e.reuseClarification(ctx, run)
-		pool := e.toolPool(ctx, run)
-		cands, ranked := e.choose(ctx, run, pool)
+		q := e.planQuery(ctx, run)
+		pool := e.toolPool(q)
+		chosen, ranked, _ := e.choose(ctx, pool, q) // q.TopUp: never an error
+		cands := toolsOf(chosen)
 		in := withTurns(run, map[string]any{
 			"user_request": run.Goal, "timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run),
 			"connected_services": run.Options.Services, "tool_candidates": describe(cands),
@@ -144,7 +145,7 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 		if phrases != nil {
 			// The one tool search of this planning: candidates for the
 			// planner's own phrases, then it must plan.
-			cands = e.searched(ctx, run, pool, phrases)
+			cands = toolsOf(e.searched(ctx, pool, q, phrases))
 			e.log.Info("planner searched the tool index", "run_id", run.ID, "phrases", phrases)
 			in["tool_candidates"], in["searched_for"] = describe(cands), phrases
 			if p, _, ok, err = e.askPlanner(ctx, run, in, false); !ok {
@@ -184,14 +185,8 @@ func (e *Engine) planStage(ctx context.Context, run *contracts.Run, req Request)
 	if req.checked != nil {
 		*req.checked = g
 	}
-	if run.Seq == 0 {
-		// The run's first checkpoint (which takes its lease): pending, with
-		// the checked plan and its policy, so a process that dies before
-		// the next one leaves a run continuePlanned can finish.
-		if err := e.save(ctx, run); err != nil {
-			return err
-		}
-	}
+	// A run given its plan is not written yet: its first checkpoint (which
+	// takes its lease) is afterPlan's, or execution's before its first call.
 	return e.afterPlan(ctx, run, req.execute)
 }
 
@@ -367,12 +362,6 @@ const AllToolsBound = 40
 // plan, once.
 const WeakCoverage = 0.5
 
-// coverer is the recommender's coverage signal; recommender.Recommender
-// implements it.
-type coverer interface {
-	Coverage(query string) float64
-}
-
 // askPlanner makes one planner call. With search offered, the answer may
 // be search phrases instead of a plan. ok false means the run has failed
 // (or waits for a person) and err is what planStage returns.
@@ -401,116 +390,7 @@ func (e *Engine) askPlanner(ctx context.Context, run *contracts.Run, in map[stri
 // weakRetrieval reports whether the tool index sees too little of goal to
 // rank for it.
 func (e *Engine) weakRetrieval(goal string) bool {
-	c, ok := e.deps.Recommender.(coverer)
-	return ok && c.Coverage(goal) < WeakCoverage
-}
-
-// pool is what candidates are chosen from: the usable tools (sources up,
-// memory's avoided tools out) and memory's advice.
-type pool struct {
-	all  []*contracts.Tool
-	down map[string]bool
-	adv  patterns.ToolAdvice
-}
-
-func (e *Engine) toolPool(ctx context.Context, run *contracts.Run) pool {
-	adv := e.advice(ctx, run)
-	down := e.unavailable() // a plan using them would be refused
-	all := e.deps.Tools.List()
-	if len(down) > 0 {
-		all = slices.DeleteFunc(slices.Clone(all), func(t *contracts.Tool) bool { return down[t.Name()] })
-	}
-	return pool{all: withoutAvoided(all, adv.Avoid), down: down, adv: adv}
-}
-
-// candidates are the tools the planner may choose from (see choose).
-func (e *Engine) candidates(ctx context.Context, run *contracts.Run) []*contracts.Tool {
-	cands, _ := e.choose(ctx, run, e.toolPool(ctx, run))
-	return cands
-}
-
-// choose returns every usable tool when the catalog is within
-// AllToolsMax (or CandidatesK), else the K best for the goal (ranked).
-func (e *Engine) choose(ctx context.Context, run *contracts.Run, p pool) (_ []*contracts.Tool, ranked bool) {
-	bound := e.cfg.AllToolsMax
-	if bound == 0 {
-		bound = AllToolsBound
-	}
-	if len(p.all) <= max(e.cfg.CandidatesK, bound) {
-		return p.all, false
-	}
-	return e.topK(ctx, run, p, run.Goal), true
-}
-
-// topK is the recommender's K best usable tools for query (memory's advice
-// boosts and drops tools), topped up to K in lexical order: a weak query
-// may match two tools, and the planner should still have K to choose from.
-func (e *Engine) topK(ctx context.Context, run *contracts.Run, p pool, query string) []*contracts.Tool {
-	k := e.cfg.CandidatesK
-	out := make([]*contracts.Tool, 0, k)
-	if e.deps.Recommender != nil {
-		// Ask for as many more as are down, so k usable ones remain.
-		names, err := e.recommend(ctx, query, k+len(p.down), p.adv)
-		if err != nil {
-			e.log.Warn("recommender failed; ranking tools lexically", "run_id", run.ID, "err", err)
-		}
-		for _, n := range names {
-			if t, ok := e.deps.Tools.Lookup(n); ok && !p.down[n] && !slices.Contains(p.adv.Avoid, n) && len(out) < k {
-				out = append(out, t)
-			}
-		}
-	}
-	for _, t := range lexicalTop(query, p.all, min(len(p.all), 2*k)) {
-		if len(out) < k && !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// searched are the candidates for the planner's search phrases: each
-// phrase's best tool in turn, then each one's second, and so on, K in all.
-func (e *Engine) searched(ctx context.Context, run *contracts.Run, p pool, phrases []string) []*contracts.Tool {
-	lists := make([][]*contracts.Tool, len(phrases))
-	for i, ph := range phrases {
-		lists[i] = e.topK(ctx, run, p, ph)
-	}
-	k := e.cfg.CandidatesK
-	out := make([]*contracts.Tool, 0, k)
-	for rank := 0; rank < k && len(out) < k; rank++ {
-		for _, l := range lists {
-			if rank < len(l) && len(out) < k && !slices.Contains(out, l[rank]) {
-				out = append(out, l[rank])
-			}
-		}
-	}
-	return out
-}
-
-// lexicalTop ranks tools by how many of the goal's words their name and
-// description contain; ties keep name order.
-func lexicalTop(goal string, all []*contracts.Tool, k int) []*contracts.Tool {
-	words := strings.FieldsFunc(strings.ToLower(goal), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
-	})
-	score := func(t *contracts.Tool) int {
-		text := strings.ToLower(t.Name() + " " + t.Contract.Description)
-		n := 0
-		for _, w := range words {
-			if len(w) > 2 && strings.Contains(text, w) {
-				n++
-			}
-		}
-		return n
-	}
-	ranked := slices.Clone(all)
-	slices.SortStableFunc(ranked, func(a, b *contracts.Tool) int {
-		if c := cmp.Compare(score(b), score(a)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name(), b.Name())
-	})
-	return ranked[:k]
+	return e.deps.Recommender != nil && e.deps.Recommender.Coverage(goal) < WeakCoverage
 }
 
 func describe(ts []*contracts.Tool) []candidate {

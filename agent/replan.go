@@ -39,7 +39,9 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 		return false, e.fail(ctx, run, contracts.Errorf(cause.Code, "action %s failed and no model can re-plan: %s", f.action, cause.Message).
 			With("action", f.action))
 	}
-	cands := e.candidates(ctx, run)
+	q := e.planQuery(ctx, run)
+	chosen, _, _ := e.choose(ctx, e.toolPool(q), q) // q.TopUp: never an error
+	cands := toolsOf(chosen)
 	if t, ok := e.deps.Tools.Lookup("llm.summarize"); ok && !slices.Contains(cands, t) {
 		cands = append(cands, t)
 	}

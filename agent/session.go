@@ -140,16 +140,26 @@ func ListSessions(ctx context.Context, st memory.Checkpointer, user string, limi
 	if err != nil {
 		return nil, err
 	}
+	return SessionsOf(runs, limit), nil
+}
+
+// SessionsOf groups turns listed newest first (List with InSession) into
+// their sessions, one per user and session id, most recently active
+// first, up to limit. The web console lists an admin's view of everyone's
+// sessions with it.
+func SessionsOf(runs []memory.RunSummary, limit int) []SessionSummary {
 	out := []SessionSummary{}
-	at := map[string]int{}
+	type key struct{ user, session string }
+	at := map[key]int{}
 	for _, r := range runs { // newest first
-		i, ok := at[r.SessionID]
+		k := key{r.UserID, r.SessionID}
+		i, ok := at[k]
 		if !ok {
 			if len(out) == limit {
 				continue
 			}
 			i = len(out)
-			at[r.SessionID] = i
+			at[k] = i
 			out = append(out, SessionSummary{ID: r.SessionID, UserID: r.UserID, LastGoal: r.Goal, UpdatedAt: r.UpdatedAt, CreatedAt: r.CreatedAt})
 		}
 		s := &out[i]
@@ -158,7 +168,7 @@ func ListSessions(ctx context.Context, st memory.Checkpointer, user string, limi
 			s.CreatedAt = r.CreatedAt
 		}
 	}
-	return out, nil
+	return out
 }
 
 // GetSession returns user's session id in st with its turns, oldest

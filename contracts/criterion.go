@@ -91,9 +91,6 @@ func criterionError(src, format string, args ...any) error {
 		With("field", "success_criteria").With("criterion", src)
 }
 
-// String is the criterion's source text.
-func (c Criterion) String() string { return c.Source }
-
 // Check evaluates the criterion against state. Values may be JSON-like,
 // json.RawMessage (as Run.State holds them) or any JSON-encodable Go value.
 // why says what was found, for the step record and a re-plan prompt.

@@ -154,9 +154,9 @@ func FuzzParseCriterion(f *testing.F) {
 		if why == "" {
 			t.Fatal("no reason")
 		}
-		again, err := ParseCriterion(c.String())
+		again, err := ParseCriterion(c.Source)
 		if err != nil {
-			t.Fatalf("%q does not re-parse: %v", c.String(), err)
+			t.Fatalf("%q does not re-parse: %v", c.Source, err)
 		}
 		if ok2, _ := again.Check(state); ok2 != ok {
 			t.Fatalf("%q checks differently after re-parsing", s)

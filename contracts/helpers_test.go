@@ -59,3 +59,21 @@ func wantCode(tb testing.TB, err error, code Code) *Error {
 	}
 	return e
 }
+
+// ToolMap is a fixed catalog keyed by tool name.
+type ToolMap map[string]*Tool
+
+// Lookup implements Catalog.
+func (m ToolMap) Lookup(name string) (*Tool, bool) {
+	t, ok := m[name]
+	return t, ok
+}
+
+// NewToolMap indexes tools by name; a later tool of the same name wins.
+func NewToolMap(tools ...*Tool) ToolMap {
+	m := make(ToolMap, len(tools))
+	for _, t := range tools {
+		m[t.Name()] = t
+	}
+	return m
+}

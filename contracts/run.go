@@ -198,7 +198,7 @@ type Interrupt struct {
 	Kind        InterruptKind             `json:"kind"`
 	Message     string                    `json:"message"`
 	Questions   []string                  `json:"questions,omitempty"`   // clarify
-	Suggestions map[string]string         `json:"suggestions,omitempty"` // clarify: remembered answers
+	Suggestions map[string]string         `json:"suggestions,omitempty"` // clarify (by question), input_required (by field): remembered answers
 	PlanVersion int                       `json:"plan_version,omitempty"`
 	Mermaid     string                    `json:"mermaid,omitempty"`   // plan_approval
 	Policy      map[string]PolicyDecision `json:"policy,omitempty"`    // plan_approval

@@ -86,7 +86,11 @@ func jsonPointer(tokens []string) string {
 // validate checks v against sch and turns a failure into a coded error
 // whose details carry the first violation and the full list.
 func validate(sch *jsonschema.Schema, v any, code Code, what string) error {
-	err := sch.Validate(v)
+	return schemaError(sch.Validate(v), code, what)
+}
+
+// schemaError is validate's error for sch.Validate's err (nil for nil).
+func schemaError(err error, code Code, what string) error {
 	if err == nil {
 		return nil
 	}

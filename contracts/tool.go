@@ -104,21 +104,23 @@ func (t *Tool) Name() string { return t.Contract.Tool }
 
 // ValidateInput checks a payload against the input schema (CodeSchemaViolation).
 func (t *Tool) ValidateInput(payload any) error {
-	return t.check(t.input, payload, CodeSchemaViolation, "input of "+t.Name())
+	return t.check(t.input, payload, CodeSchemaViolation, "input")
 }
 
 // ValidateOutput checks a result against the output schema (CodeToolInvalidOutput).
 func (t *Tool) ValidateOutput(result any) error {
-	return t.check(t.output, result, CodeToolInvalidOutput, "output of "+t.Name())
+	return t.check(t.output, result, CodeToolInvalidOutput, "output")
 }
 
-func (t *Tool) check(sch *jsonschema.Schema, v any, code Code, what string) error {
+// check validates v; side ("input", "output") names it in an error only,
+// so a valid value costs no message (this runs on every tool call).
+func (t *Tool) check(sch *jsonschema.Schema, v any, code Code, side string) error {
 	jv, err := jsonValue(v)
 	if err != nil {
-		return Errorf(code, "%s: %w", what, err).With("tool", t.Name())
+		return Errorf(code, "%s of %s: %w", side, t.Name(), err).With("tool", t.Name())
 	}
-	if err := validate(sch, jv, code, what); err != nil {
-		return AsError(err).With("tool", t.Name())
+	if err := sch.Validate(jv); err != nil {
+		return AsError(schemaError(err, code, side+" of "+t.Name())).With("tool", t.Name())
 	}
 	return nil
 }
@@ -186,26 +188,7 @@ func (t *Tool) ProduceKeys(result any, keys []string) (map[string]any, error) {
 	return out, nil
 }
 
-// Catalog finds tools by name; the host's live catalog and ToolMap both
-// implement it.
+// Catalog finds tools by name; the host's live catalog implements it.
 type Catalog interface {
 	Lookup(name string) (*Tool, bool)
-}
-
-// ToolMap is a fixed catalog keyed by tool name.
-type ToolMap map[string]*Tool
-
-// Lookup implements Catalog.
-func (m ToolMap) Lookup(name string) (*Tool, bool) {
-	t, ok := m[name]
-	return t, ok
-}
-
-// NewToolMap indexes tools by name; a later tool of the same name wins.
-func NewToolMap(tools ...*Tool) ToolMap {
-	m := make(ToolMap, len(tools))
-	for _, t := range tools {
-		m[t.Name()] = t
-	}
-	return m
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,4 +162,96 @@ func TestCachedPluginThatCannotStart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, "plugin-contracts", "test.json")); !os.IsNotExist(err) {
 		t.Fatalf("cache entry kept: %v", err)
 	}
+}
+
+// TestForgedCacheStartsNothing: a cache entry written for a binary that
+// is not the one its configured checksum names (someone who can write the
+// data directory replaced the binary and the entry) lists its tools at
+// most until the process is due to start; the bytes executed are checked
+// against the configured checksum, the plugin is refused and nothing it
+// serves is ever called. A bundled plugin (trusted as found, PinFound)
+// starts on the entry's word: there the checksum only names what was found.
+func TestForgedCacheStartsNothing(t *testing.T) {
+	data := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "plug")
+	copyExec(t, testPluginBin, bin)
+	want := sha(t, bin)
+	spec := PluginSpec{Name: "test", Path: bin, SHA256: want}
+	h := startHost(t, data, spec)
+	h.Close()
+	e, ok := newContractCache(data).valid(spec)
+	if !ok {
+		t.Fatal("no cache entry after a start")
+	}
+	copyExec(t, roguePluginBin, bin)
+	e.Stamp, _ = stampOf(bin) // the entry now claims the new file has the old checksum
+	raw, _ := json.Marshal(e)
+	if err := os.WriteFile(filepath.Join(data, "plugin-contracts", "test.json"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h = startHost(t, data, spec)
+	_, err := h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "")
+	if c := contracts.CodeOf(err); c != contracts.CodeToolUnavailable && c != contracts.CodeUnknownTool {
+		t.Fatalf("a call to the forged plugin: %v", err)
+	}
+	testwait.Until(t, 30*time.Second, "the forged plugin refused", func() bool {
+		p := h.Plugins()
+		return len(p) == 1 && p[0].State == StateRefused
+	})
+	if p := h.Plugins(); !strings.Contains(p[0].Error, "checksum") {
+		t.Fatalf("refused for %q, want a checksum mismatch", p[0].Error)
+	}
+	h.Close()
+
+	// Bundled: pinned to what the entry says was found, and started.
+	copyExec(t, testPluginBin, bin)
+	spec = PluginSpec{Name: "test", Path: bin, PinFound: true}
+	startHost(t, data, spec).Close() // a start writes the entry
+	h = startHost(t, data, spec)
+	if out, err := h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "k"); err != nil || string(out) != `{"key":"k","text":"hi"}` {
+		t.Fatalf("bundled plugin from the cache: %s %v", out, err)
+	}
+	if p := h.Plugins(); p[0].SHA256 != want || !h.sums.known(bin, want) {
+		t.Fatalf("plugins %+v", p)
+	}
+}
+
+// TestStartGate: with a start gate, a plugin listed from the cache starts
+// no process until the gate opens or a call needs it; the call starts it
+// and is answered, gate still closed.
+func TestStartGate(t *testing.T) {
+	data := t.TempDir()
+	spec := PluginSpec{Name: "test", Path: testPluginBin}
+	startHost(t, data, spec).Close() // a start writes the cache entry
+	gate := make(chan struct{})
+	h, err := New(WithLogger(quietLogger()), WithDataDir(data), WithPlugins(spec), WithStartGate(gate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if p := h.Plugins(); len(p) != 1 || p[0].State != StateStarting || p[0].PID != 0 {
+		t.Fatalf("plugins %+v, want test listed from the cache and starting", p)
+	}
+	// Without the call's wake-up it would wait for the gate until ctx ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := h.Call(ctx, "test.echo", json.RawMessage(`{"text":"hi"}`), "k")
+	if err != nil || string(out) != `{"key":"k","text":"hi"}` {
+		t.Fatalf("call behind the gate: %s %v", out, err)
+	}
+	if p := h.Plugins(); p[0].State != StateRunning || p[0].PID == 0 {
+		t.Fatalf("plugins %+v after the call", p)
+	}
+
+	// Without a call the gate starts it.
+	h2, err := New(WithLogger(quietLogger()), WithDataDir(data), WithPlugins(spec), WithStartGate(gate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	close(gate)
+	testwait.Until(t, 30*time.Second, "the plugin started once the gate opened", func() bool {
+		p := h2.Plugins()
+		return p[0].State == StateRunning
+	})
 }

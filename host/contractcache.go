@@ -20,8 +20,9 @@ import (
 // environment and arguments are those it was written for: rewriting or
 // replacing the binary changes its stamp, so a changed checksum is never
 // served from the cache. The stamp also spares pin a hash of an unchanged
-// binary; go-plugin still checks the checksum of the bytes it executes
-// (SecureConfig), so nothing starts on the cache's word alone.
+// binary. Only a plugin trusted as found (PinFound: the bundled ones) then
+// starts on the cache's word; any other binary's checksum is checked on
+// the bytes executed (see start).
 
 // cacheEntry is one plugin's cached description.
 type cacheEntry struct {

@@ -36,6 +36,7 @@ func grpcDialOptions() []grpc.DialOption {
 type grpcProvider struct {
 	name            string
 	client          *plugin.Client
+	pid             int // of the process, for gone
 	rpc             pb.ToolPluginClient
 	describeTimeout time.Duration
 	described       *pb.DescribeResponse
@@ -80,7 +81,7 @@ func (p *grpcProvider) Call(ctx context.Context, tool string, payload json.RawMe
 	// to stays empty unless the call got a connection to the plugin; gRPC
 	// fails fast (no WaitForReady) by default.
 	var to peer.Peer
-	resp, err := p.rpc.Call(ctx, req, grpc.Peer(&to))
+	resp, err := p.rpc.Call(untimed{ctx}, req, grpc.Peer(&to))
 	if err != nil {
 		return nil, p.transportError(ctx, tool, err, to.Addr != nil)
 	}
@@ -93,6 +94,15 @@ func (p *grpcProvider) Call(ctx context.Context, tool string, payload json.RawMe
 	return nil, contracts.Errorf(contracts.CodeToolInvalidOutput, "plugin %q answered %s with neither result nor error", p.name, tool).
 		With("tool", tool).With("plugin", p.name)
 }
+
+// untimed hides a call's deadline from gRPC, which would send it as
+// grpc-timeout: the plugin's gRPC server would then arm a timer for every
+// call, and arming one wakes an idle plugin's runtime (microseconds on
+// each call; issue 14). The deadline travels in the request instead
+// (deadline_unix_ms), and ctx still ends the call when it passes.
+type untimed struct{ context.Context }
+
+func (untimed) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 // transportError codes a failed call. One that never got a connection
 // (sent is false: the process was gone, or not yet reachable) cannot have
@@ -119,11 +129,7 @@ func (p *grpcProvider) transportError(ctx context.Context, tool string, err erro
 // or, in the moment before it does, the process is already reaped. A call
 // sent then would fail as a crash although it never reached the plugin.
 func (p *grpcProvider) gone() bool {
-	if p.client.Exited() {
-		return true
-	}
-	rc := p.client.ReattachConfig()
-	return rc != nil && processGone(rc.Pid)
+	return p.client.Exited() || processGone(p.pid)
 }
 
 // health asks the plugin whether it can serve.

@@ -30,6 +30,7 @@ type Host struct {
 	watchDone chan struct{}
 
 	cache     *contractCache
+	sums      *sumMemo
 	bringCtx  context.Context // ends at Close: plugins still starting in the background give up
 	stopBring context.CancelFunc
 	bringing  sync.WaitGroup
@@ -60,6 +61,7 @@ func New(opts ...Option) (*Host, error) {
 	h.bringCtx, h.stopBring = context.WithCancel(context.Background())
 	h.bringSlots = make(chan struct{}, max(1, runtime.NumCPU()-1))
 	h.cache = newContractCache(o.dataDir)
+	h.sums = newSumMemo()
 	// The configured plugins start concurrently. One whose contracts are
 	// cached for its binary joins the catalog at once and starts in the
 	// background (calls to it wait for it); New waits for the others.

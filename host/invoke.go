@@ -91,15 +91,20 @@ func ValidateOutput() Middleware {
 // plugin): that stays CodeToolUnavailable.
 func Timeout(def time.Duration) Middleware {
 	return func(next Invoker) Invoker {
+		dl := newDeadlines()
 		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
 			d := def
 			if ms := inv.Tool.Contract.TimeoutMS; ms > 0 {
 				d = time.Duration(ms) * time.Millisecond
 			}
+			var actx context.Context
+			var cancel context.CancelFunc
 			if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
 				d = time.Until(deadline).Round(time.Millisecond)
+				actx, cancel = context.WithCancel(ctx) // ctx's own deadline ends the attempt
+			} else {
+				actx, cancel = dl.withDeadline(ctx, time.Now().Add(d))
 			}
-			actx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
 			out, err := next.Invoke(actx, inv)
 			// A plugin's own clock may report the deadline a moment before

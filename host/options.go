@@ -27,6 +27,7 @@ type options struct {
 	restartMax     time.Duration
 	debounce       time.Duration
 	middleware     []Middleware
+	startGate      <-chan struct{}
 }
 
 // Defaults of the options that `ordo` configuration (plugin_host.*) can
@@ -128,6 +129,13 @@ func WithHealthInterval(d time.Duration) Option { return func(o *options) { o.he
 func WithRestartBackoff(min, max time.Duration) Option {
 	return func(o *options) { o.restartMin, o.restartMax = min, max }
 }
+
+// WithStartGate holds back the processes of the plugins New lists from the
+// contract cache until gate is closed: their start (a process, its keys,
+// its handshake) then does not compete for the CPU with whatever answers
+// the cached list. A call to a tool of such a plugin starts it at once and
+// waits for it, gate or not.
+func WithStartGate(gate <-chan struct{}) Option { return func(o *options) { o.startGate = gate } }
 
 // WithMiddleware adds layers (audit, metrics) inside the built-in chain,
 // nearest the tool.

@@ -156,11 +156,21 @@ func (h *Host) bringUp(src *source) {
 	defer h.bringing.Done()
 	ctx := h.bringCtx
 	spec := src.spec
-	// Starting a plugin is CPU work (checksum, keys, a process); leave a
-	// core to whatever is answering while the cached list is served.
+	if gate := h.opts.startGate; gate != nil {
+		select {
+		case <-gate:
+		case <-src.wanted:
+		case <-ctx.Done():
+			return
+		}
+	}
+	// Starting a plugin is CPU work (keys, a process, a handshake); leave
+	// a core to whatever is answering while the cached list is served,
+	// unless a call is waiting for this one.
 	select {
 	case h.bringSlots <- struct{}{}:
 		defer func() { <-h.bringSlots }()
+	case <-src.wanted:
 	case <-ctx.Done():
 		return
 	}
@@ -272,16 +282,20 @@ func (h *Host) pin(spec PluginSpec) (PluginSpec, error) {
 	return spec, nil
 }
 
-// sha256Of is the checksum of spec's binary: from the contract cache when
-// its entry is for the file as it is now (the checksum is checked again
-// on the bytes executed), else read and hashed.
+// sha256Of is the checksum of spec's binary: the contract cache's when its
+// entry is for the file as it is now, else the memo's (hashed unless this
+// host already read the file as it is). The cache's word spares pin a
+// hash; start takes it for the bytes it executes only for a plugin trusted
+// as found (PinFound), whose checksum names whatever was found; any other
+// is read again before it starts.
 func (h *Host) sha256Of(spec PluginSpec) (string, error) {
-	if h.cache != nil {
-		if e, ok := h.cache.valid(PluginSpec{Name: spec.Name, Path: spec.Path, Env: spec.Env, Args: spec.Args}); ok {
-			return e.SHA256, nil
+	if e, ok := h.cache.valid(PluginSpec{Name: spec.Name, Path: spec.Path, Env: spec.Env, Args: spec.Args}); ok {
+		if spec.PinFound && spec.SHA256 == "" {
+			h.sums.learn(spec.Path, e.Stamp, e.SHA256)
 		}
+		return e.SHA256, nil
 	}
-	return PluginSHA256(spec.Path)
+	return h.sums.sha256(spec.Path)
 }
 
 // PluginSHA256 is the hex SHA-256 of the executable file at path: the
@@ -306,14 +320,20 @@ func PluginSHA256(path string) (string, error) {
 	return hex.EncodeToString(hsh.Sum(nil)), nil
 }
 
-// start launches one instance of a plugin and connects to it. go-plugin's
-// SecureConfig verifies the checksum again right before exec.
+// start launches one instance of a plugin and connects to it. Unless the
+// memo knows the binary's checksum for the file as it is now (this host
+// hashed it, or it is trusted as found), go-plugin's SecureConfig reads it
+// and checks the checksum right before exec.
 func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 	dataDir := filepath.Join(h.opts.dataDir, "plugins", spec.Name)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, contracts.Errorf(contracts.CodePluginRefused, "plugin %q data dir: %w", spec.Name, err)
 	}
-	sum, _ := hex.DecodeString(spec.SHA256)
+	var secure *plugin.SecureConfig
+	if !h.sums.known(spec.Path, spec.SHA256) {
+		sum, _ := hex.DecodeString(spec.SHA256)
+		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
+	}
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Env = pluginEnv(dataDir, spec.Env)
 	setPdeathsig(cmd)
@@ -322,7 +342,7 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{}},
 		Cmd:              cmd,
 		SkipHostEnv:      true, // plugins see only pluginEnv, never Ordo's secrets
-		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
+		SecureConfig:     secure,
 		AutoMTLS:         true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     h.opts.startTimeout,
@@ -340,6 +360,9 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 		return nil, contracts.Errorf(contracts.CodePluginRefused, "plugin %q: %w", spec.Name, err)
 	}
 	p := &grpcProvider{name: spec.Name, client: client, rpc: raw.(toolPluginClient), describeTimeout: h.opts.startTimeout}
+	if rc := client.ReattachConfig(); rc != nil {
+		p.pid = rc.Pid
+	}
 	version, err := p.version(ctx)
 	if err != nil {
 		client.Kill()

@@ -133,10 +133,14 @@ type source struct {
 	// changed is closed (and replaced) whenever cur or state changes, so a
 	// call can wait for a restarting plugin.
 	changed chan struct{}
+	// wanted is closed when a call first waits for the source while it is
+	// starting: its process starts then, whatever holds it back (bringUp).
+	wanted     chan struct{}
+	wantedOnce sync.Once
 }
 
 func newSource(name, kind, origin string) *source {
-	return &source{name: name, kind: kind, origin: origin, changed: make(chan struct{})}
+	return &source{name: name, kind: kind, origin: origin, changed: make(chan struct{}), wanted: make(chan struct{})}
 }
 
 // changedLocked wakes the calls waiting in ready; s.mu is held.
@@ -159,8 +163,9 @@ func (s *source) acquire() *instance {
 // ready returns the instance to call, held, or nil. A plugin's supervisor
 // replaces a dead process, so for a plugin it waits while the plugin
 // restarts, and while dead (which a call did not reach) is still current,
-// until ctx ends; it gives up at once on a plugin that failed for good or
-// was removed. Other sources are not waited for.
+// until ctx ends, and starts one listed from the cache whose start is held
+// back (see WithStartGate); it gives up at once on a plugin that failed
+// for good or was removed. Other sources are not waited for.
 func (s *source) ready(ctx context.Context, dead *instance) *instance {
 	for {
 		s.mu.Lock()
@@ -171,9 +176,13 @@ func (s *source) ready(ctx context.Context, dead *instance) *instance {
 			return cur
 		}
 		gone := s.kind != kindPlugin || s.retired || s.state == StateFailed
+		starting := s.state == StateStarting
 		s.mu.Unlock()
 		if gone {
 			return nil
+		}
+		if starting {
+			s.wantedOnce.Do(func() { close(s.wanted) })
 		}
 		select {
 		case <-ch:

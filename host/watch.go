@@ -106,7 +106,7 @@ func (h *Host) scanDir() map[string]dirPlugin {
 		name := strings.TrimPrefix(file, pluginPrefix)
 		path := filepath.Join(dir, file)
 		dp := dirPlugin{spec: PluginSpec{Name: name, Path: path}}
-		binSum, err := PluginSHA256(path)
+		binSum, err := h.sums.sha256(path)
 		if err != nil {
 			continue // vanished or became unreadable since ReadDir
 		}

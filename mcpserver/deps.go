@@ -9,7 +9,6 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/memory"
-	"github.com/ordo-run/ordo/recommender"
 )
 
 // Engine is the part of the Plan-then-Execute engine (agent.Engine) the
@@ -31,6 +30,8 @@ type Engine interface {
 	// Call and Confirm make the gateway's direct tool calls as runs.
 	Call(ctx context.Context, req agent.CallRequest) (*contracts.Run, error)
 	Confirm(ctx context.Context, runID string, d contracts.Decision, args json.RawMessage) (*contracts.Run, error)
+	// ToolCandidates chooses tools for a plan (search_tools, write_plan).
+	ToolCandidates(ctx context.Context, q agent.ToolQuery) ([]agent.Candidate, error)
 }
 
 // Request is the engine's run request.
@@ -53,12 +54,6 @@ type Availability interface {
 // RunLister lists stored runs; memory.Checkpointer satisfies it.
 type RunLister interface {
 	List(ctx context.Context, f memory.Filter) ([]memory.RunSummary, error)
-}
-
-// Searcher recommends catalog tools for a query; *recommender.Recommender
-// satisfies it.
-type Searcher interface {
-	Search(ctx context.Context, query string, o recommender.SearchOptions) ([]recommender.Hit, error)
 }
 
 // PluginAdmin is the host's hot add/remove API for plugins and upstream

@@ -41,7 +41,7 @@ func elicitationFor(run *contracts.Run) mcp.ElicitationParams {
 	case contracts.InterruptInputRequired:
 		fmt.Fprintf(&msg, "Step %s (%s) needs values for: %s\n", in.ActionID, in.Tool, strings.Join(in.Fields, ", "))
 		for i, f := range in.Fields {
-			props[fieldKey(i)] = map[string]any{"type": "string", "title": f, "description": "JSON value or plain text for " + f}
+			props[fieldKey(i)] = withSuggestion(map[string]any{"type": "string", "title": f, "description": "JSON value or plain text for " + f}, in.Suggestions[f])
 			required = append(required, fieldKey(i))
 		}
 	case contracts.InterruptClarify:

@@ -116,14 +116,14 @@ func newChainEnvWith(t *testing.T, cfg agent.Config) (*env, *chainTools) {
 	ct := &chainTools{calls: map[string]int{}}
 	e, h, rec := newStack(t, cfg, []host.Option{host.WithLogger(slog.New(slog.DiscardHandler))}, ct.tools()...)
 	var srv *mcpserver.Server
-	e.engine = agent.New(cfg, agent.Deps{Tools: h, Store: e.store, Events: func(ev agent.Event) {
+	e.engine = agent.New(cfg, agent.Deps{Tools: h, Store: e.store, Recommender: rec, Events: func(ev agent.Event) {
 		if srv != nil {
 			srv.RunEvent(ev)
 		}
 	}})
 	var err error
 	srv, err = mcpserver.New(mcpserver.Options{
-		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Version: "test",
+		Engine: e.engine, Runs: e.store, Catalog: h, Version: "test",
 		StdioIdentity: &mcpserver.Identity{User: "bob"},
 		Tokens: []mcpserver.Token{
 			{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},

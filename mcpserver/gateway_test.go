@@ -35,10 +35,10 @@ func newGatewayEnv(t *testing.T, cfg agent.Config, hostOpts ...host.Option) *env
 func newGatewayEnvWith(t *testing.T, cfg agent.Config, scopes func(string) []string, hostOpts ...host.Option) *env {
 	t.Helper()
 	e, h, rec := newStack(t, cfg, append([]host.Option{host.WithLogger(slog.New(slog.DiscardHandler))}, hostOpts...), vaultTools()...)
-	e.engine = agent.New(cfg, agent.Deps{Tools: h, Store: e.store})
+	e.engine = agent.New(cfg, agent.Deps{Tools: h, Store: e.store, Recommender: rec})
 	var err error
 	e.srv, err = mcpserver.New(mcpserver.Options{
-		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Admin: h, Version: "test",
+		Engine: e.engine, Runs: e.store, Catalog: h, Admin: h, Version: "test",
 		Tokens:  []mcpserver.Token{{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}}},
 		Gateway: &mcpserver.Gateway{Tools: h, Scopes: scopes},
 	})

@@ -7,10 +7,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/memory"
-	"github.com/ordo-run/ordo/recommender"
 )
 
 // runArgs are the arguments plan and execute share.
@@ -240,23 +240,13 @@ func (s *Server) handleSearchTools(ctx context.Context, _ mcp.CallToolRequest, r
 	if a.K == 0 {
 		a.K = 5
 	}
-	// Tools whose source is down are left out (a plan using them would be
-	// refused); ask for as many more so k usable ones remain.
-	down := map[string]bool{}
-	if av, ok := s.opts.Catalog.(Availability); ok {
-		for _, n := range av.Unavailable() {
-			down[n] = true
-		}
-	}
-	hits, err := s.opts.Searcher.Search(ctx, a.Query, recommender.SearchOptions{K: a.K + len(down), Services: a.Services, Risk: a.Risk})
+	cands, err := s.opts.Engine.ToolCandidates(ctx, agent.ToolQuery{Goal: a.Query, K: a.K, Services: a.Services, Risk: a.Risk})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]hitView, 0, len(hits))
-	for _, h := range hits {
-		if !down[h.Tool] && len(out) < a.K {
-			out = append(out, hitView{Tool: h.Tool, Score: h.Score, Contract: h.Contract})
-		}
+	out := make([]hitView, len(cands))
+	for i, c := range cands {
+		out[i] = hitView{Tool: c.Tool.Name(), Score: c.Score, Contract: c.Tool.Contract}
 	}
 	return okResult(map[string]any{"hits": out})
 }

@@ -67,9 +67,9 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		o(&ec)
 	}
 	e, h, rec := newStack(t, ec.cfg, ec.host)
-	e.engine = agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store})
+	e.engine = agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store, Recommender: rec})
 	o := mcpserver.Options{
-		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Admin: h, Version: "test",
+		Engine: e.engine, Runs: e.store, Catalog: h, Admin: h, Version: "test",
 		// The operator turned the admin tools on for stdio (mcp.stdio_admin).
 		StdioIdentity: &mcpserver.Identity{User: "local", Roles: []string{mcpserver.RoleAdmin}},
 		Tokens: []mcpserver.Token{
@@ -79,7 +79,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	if ec.sampling {
 		o.Sampling = func(m llm.LLM) mcpserver.Engine {
-			return agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store, LLM: m})
+			return agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store, LLM: m, Recommender: rec})
 		}
 	}
 	var err error
@@ -246,7 +246,9 @@ func httpClient(t *testing.T, url, token string, co clientOpts) *client.Client {
 	topts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token})}
 	if co.legacy {
 		// mcp-go's legacy HTTP client hears server-initiated sampling only
-		// on the listening GET stream.
+		// on the listening GET stream; this client tests the old protocol
+		// on purpose.
+		//lint:ignore SA1019 legacy clients are still served and tested
 		topts = append(topts, transport.WithContinuousListening())
 	}
 	tr, err := transport.NewStreamableHTTP(url+"/mcp", topts...)

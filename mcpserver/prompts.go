@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -12,7 +11,6 @@ import (
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/agent/prompts"
 	"github.com/ordo-run/ordo/contracts"
-	"github.com/ordo-run/ordo/recommender"
 )
 
 // Prompt names and their arguments.
@@ -69,7 +67,7 @@ Set "version" to "1.0" and "timezone" to the user's IANA timezone (UTC if unknow
 
 Planning rules (Ordo's own planner follows the same):
 `)
-	b.WriteString(plannerRules())
+	b.WriteString(prompts.PlanRules())
 	b.WriteString("\nCandidate tools, best matches for the goal first (the whole catalog is at resource " + uriCatalog +
 		"). Use their exact tool ids; produce only the state keys their produces_map yields:\n")
 	if len(tools) == 0 {
@@ -90,48 +88,18 @@ Planning rules (Ordo's own planner follows the same):
 	}, nil
 }
 
-// planCandidates are the contracts most relevant to goal: the searcher's
-// hits first, then the catalog's other tools of the given services, so a
-// goal worded unlike any description still shows what there is to use.
+// planCandidates are the contracts most relevant to goal, chosen as for
+// Ordo's own planner: a small catalog whole, else the best matches topped up.
 func (s *Server) planCandidates(ctx context.Context, goal string, services []string) ([]contracts.Contract, error) {
-	var out []contracts.Contract
-	seen := map[string]bool{}
-	k := planCandidates
-	if s.opts.Catalog != nil && len(s.opts.Catalog.List()) <= agent.AllToolsBound {
-		k = agent.AllToolsBound // a small catalog is shown whole, as to Ordo's planner
+	cands, err := s.opts.Engine.ToolCandidates(ctx, agent.ToolQuery{Goal: goal, K: planCandidates, Services: services, Whole: true, TopUp: true})
+	if err != nil {
+		return nil, err
 	}
-	if s.opts.Searcher != nil {
-		hits, err := s.opts.Searcher.Search(ctx, goal, recommender.SearchOptions{K: k, Services: services})
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range hits {
-			out = append(out, h.Contract)
-			seen[h.Contract.Tool] = true
-		}
-	}
-	if s.opts.Catalog != nil {
-		for _, t := range s.opts.Catalog.List() {
-			c := t.Contract
-			if len(out) < k && !seen[c.Tool] && (len(services) == 0 || slices.Contains(services, c.Service)) {
-				out = append(out, c)
-			}
-		}
+	out := make([]contracts.Contract, len(cands))
+	for i, c := range cands {
+		out[i] = c.Tool.Contract
 	}
 	return out, nil
-}
-
-// plannerRules are the rules of Ordo's planner prompt that also bind an
-// assistant writing a plan: without the prompt's role line and the
-// instructions about its reply format and inputs only the planner gets.
-func plannerRules() string {
-	var b strings.Builder
-	for _, line := range strings.Split(prompts.Defaults()[prompts.Planner], "\n") {
-		if strings.HasPrefix(line, "- ") && !strings.Contains(line, "Output JSON only") && !strings.Contains(line, "past_plans") {
-			b.WriteString(line + "\n")
-		}
-	}
-	return b.String()
 }
 
 func (s *Server) promptReviewRun(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {

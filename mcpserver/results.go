@@ -83,7 +83,8 @@ type InterruptView struct {
 	Mermaid   string                  `json:"mermaid,omitempty"`
 	Budget    *contracts.BudgetStop   `json:"budget,omitempty"` // budget_exceeded: approve with answers.limit
 	Error     *contracts.Error        `json:"error,omitempty"`  // step_failed: why the last attempt failed
-	// Suggestions are remembered answers to the questions (clarify), by question.
+	// Suggestions are remembered answers: to the questions (clarify), by
+	// question; for the fields (input_required), by field.
 	Suggestions map[string]string `json:"suggestions,omitempty"`
 	Decisions   []string          `json:"decisions"`
 }

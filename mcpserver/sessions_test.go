@@ -23,9 +23,9 @@ func newModelEnv(t *testing.T, replies ...llmtest.Reply) (*env, *llmtest.Server)
 		t.Fatal(err)
 	}
 	e, h, rec := newStack(t, agent.Config{}, nil)
-	e.engine = agent.New(agent.Config{}, agent.Deps{Tools: h, Store: e.store, LLM: m})
+	e.engine = agent.New(agent.Config{}, agent.Deps{Tools: h, Store: e.store, LLM: m, Recommender: rec})
 	e.srv, err = mcpserver.New(mcpserver.Options{
-		Engine: e.engine, Runs: e.store, Catalog: h, Searcher: rec, Version: "test", HasLLM: true,
+		Engine: e.engine, Runs: e.store, Catalog: h, Version: "test", HasLLM: true,
 		Tokens: []mcpserver.Token{
 			{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
 			{Token: userToken, Identity: mcpserver.Identity{User: "bob"}},

@@ -24,9 +24,9 @@ var adminTools = []string{"add_plugin", "add_upstream", "remove_plugin", "list_p
 // 2003 saying how to turn them on; HTTP admins keep them.
 func TestStdioAdminToolsOff(t *testing.T) {
 	e, h, rec := newStack(t, agent.DefaultConfig(), nil)
-	eng := agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: e.store})
+	eng := agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: e.store, Recommender: rec})
 	var err error
-	e.srv, err = mcpserver.New(mcpserver.Options{Engine: eng, Runs: e.store, Catalog: h, Searcher: rec, Admin: h,
+	e.srv, err = mcpserver.New(mcpserver.Options{Engine: eng, Runs: e.store, Catalog: h, Admin: h,
 		Tokens: []mcpserver.Token{{Token: adminToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}}}})
 	if err != nil {
 		t.Fatal(err)

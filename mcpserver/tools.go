@@ -66,10 +66,8 @@ func (s *Server) toolDefs() []*toolDef {
 		defs = append(defs, &toolDef{name: "list_runs", title: "List runs", input: "list_runs.input.json", output: "list_runs.output.json", hints: readHints, handle: s.handleListRuns,
 			desc: "List runs, newest first, optionally by status."})
 	}
-	if s.opts.Searcher != nil {
-		defs = append(defs, &toolDef{name: "search_tools", title: "Search tools", input: "search_tools.input.json", output: "search_tools.output.json", hints: readHints, handle: s.handleSearchTools,
-			desc: "The catalog's best tools for a query, with their contracts (useful before writing your own plan)."})
-	}
+	defs = append(defs, &toolDef{name: "search_tools", title: "Search tools", input: "search_tools.input.json", output: "search_tools.output.json", hints: readHints, handle: s.handleSearchTools,
+		desc: "The catalog's best tools for a query, with their contracts (useful before writing your own plan); tools whose source is down are left out."})
 	if s.opts.Admin != nil {
 		defs = append(defs,
 			&toolDef{name: "add_plugin", title: "Add a plugin", input: "add_plugin.input.json", output: "plugins.output.json", hints: addHints, admin: true, handle: s.handleAddPlugin,

@@ -20,6 +20,17 @@ func CheckRun(run *contracts.Run) error {
 	return nil
 }
 
+// CheckSaveLeased refuses a malformed SaveLeased.
+func CheckSaveLeased(run *contracts.Run, owner string, ttl time.Duration) error {
+	if err := CheckRun(run); err != nil {
+		return err
+	}
+	if run.Seq != 1 {
+		return contracts.Errorf(contracts.CodeInvalidInput, "a leased save creates a run: seq %d is not 1", run.Seq).With("field", "seq")
+	}
+	return CheckLease(run.ID, owner, ttl, true)
+}
+
 // CheckFilter refuses a malformed List filter.
 func CheckFilter(f Filter) error {
 	if f.Limit < 0 {

@@ -20,7 +20,10 @@ import (
 // the run logged (run.MarkLogged). Now and then (a new run, a run waiting
 // for a person or finished, a log since the last snapshot larger than the
 // snapshot) the store also keeps a snapshot of the whole run, so that Load
-// reads a snapshot and a short tail. Load folds the run from its log and
+// reads a snapshot and a short tail. A Save that puts the run at rest
+// (AtRest) also lets its lease go (Leaser), in the same write: nobody
+// drives a run that waits for a person or is finished, so its driver need
+// not write again to release it. Load folds the run from its log and
 // returns contracts.CodeRunNotFound for an unknown id.
 type Checkpointer interface {
 	Save(ctx context.Context, run *contracts.Run) error
@@ -45,6 +48,13 @@ type Checkpointer interface {
 	// is CodeLeaseHeld, so a run is never deleted under its driver.
 	Delete(ctx context.Context, ids []string) error
 	Close() error
+}
+
+// AtRest reports whether a run in status st is at rest: waiting for a
+// person (interrupted) or finished. Its driver stops with the write that
+// puts it there, and the store lets its lease go with that write.
+func AtRest(st contracts.RunStatus) bool {
+	return st == contracts.RunInterrupted || st.Final()
 }
 
 // Filter selects runs for List. Zero fields select everything.
@@ -90,6 +100,16 @@ type Leaser interface {
 	// Runs that were released or never leased are not claimed: nobody was
 	// driving them.
 	ClaimExpired(ctx context.Context, owner string, ttl time.Duration, limit int) ([]string, error)
+}
+
+// LeaseSaver is implemented by leasing stores that can take a new run's
+// lease in the write that creates it: a new run costs one write, not a
+// Save and an Acquire.
+type LeaseSaver interface {
+	// SaveLeased is Save of a new run (Seq 1) that also gives owner the
+	// run's lease for ttl, in the same write: both or, with Save's errors,
+	// neither. A run of any other Seq is CodeInvalidInput.
+	SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error
 }
 
 // Importer is implemented by stores that can take a checkpoint exactly as

@@ -45,6 +45,7 @@ func NewMemStore() *MemStore { return &MemStore{runs: map[string]*memRun{}} }
 var (
 	_ Checkpointer = (*MemStore)(nil)
 	_ Leaser       = (*MemStore)(nil)
+	_ LeaseSaver   = (*MemStore)(nil)
 	_ Importer     = (*MemStore)(nil)
 )
 
@@ -53,10 +54,23 @@ var (
 // the run. A snapshot is kept when a whole run is logged; the others are
 // taken when the run is read (Load), not on every write.
 func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
-	if err := ctx.Err(); err != nil {
+	if err := CheckRun(run); err != nil {
 		return err
 	}
-	if err := CheckRun(run); err != nil {
+	return s.save(ctx, run, "", 0)
+}
+
+// SaveLeased implements LeaseSaver.
+func (s *MemStore) SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	if err := CheckSaveLeased(run, owner, ttl); err != nil {
+		return err
+	}
+	return s.save(ctx, run, owner, ttl)
+}
+
+// save is Save; a new run gets owner's lease for ttl (owner "": none).
+func (s *MemStore) save(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	e, err := NewEntry(run)
@@ -75,6 +89,9 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 	}
 	if r == nil {
 		r = &memRun{base: run.Seq}
+		if owner != "" {
+			r.owner, r.leaseEnd = owner, time.Now().Add(ttl)
+		}
 		s.runs[run.ID] = r
 	}
 	r.entries = append(r.entries, memEntry{version: contracts.RunFormatVersion, data: e.Data})
@@ -84,6 +101,9 @@ func (s *MemStore) Save(ctx context.Context, run *contracts.Run) error {
 		r.tail += int64(len(e.Data))
 	}
 	r.sum = Summarize(run)
+	if AtRest(run.Status) {
+		r.owner, r.leaseEnd = "", time.Time{}
+	}
 	run.MarkLogged()
 	return nil
 }

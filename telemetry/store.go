@@ -16,10 +16,15 @@ import (
 // from a dead driver counts as a lease takeover.
 func (m *Metrics) Store(st memory.Checkpointer, name string) memory.Checkpointer {
 	o := observedStore{Checkpointer: st, writes: m.checkpoint.WithLabelValues(name)}
-	if ls, ok := st.(memory.Leaser); ok {
-		return observedLeaser{observedStore: o, Leaser: ls, takeovers: m.takeovers}
+	ls, ok := st.(memory.Leaser)
+	if !ok {
+		return o
 	}
-	return o
+	ol := observedLeaser{observedStore: o, Leaser: ls, takeovers: m.takeovers}
+	if lsv, ok := st.(memory.LeaseSaver); ok {
+		return observedLeaseSaver{ol, lsv}
+	}
+	return ol
 }
 
 type observedStore struct {
@@ -28,10 +33,25 @@ type observedStore struct {
 }
 
 func (s observedStore) Save(ctx context.Context, run *contracts.Run) error {
+	return s.observe(func() error { return s.Checkpointer.Save(ctx, run) })
+}
+
+func (s observedStore) observe(write func() error) error {
 	start := time.Now()
-	err := s.Checkpointer.Save(ctx, run)
+	err := write()
 	s.writes.Observe(time.Since(start).Seconds())
 	return err
+}
+
+// observedLeaseSaver keeps a store's leased first write (one write, not
+// a Save and an Acquire) and observes it as a checkpoint write.
+type observedLeaseSaver struct {
+	observedLeaser
+	ls memory.LeaseSaver
+}
+
+func (s observedLeaseSaver) SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	return s.observe(func() error { return s.ls.SaveLeased(ctx, run, owner, ttl) })
 }
 
 type observedLeaser struct {

@@ -12,15 +12,18 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/plugins/sdk"
 	"github.com/ordo-run/ordo/recommender"
 	"github.com/ordo-run/ordo/webui"
@@ -34,16 +37,45 @@ const (
 )
 
 // stack is a real Ordo stack behind the console: a host with in-process
-// tools, the engine over an in-memory store with plan approval on, a
-// recommender, the MCP server holding the tokens, and the console on an
-// httptest server (mounted beside the MCP handler, as ordo serve does).
+// tools, the engine over an in-memory store with plan approval on and an
+// in-memory pattern memory (saved templates), a recommender, the MCP
+// server holding the tokens, and the console on an httptest server
+// (mounted beside the MCP handler, as ordo serve does).
 type stack struct {
-	store  *memory.MemStore
-	engine *agent.Engine
-	ts     *httptest.Server
+	host     *host.Host
+	store    *memory.MemStore
+	patterns *patterns.Memory // saved templates
+	engine   *agent.Engine
+	ts       *httptest.Server
+	gates    gates
 }
 
-func newStack(t *testing.T) *stack {
+// gates hold test.hold calls until the test opens them, by name.
+type gates struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func (g *gates) get(name string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]chan struct{}{}
+	}
+	if g.m[name] == nil {
+		g.m[name] = make(chan struct{})
+	}
+	return g.m[name]
+}
+
+// open lets every test.hold call of gate name go on.
+func (g *gates) open(name string) { close(g.get(name)) }
+
+func newStack(t *testing.T) *stack { return newStackWith(t, agent.DefaultConfig(), nil) }
+
+// newStackWith is newStack with the engine configured by cfg and planning
+// with model (none when nil).
+func newStackWith(t *testing.T, cfg agent.Config, model llm.LLM) *stack {
 	t.Helper()
 	ctx := context.Background()
 	h, err := host.New()
@@ -51,7 +83,8 @@ func newStack(t *testing.T) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
-	p, err := host.InProcess(echoTool())
+	s := &stack{store: memory.NewMemStore()}
+	p, err := host.InProcess(echoTool(), holdTool(&s.gates), loginTool(), failTool())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +100,12 @@ func newStack(t *testing.T) *stack {
 			t.Fatal(err)
 		}
 	}
-	s := &stack{store: memory.NewMemStore()}
-	s.engine = agent.New(agent.DefaultConfig(), agent.Deps{Tools: h, Store: s.store})
-	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h,
+	if s.patterns, err = patterns.Open("", nil, patterns.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s.host = h
+	s.engine = agent.New(cfg, agent.Deps{Tools: h, Store: s.store, Memory: s.patterns, Recommender: rec, LLM: model})
+	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Admin: h,
 		Tokens: []mcpserver.Token{
 			{Token: adaToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
 			{Token: bobToken, Identity: mcpserver.Identity{User: "bob"}},
@@ -78,7 +114,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Options{MCP: srv, Engine: s.engine, Runs: s.store, Catalog: h, Searcher: rec, Admin: h,
+	ui, err := webui.New(webui.Options{MCP: srv, Engine: s.engine, Runs: s.store, Catalog: h, Admin: h, Templates: s.engine,
 		Config: []byte("http:\n  tokens:\n    - name: ada\n      token: HIDDEN\n"), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +138,43 @@ func echoTool() sdk.Tool {
 		ProducesMap:  map[string]string{"echo": "$.echo"},
 	}, Handler: func(_ context.Context, c sdk.Call) (any, error) {
 		return map[string]any{"echo": c.Payload["text"].(string)}, nil
+	}}
+}
+
+// loginTool takes a password, a secret field its step records redact.
+func loginTool() sdk.Tool {
+	return sdk.Tool{Contract: contracts.Contract{
+		Tool: "test.login", Service: "test", Description: "Log in", RiskLevel: contracts.RiskRead, SecretFields: []string{"password"},
+		InputSchema:  json.RawMessage(`{"type":"object","required":["user","password"],"properties":{"user":{"type":"string"},"password":{"type":"string"}},"additionalProperties":false}`),
+		OutputSchema: json.RawMessage(`{"type":"object"}`),
+	}, Handler: func(context.Context, sdk.Call) (any, error) { return map[string]any{"ok": true}, nil }}
+}
+
+// holdTool waits until the test opens the gate its payload names: a step
+// still in flight while the test pauses or cancels its run.
+func holdTool(g *gates) sdk.Tool {
+	return sdk.Tool{Contract: contracts.Contract{
+		Tool: "test.hold", Service: "test", Description: "Wait for a gate to open", RiskLevel: contracts.RiskRead,
+		InputSchema:  json.RawMessage(`{"type":"object","required":["gate"],"properties":{"gate":{"type":"string"}},"additionalProperties":false}`),
+		OutputSchema: json.RawMessage(`{"type":"object"}`),
+	}, Handler: func(ctx context.Context, c sdk.Call) (any, error) {
+		select {
+		case <-g.get(c.Payload["gate"].(string)):
+			return map[string]any{}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}}
+}
+
+// failTool always fails, as a tool error that no retry mends.
+func failTool() sdk.Tool {
+	return sdk.Tool{Contract: contracts.Contract{
+		Tool: "test.fail", Service: "test", Description: "Fail every time", RiskLevel: contracts.RiskRead,
+		InputSchema:  json.RawMessage(`{"type":"object"}`),
+		OutputSchema: json.RawMessage(`{"type":"object"}`),
+	}, Handler: func(context.Context, sdk.Call) (any, error) {
+		return nil, contracts.Errorf(contracts.CodeToolFailed, "test.fail failed as it always does")
 	}}
 }
 
@@ -185,13 +258,30 @@ func (b *browser) signIn(token string) *browser {
 // startPlan starts a run of plan from the new-run form and returns its id.
 func (b *browser) startPlan(plan string) string {
 	b.t.Helper()
+	return b.start(url.Values{"plan": {plan}})
+}
+
+// start submits the new-run form and returns the new run's id.
+func (b *browser) start(form url.Values) string {
+	b.t.Helper()
 	b.get("/ui/runs/new")
-	res, body := b.post("/ui/runs", url.Values{"plan": {plan}})
+	res, body := b.post("/ui/runs", form)
 	loc := res.Header.Get("Location")
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/runs/run_") {
 		b.t.Fatalf("start run: %s %s\n%s", res.Status, loc, body)
 	}
 	return strings.TrimPrefix(loc, "/ui/runs/")
+}
+
+// approve waits until run id waits for plan approval and approves it
+// from its page.
+func (b *browser) approve(id string) {
+	b.t.Helper()
+	b.s.waitStatus(b.t, id, contracts.RunInterrupted)
+	b.get("/ui/runs/" + id)
+	if res, body := b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}); res.StatusCode != http.StatusSeeOther {
+		b.t.Fatalf("approve %s: %s\n%s", id, res.Status, body)
+	}
 }
 
 // waitStatus waits until the run reaches status.

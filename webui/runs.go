@@ -30,7 +30,7 @@ type runsData struct {
 	Statuses []contracts.RunStatus
 	Status   string
 	UserQ    string // admins: whose runs ("" all)
-	Next     string // the next page's query, "" on the last page
+	Next     string // the next page's URL, "" on the last page
 }
 
 // runsPage lists the person's runs (admins: everyone's, or one user's),
@@ -76,7 +76,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, s *session) {
 		if d.UserQ != "" {
 			next.Set("user", d.UserQ)
 		}
-		d.Next = next.Encode()
+		d.Next = "/ui/runs?" + next.Encode()
 	}
 	d.Runs = runs
 	c.render(w, "runs", s, d)
@@ -84,15 +84,17 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, s *session) {
 
 type newRunData struct {
 	Templates []patterns.Template
+	Sessions  []agent.SessionSummary // the person's, to pick one to add a turn to
 	Error     *contracts.Error
 	Goal      string
 	Plan      string
 	Template  string
 	Inputs    string
+	Session   string
 }
 
 func (c *Console) newRunPage(w http.ResponseWriter, r *http.Request, s *session) {
-	c.showNewRun(w, r, s, http.StatusOK, newRunData{})
+	c.showNewRun(w, r, s, http.StatusOK, newRunData{Session: r.URL.Query().Get("session")})
 }
 
 func (c *Console) showNewRun(w http.ResponseWriter, r *http.Request, s *session, status int, d newRunData) {
@@ -103,6 +105,11 @@ func (c *Console) showNewRun(w http.ResponseWriter, r *http.Request, s *session,
 		}
 		d.Templates = ts
 	}
+	list, err := c.conversations(r, s.id.User, conversationsShown)
+	if err != nil {
+		c.log.Warn("console: list sessions", "user", s.id.User, "err", err)
+	}
+	d.Sessions = list
 	if fetched(r) && d.Error != nil {
 		writeJSONError(w, status, d.Error)
 		return
@@ -115,7 +122,7 @@ func (c *Console) showNewRun(w http.ResponseWriter, r *http.Request, s *session,
 // goes to its page once it is stored; the run goes on without the page.
 func (c *Console) startRun(w http.ResponseWriter, r *http.Request, s *session) {
 	d := newRunData{Goal: strings.TrimSpace(r.PostFormValue("goal")), Plan: strings.TrimSpace(r.PostFormValue("plan")),
-		Template: strings.TrimSpace(r.PostFormValue("template")), Inputs: r.PostFormValue("inputs")}
+		Template: strings.TrimSpace(r.PostFormValue("template")), Inputs: r.PostFormValue("inputs"), Session: strings.TrimSpace(r.PostFormValue("session"))}
 	var fn func(ctx context.Context) (*contracts.Run, error)
 	switch {
 	case d.Template != "":
@@ -128,7 +135,7 @@ func (c *Console) startRun(w http.ResponseWriter, r *http.Request, s *session) {
 			d.Error = contracts.AsError(err)
 			break
 		}
-		req := agent.TemplateRequest{Name: d.Template, UserID: s.id.User, Goal: d.Goal, Inputs: inputs}
+		req := agent.TemplateRequest{Name: d.Template, UserID: s.id.User, Goal: d.Goal, Inputs: inputs, Session: d.Session}
 		fn = func(ctx context.Context) (*contracts.Run, error) {
 			run, err := c.opts.Templates.PlanTemplate(ctx, req)
 			if err != nil || run.Status != contracts.RunReady {
@@ -143,11 +150,11 @@ func (c *Console) startRun(w http.ResponseWriter, r *http.Request, s *session) {
 			break
 		}
 		fn = func(ctx context.Context) (*contracts.Run, error) {
-			return c.opts.Engine.Run(ctx, agent.Request{Goal: p.Goal, Plan: p, UserID: s.id.User})
+			return c.opts.Engine.Run(ctx, agent.Request{Goal: p.Goal, Plan: p, UserID: s.id.User, Session: d.Session})
 		}
 	case d.Goal != "":
 		fn = func(ctx context.Context) (*contracts.Run, error) {
-			return c.opts.Engine.Run(ctx, agent.Request{Goal: d.Goal, UserID: s.id.User})
+			return c.opts.Engine.Run(ctx, agent.Request{Goal: d.Goal, UserID: s.id.User, Session: d.Session})
 		}
 	default:
 		d.Error = contracts.Errorf(contracts.CodeInvalidInput, "give a goal, a plan or a template").With("field", "goal")
@@ -340,18 +347,67 @@ func decisionFrom(r *http.Request, run *contracts.Run, by string) (contracts.Dec
 // fork starts a new run from one of the person's runs at an action, with
 // the same plan (Engine.Fork), and goes to the new run.
 func (c *Console) fork(w http.ResponseWriter, r *http.Request, s *session) {
+	c.startFrom(w, r, s, c.opts.Engine.Fork)
+}
+
+// retry starts a failed or cancelled run again from the step that stopped
+// it (Steerer.Retry: a fork, as retry_run and `ordo runs retry`).
+func (c *Console) retry(w http.ResponseWriter, r *http.Request, s *session) {
+	st, ok := c.steerer(w, r, s)
+	if ok {
+		c.startFrom(w, r, s, st.Retry)
+	}
+}
+
+// startFrom starts a new run, the person's, from one of their runs (at
+// the form's action, if it names one), and goes to the new run.
+func (c *Console) startFrom(w http.ResponseWriter, r *http.Request, s *session, start func(context.Context, agent.ForkRequest) (*contracts.Run, error)) {
 	run, err := c.opts.MCP.LoadRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		c.fail(w, r, s, httpStatus(err), err)
 		return
 	}
 	req := agent.ForkRequest{RunID: run.ID, FromAction: r.PostFormValue("from_action"), UserID: s.id.User}
-	id, err := c.launch(r.Context(), "", func(ctx context.Context) (*contracts.Run, error) { return c.opts.Engine.Fork(ctx, req) })
+	id, err := c.launch(r.Context(), "", func(ctx context.Context) (*contracts.Run, error) { return start(ctx, req) })
 	if err != nil {
 		c.fail(w, r, s, httpStatus(err), err)
 		return
 	}
 	c.done(w, r, "/ui/runs/"+id, false)
+}
+
+// steer asks one of the person's runs to pause at its next step boundary
+// or to stop for good (pause_run, cancel_run); the page follows it there.
+func (c *Console) steer(w http.ResponseWriter, r *http.Request, s *session) {
+	st, ok := c.steerer(w, r, s)
+	if !ok {
+		return
+	}
+	run, err := c.opts.MCP.LoadRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		c.fail(w, r, s, httpStatus(err), err)
+		return
+	}
+	ask := map[string]func(context.Context, string, string) (*contracts.Run, error){"pause": st.Pause, "cancel": st.Cancel}[r.PostFormValue("do")]
+	if ask == nil {
+		c.fail(w, r, s, http.StatusBadRequest, contracts.Errorf(contracts.CodeInvalidInput, "do %q: want pause or cancel", r.PostFormValue("do")).With("field", "do"))
+		return
+	}
+	if _, err := ask(r.Context(), run.ID, s.id.User); err != nil {
+		c.fail(w, r, s, httpStatus(err), err)
+		return
+	}
+	c.done(w, r, "/ui/runs/"+run.ID, true)
+}
+
+// steerer is the engine's way to pause, cancel and retry runs; an engine
+// without one answers 404.
+func (c *Console) steerer(w http.ResponseWriter, r *http.Request, s *session) (mcpserver.Steerer, bool) {
+	st, ok := c.opts.Engine.(mcpserver.Steerer)
+	if !ok {
+		c.fail(w, r, s, http.StatusNotFound, contracts.Errorf(contracts.CodeInvalidConfig, "this engine cannot pause, cancel or retry runs"))
+	}
+	return st, ok
 }
 
 // runPage shows one run; runLive is its live part alone, which the page's
@@ -362,7 +418,7 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, httpStatus(err), err)
 		return
 	}
-	c.render(w, "run", s, newRunView(run))
+	c.render(w, "run", s, c.runView(run))
 }
 
 func (c *Console) runLive(w http.ResponseWriter, r *http.Request, s *session) {
@@ -371,7 +427,17 @@ func (c *Console) runLive(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, httpStatus(err), err)
 		return
 	}
-	c.renderFragment(w, "run", "live", s, newRunView(run))
+	c.renderFragment(w, "run", "live", s, c.runView(run))
+}
+
+// runView is the run page's view, with the steering buttons when the
+// engine steers runs.
+func (c *Console) runView(run *contracts.Run) *runView {
+	v := newRunView(run)
+	if _, ok := c.opts.Engine.(mcpserver.Steerer); ok {
+		v.Steer = steerable(run)
+	}
+	return v
 }
 
 // runEvents is the run's event stream for the page's EventSource, which

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/mcpserver"
-	"github.com/ordo-run/ordo/recommender"
 )
 
 type toolView struct {
@@ -18,16 +18,15 @@ type toolView struct {
 }
 
 type toolsData struct {
-	Query  string
-	Hits   []toolView
-	Tools  []toolView
-	Search bool // a searcher is configured
+	Query string
+	Hits  []toolView
+	Tools []toolView
 }
 
 // toolsPage lists the catalog with each tool's risk, availability and
-// contract, and the recommender's best tools for a query.
+// contract, and the best usable tools for a query (chosen as for a plan).
 func (c *Console) toolsPage(w http.ResponseWriter, r *http.Request, s *session) {
-	d := toolsData{Query: strings.TrimSpace(r.URL.Query().Get("q")), Search: c.opts.Searcher != nil}
+	d := toolsData{Query: strings.TrimSpace(r.URL.Query().Get("q"))}
 	down := map[string]bool{}
 	if av, ok := c.opts.Catalog.(mcpserver.Availability); ok {
 		for _, n := range av.Unavailable() {
@@ -40,14 +39,14 @@ func (c *Console) toolsPage(w http.ResponseWriter, r *http.Request, s *session) 
 		}
 		slices.SortFunc(d.Tools, func(a, b toolView) int { return cmp.Compare(a.Contract.Tool, b.Contract.Tool) })
 	}
-	if d.Query != "" && c.opts.Searcher != nil {
-		hits, err := c.opts.Searcher.Search(r.Context(), d.Query, recommender.SearchOptions{K: 10})
+	if d.Query != "" {
+		cands, err := c.opts.Engine.ToolCandidates(r.Context(), agent.ToolQuery{Goal: d.Query, K: 10})
 		if err != nil {
 			c.fail(w, r, s, httpStatus(err), err)
 			return
 		}
-		for _, h := range hits {
-			d.Hits = append(d.Hits, toolView{Contract: h.Contract, Available: !down[h.Tool], Score: h.Score})
+		for _, h := range cands {
+			d.Hits = append(d.Hits, toolView{Contract: h.Tool.Contract, Available: true, Score: h.Score})
 		}
 	}
 	c.render(w, "tools", s, d)

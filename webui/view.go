@@ -31,6 +31,22 @@ type runView struct {
 	Versions  []contracts.PlanRevision // all, when there is more than one
 	Kinds     string                   // the event names to listen for
 	Final     bool
+	Steer     steerView
+}
+
+// steerView is what a person may ask of the run as it stands: pause a
+// moving run, cancel an unfinished one, retry a failed or cancelled one.
+type steerView struct{ Pause, Cancel, Retry bool }
+
+// steerable mirrors the engine's own checks (agent.Engine.Pause, Cancel,
+// Retry) so the page offers only what would be accepted.
+func steerable(run *contracts.Run) steerView {
+	waits := run.Interrupt != nil
+	return steerView{
+		Pause:  !run.Status.Final() && !waits && len(run.Plans) > 0,
+		Cancel: !run.Status.Final(),
+		Retry:  run.Status == contracts.RunFailed || run.Status == contracts.RunCancelled,
+	}
 }
 
 type stepView struct {
@@ -43,9 +59,11 @@ type stepView struct {
 
 type stateView struct{ Key, Value string }
 
+// roleCount is one role's model calls and what they used.
 type roleCount struct {
 	Role  string
 	Calls int
+	Usage contracts.TokenUsage
 }
 
 // interruptView is the waiting interrupt and one form per decision it
@@ -92,7 +110,7 @@ func newRunView(run *contracts.Run) *runView {
 		v.State = append(v.State, stateView{k, shown(run.State[k])})
 	}
 	for _, role := range slices.Sorted(maps.Keys(run.LLMCalls)) {
-		v.LLM = append(v.LLM, roleCount{role, run.LLMCalls[role]})
+		v.LLM = append(v.LLM, roleCount{role, run.LLMCalls[role], run.Usage.ByRole[role]})
 	}
 	if v.Plan != nil {
 		v.Graph = layout(v.Plan, run)
@@ -127,7 +145,7 @@ func formFor(run *contracts.Run, in *contracts.Interrupt, d contracts.DecisionKi
 			f.Fields = append(f.Fields, ansField{q, in.Suggestions[q]})
 		}
 		for _, p := range in.Fields {
-			f.Fields = append(f.Fields, ansField{Name: p})
+			f.Fields = append(f.Fields, ansField{p, in.Suggestions[p]})
 		}
 		if len(f.Fields) == 0 {
 			f.Fields = []ansField{{Name: "answer"}}

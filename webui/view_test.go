@@ -24,8 +24,12 @@ func TestInterruptForms(t *testing.T) {
 		{Kind: contracts.InterruptPlanApproval, Message: "approve the plan"},
 		{Kind: contracts.InterruptStepApproval, ActionID: "a1", Tool: "test.echo", Payload: json.RawMessage(`{"text":"<b>hi</b>"}`)},
 		{Kind: contracts.InterruptClarify, Questions: []string{"Which file?"}, Suggestions: map[string]string{"Which file?": "sales.csv"}},
-		{Kind: contracts.InterruptInputRequired, ActionID: "a1", Fields: []string{"$.text"}},
+		{Kind: contracts.InterruptInputRequired, ActionID: "a1", Fields: []string{"$.text"}, Suggestions: map[string]string{"$.text": "hello"}},
 		{Kind: contracts.InterruptBudgetExceeded, Budget: &contracts.BudgetStop{}},
+		{Kind: contracts.InterruptStepFailed, ActionID: "a1", Payload: json.RawMessage(`{"text":"x"}`),
+			Error: contracts.Errorf(contracts.CodeToolFailed, "the <tool> broke")},
+		{Kind: contracts.InterruptPaused, Message: "paused by bob"},
+		{Kind: contracts.InterruptVerifyQuestion, Message: "is this right?"},
 	} {
 		run := &contracts.Run{ID: "run_x", Goal: "g", Status: contracts.RunInterrupted, Interrupt: &in,
 			Plans: []contracts.PlanRevision{{Version: 1, Plan: plan}}}
@@ -47,8 +51,11 @@ func TestInterruptForms(t *testing.T) {
 			contracts.InterruptPlanApproval:   `name="plan"`,
 			contracts.InterruptStepApproval:   `&lt;b&gt;hi&lt;/b&gt;`,
 			contracts.InterruptClarify:        `name="answer:Which file?" value="sales.csv"`,
-			contracts.InterruptInputRequired:  `name="answer:$.text"`,
+			contracts.InterruptInputRequired:  `name="answer:$.text" value="hello"`,
 			contracts.InterruptBudgetExceeded: `name="answer:limit"`,
+			contracts.InterruptStepFailed:     `the &lt;tool&gt; broke`,
+			contracts.InterruptPaused:         `name="plan"`,
+			contracts.InterruptVerifyQuestion: `name="answer:answer"`,
 		}[in.Kind]
 		if !strings.Contains(page, want) {
 			t.Errorf("%s: lacks %s:\n%s", in.Kind, want, page)
@@ -76,5 +83,33 @@ func TestGraphLayout(t *testing.T) {
 	}
 	if st["a"].Status != "succeeded" || st["b"].Status != "pending" || st["b"].X <= st["a"].X || st["b"].X != st["c"].X {
 		t.Fatalf("nodes %+v", st)
+	}
+}
+
+// TestModelCalls: the run page lists model calls by role with each
+// role's tokens and cost, and the run's total.
+func TestModelCalls(t *testing.T) {
+	pages, err := parsePages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &contracts.Run{ID: "run_x", Goal: "g", Status: contracts.RunCompleted,
+		LLMCalls: map[string]int{"planner": 1, "composer": 2},
+		Usage: contracts.RunUsage{
+			ByRole: map[string]contracts.TokenUsage{"planner": {InputTokens: 1200, OutputTokens: 300, CostUSD: 0.0042}, "composer": {InputTokens: 800, OutputTokens: 90, CostUSD: 0.001}},
+			Total:  contracts.TokenUsage{InputTokens: 2000, OutputTokens: 390, CostUSD: 0.0052}}}
+	var b bytes.Buffer
+	if err := pages["run"].ExecuteTemplate(&b, "live", view{Data: newRunView(run)}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		"<tr><td>composer</td><td>2</td><td>800</td><td>90</td><td>$0.0010</td></tr>",
+		"<tr><td>planner</td><td>1</td><td>1200</td><td>300</td><td>$0.0042</td></tr>",
+		"<td>all</td><td></td><td>2000</td><td>390</td><td>$0.0052</td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("model calls lack %s:\n%s", want, page)
+		}
 	}
 }

@@ -45,7 +45,6 @@ type Options struct {
 	Engine    Engine
 	Runs      mcpserver.RunLister   // the runs list
 	Catalog   mcpserver.Catalog     // the tools page
-	Searcher  mcpserver.Searcher    // tool search (optional)
 	Admin     mcpserver.PluginAdmin // admin pages (optional)
 	Templates Templates             // saved templates (optional)
 	// Config is the running configuration as shown to admins, secrets
@@ -105,6 +104,10 @@ func (c *Console) routes() {
 	m.Handle("GET /ui/runs/{id}/events", c.page(c.runEvents))
 	m.Handle("POST /ui/runs/{id}/decide", c.form(c.decide))
 	m.Handle("POST /ui/runs/{id}/fork", c.form(c.fork))
+	m.Handle("POST /ui/runs/{id}/steer", c.form(c.steer))
+	m.Handle("POST /ui/runs/{id}/retry", c.form(c.retry))
+	m.Handle("GET /ui/sessions", c.page(c.conversationsPage))
+	m.Handle("GET /ui/session", c.page(c.conversationPage))
 	m.Handle("GET /ui/tools", c.page(c.toolsPage))
 	m.Handle("GET /ui/admin", c.admin(c.adminPage))
 	m.Handle("POST /ui/admin/plugins", c.admin(c.addPlugin))
@@ -281,7 +284,7 @@ func (c *Console) renderFragment(w http.ResponseWriter, page, name string, s *se
 }
 
 // pageNames are the page templates; each is parsed with layout.html.
-var pageNames = []string{"signin", "runs", "newrun", "run", "tools", "admin", "error"}
+var pageNames = []string{"signin", "runs", "newrun", "run", "sessions", "session", "tools", "admin", "error"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")

@@ -132,8 +132,26 @@ func TestRunApprovedAndEscaped(t *testing.T) {
 		t.Fatalf("%d script elements, want 1", n)
 	}
 
-	// The event stream, with the cookie, is the one GET /runs/{id}/events serves.
-	req, _ := http.NewRequest(http.MethodGet, s.ts.URL+"/ui/runs/"+id+"/events?after=0", nil)
+	// The event stream, with the cookie, is the one GET /runs/{id}/events
+	// serves; a reconnecting EventSource's Last-Event-ID resumes it after
+	// the last event it saw, repeating and losing nothing.
+	ids := eventIDs(t, b, id, "")
+	if len(ids) < 2 || ids[len(ids)-1] != fmt.Sprint(run.Seq) {
+		t.Fatalf("event ids %v, want up to %d", ids, run.Seq)
+	}
+	if rest := eventIDs(t, b, id, ids[len(ids)-2]); len(rest) != 1 || rest[0] != ids[len(ids)-1] {
+		t.Fatalf("resumed after %s: ids %v, want [%s]", ids[len(ids)-2], rest, ids[len(ids)-1])
+	}
+}
+
+// eventIDs reads a finished run's event stream through the console,
+// after the Last-Event-ID lastSeen when given, and returns its ids.
+func eventIDs(t *testing.T, b *browser, runID, lastSeen string) []string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, b.s.ts.URL+"/ui/runs/"+runID+"/events?after=0", nil)
+	if lastSeen != "" {
+		req.Header.Set("Last-Event-ID", lastSeen)
+	}
 	res, err := b.c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -148,9 +166,7 @@ func TestRunApprovedAndEscaped(t *testing.T) {
 			ids = append(ids, v)
 		}
 	}
-	if len(ids) == 0 || ids[len(ids)-1] != fmt.Sprint(run.Seq) {
-		t.Fatalf("event ids %v, want up to %d", ids, run.Seq)
-	}
+	return ids
 }
 
 // TestPrivacy: a user sees, acts on and follows only their own runs; an
@@ -228,8 +244,7 @@ func TestRunPageSize(t *testing.T) {
 	s := newStack(t)
 	b := s.browser(t).signIn(bobToken)
 	id := b.startPlan(echoPlan("two hundred steps", strings.Repeat("long text ", 40), 200))
-	s.waitStatus(t, id, contracts.RunInterrupted)
-	b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}})
+	b.approve(id)
 	run := s.waitStatus(t, id, contracts.RunCompleted)
 	if len(run.Steps) != 200 {
 		t.Fatalf("%d steps", len(run.Steps))
@@ -252,8 +267,7 @@ func TestForkAndTools(t *testing.T) {
 	s := newStack(t)
 	b := s.browser(t).signIn(bobToken)
 	id := b.startPlan(echoPlan("chain", "x", 2))
-	s.waitStatus(t, id, contracts.RunInterrupted)
-	b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}})
+	b.approve(id)
 	s.waitStatus(t, id, contracts.RunCompleted)
 	b.get("/ui/runs/" + id)
 	res, body := b.post("/ui/runs/"+id+"/fork", url.Values{"from_action": {"a2"}})

@@ -26,11 +26,18 @@ var names = []string{Planner, Replanner, Filler, Verifier, Composer, Generate, S
 //go:embed defaults/*.md
 var defaults embed.FS
 
+// planRules are the planning rules that bind anyone who writes an Action
+// Plan: Ordo's planner, whose prompt takes them where it says
+// {{plan_rules}}, and an assistant writing a plan itself (MCP write_plan).
+//
+//go:embed plan_rules.md
+var planRules string
+
+// PlanRules returns the planning rules (see planRules).
+func PlanRules() string { return planRules }
+
 // Set is a loaded set of prompts.
 type Set map[string]string
-
-// Names lists the prompt names an override directory may hold as NAME.md.
-func Names() []string { return slices.Clone(names) }
 
 // Load returns the defaults with any NAME.md found at the root of override
 // replacing its default. A nil override gives the defaults. An empty
@@ -62,6 +69,7 @@ func Load(override fs.FS) (Set, error) {
 			s[n] = string(b)
 		}
 	}
+	s[Planner] = strings.ReplaceAll(s[Planner], "{{plan_rules}}", strings.TrimSuffix(planRules, "\n"))
 	return s, nil
 }
 

@@ -47,3 +47,24 @@ func TestOverrideUnknownNameRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPlanRulesAreThePlannersRules: the rules an assistant gets (write_plan)
+// are the planner prompt's own, in place, in the default and in an override
+// that asks for them.
+func TestPlanRulesAreThePlannersRules(t *testing.T) {
+	rules := PlanRules()
+	if !strings.HasPrefix(rules, "- Choose tools ONLY from the tool candidates") || strings.Contains(rules, "Output JSON only") {
+		t.Fatalf("plan rules:\n%s", rules)
+	}
+	planner := Defaults()[Planner]
+	if !strings.Contains(planner, "(version \"1.0\"). No prose, no code fences.\n"+rules+"- \"past_plans\"") || strings.Contains(planner, "{{") {
+		t.Fatalf("planner prompt does not hold the rules in place:\n%s", planner)
+	}
+	s, err := Load(fstest.MapFS{"planner.md": {Data: []byte("role: planner\nMy rules:\n{{plan_rules}}\nEnd.")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "role: planner\nMy rules:\n" + rules + "End."; s[Planner] != want {
+		t.Fatalf("override = %q, want %q", s[Planner], want)
+	}
+}

@@ -37,6 +37,7 @@ type saveReq struct {
 	fn   func(ctx context.Context, tx *sql.Tx) error // a write other than a Save: leases
 	run  *contracts.Run                              // read by the committer only while Save waits
 	e    memory.Entry
+	l    lease           // a new run's lease (SaveLeased)
 	next memory.TailSize // the run's figures after this entry
 	err  error
 	bad  bool // its write failed: not retried with the batch
@@ -67,11 +68,12 @@ func (s *Store) startWriter(ctx context.Context) error {
 		q   string
 	}{
 		{&w.selSeq, `SELECT seq FROM runs WHERE id = ?`},
-		{&w.insRun, `INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
+		{&w.insRun, `INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id,
+			lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&w.updRun, `UPDATE runs SET user_id = ?, goal = ?, status = ?, final = ?, seq = ?, created_at = ?, updated_at = ?,
 			tail_bytes = CASE WHEN ? THEN 0 ELSE tail_bytes + ? END,
-			snap_bytes = CASE WHEN ? THEN ? ELSE snap_bytes END
+			snap_bytes = CASE WHEN ? THEN ? ELSE snap_bytes END,
+			lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END, lease_until = CASE WHEN ? THEN NULL ELSE lease_until END
 			WHERE id = ? AND seq = ? RETURNING tail_bytes, snap_bytes`},
 		{&w.setSizes, `UPDATE runs SET tail_bytes = ?, snap_bytes = ? WHERE id = ?`},
 		{&w.insLog, `INSERT INTO run_log (run_id, seq, format_version, whole, data) VALUES (?, ?, ?, ?, ?)`},
@@ -117,8 +119,8 @@ func (w *writer) stop() {
 // whose context ends before the committer reaches it is not written; once
 // reached, it is waited for (its transaction is bounded by busy_timeout),
 // so that the caller never hears "failed" about a Save that committed.
-func (s *Store) commit(ctx context.Context, run *contracts.Run, e memory.Entry) error {
-	req := &saveReq{ctx: ctx, run: run, e: e, done: make(chan struct{})}
+func (s *Store) commit(ctx context.Context, run *contracts.Run, e memory.Entry, l lease) error {
+	req := &saveReq{ctx: ctx, run: run, e: e, l: l, done: make(chan struct{})}
 	if err := s.enqueue(req); err != nil {
 		return err
 	}
@@ -317,8 +319,9 @@ func (st txStmts) apply(ctx context.Context, req *saveReq) (wrote bool, err erro
 	var n int64
 	if run.Seq == 1 {
 		req.next = memory.TailSize{Seq: 1, Snap: int64(len(e.Snap))}
+		owner, until := req.l.args()
 		res, err := st.insRun.ExecContext(ctx, run.ID, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
-			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), req.next.Tail, req.next.Snap, run.SessionID)
+			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), req.next.Tail, req.next.Snap, run.SessionID, owner, until)
 		if err == nil {
 			n, err = res.RowsAffected()
 		}
@@ -326,10 +329,10 @@ func (st txStmts) apply(ctx context.Context, req *saveReq) (wrote bool, err erro
 			return true, memory.StoreError("save checkpoint", err)
 		}
 	} else {
-		withSnap := e.Snap != nil
+		withSnap, rest := e.Snap != nil, boolInt(memory.AtRest(run.Status))
 		err := st.updRun.QueryRowContext(ctx, run.UserID, run.Goal, string(run.Status), boolInt(run.Status.Final()), run.Seq,
 			fmtTime(run.CreatedAt), fmtTime(run.UpdatedAt), boolInt(withSnap), len(e.Data), boolInt(withSnap), len(e.Snap),
-			run.ID, run.Seq-1).Scan(&req.next.Tail, &req.next.Snap)
+			rest, rest, run.ID, run.Seq-1).Scan(&req.next.Tail, &req.next.Snap)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:

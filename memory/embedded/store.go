@@ -20,9 +20,10 @@ import (
 // and several processes may open the same file (leases and sequence checks
 // are SQL statements, so they hold across processes).
 type Store struct {
-	w     *sql.DB // one connection: SQLite admits one writer, so writers queue in Go rather than spin on SQLITE_BUSY
-	r     *sql.DB // readers: WAL lets them run beside the writer
-	wr    writer  // the group committer of Saves (commit.go)
+	w     *sql.DB   // one connection: SQLite admits one writer, so writers queue in Go rather than spin on SQLITE_BUSY
+	r     *sql.DB   // readers: WAL lets them run beside the writer
+	load  *sql.Stmt // Load's query, prepared once on the readers (parsing it cost more than running it)
+	wr    writer    // the group committer of Saves (commit.go)
 	sizes memory.TailSizes
 	// fullSync: the file runs synchronous=FULL, so a batch of lease
 	// changes alone may skip its sync (see unsynced).
@@ -33,6 +34,7 @@ var (
 	_ memory.Checkpointer = (*Store)(nil)
 	_ memory.Leaser       = (*Store)(nil)
 	_ memory.Importer     = (*Store)(nil)
+	_ memory.LeaseSaver   = (*Store)(nil)
 )
 
 // busyTimeout bounds how long a statement waits for another process's
@@ -84,7 +86,13 @@ func open(path, synchronous string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	s := &Store{w: w, r: r, fullSync: synchronous == "FULL"}
+	if s.load, err = r.PrepareContext(ctx, loadQuery); err != nil {
+		r.Close()
+		w.Close()
+		return nil, memory.StoreError("open store", err)
+	}
 	if err := s.startWriter(ctx); err != nil {
+		s.load.Close()
 		r.Close()
 		w.Close()
 		return nil, memory.StoreError("open store", err)
@@ -95,7 +103,7 @@ func open(path, synchronous string) (*Store, error) {
 // Close lets the Saves already queued commit, then closes the file.
 func (s *Store) Close() error {
 	s.wr.stop()
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.load.Close(), s.r.Close(), s.w.Close())
 }
 
 // timeFormat is fixed-width so that text order is time order.
@@ -121,6 +129,33 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	if err := memory.CheckRun(run); err != nil {
 		return err
 	}
+	return s.save(ctx, run, lease{})
+}
+
+// SaveLeased implements memory.LeaseSaver: the new run's row is inserted
+// with owner's lease.
+func (s *Store) SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	if err := memory.CheckSaveLeased(run, owner, ttl); err != nil {
+		return err
+	}
+	return s.save(ctx, run, lease{owner: owner, until: time.Now().Add(ttl).UnixNano()})
+}
+
+// lease is the lease a new run's row is inserted with (none: owner "").
+type lease struct {
+	owner string
+	until int64 // unix nanoseconds
+}
+
+// args are the lease's columns: NULL for none.
+func (l lease) args() (owner, until any) {
+	if l.owner == "" {
+		return nil, nil
+	}
+	return l.owner, l.until
+}
+
+func (s *Store) save(ctx context.Context, run *contracts.Run, l lease) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -136,21 +171,24 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 			return err
 		}
 	}
-	if err := s.commit(ctx, run, e); err != nil {
+	if err := s.commit(ctx, run, e, l); err != nil {
 		return err
 	}
 	run.MarkLogged()
 	return nil
 }
 
+// loadQuery reads a run's latest snapshot and the entries after it.
+const loadQuery = `SELECT 1, seq, format_version, data FROM run_snapshots WHERE run_id = ?1
+	UNION ALL
+	SELECT 0, l.seq, l.format_version, l.data FROM run_log l JOIN run_snapshots s ON s.run_id = l.run_id
+	WHERE l.run_id = ?1 AND l.seq > s.seq
+	ORDER BY 1 DESC, 2`
+
 // Load folds run id from its latest snapshot and the entries after it,
 // read in one statement (so from one consistent state of the file).
 func (s *Store) Load(ctx context.Context, id string) (*contracts.Run, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT 1, seq, format_version, data FROM run_snapshots WHERE run_id = ?1
-		UNION ALL
-		SELECT 0, l.seq, l.format_version, l.data FROM run_log l JOIN run_snapshots s ON s.run_id = l.run_id
-		WHERE l.run_id = ?1 AND l.seq > s.seq
-		ORDER BY 1 DESC, 2`, id)
+	rows, err := s.load.QueryContext(ctx, id)
 	if err != nil {
 		return nil, memory.StoreError("load run", err)
 	}

@@ -3,6 +3,7 @@ package patterns
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -149,13 +150,15 @@ func observeClarification(run *contracts.Run, goal string) (Record, bool) {
 	return r, r.Answers != nil
 }
 
-// observeBehavior counts a person's step approval decisions per tool.
+// observeBehavior counts a person's step approval decisions per tool and
+// keeps the values they gave for a tool's missing fields (by field, "$."
+// dropped), which later input_required interrupts offer as suggestions.
 func observeBehavior(run *contracts.Run) []Record {
 	var order []string
 	acc := map[string]*Record{}
 	for _, d := range run.Decisions {
-		tool := d.Interrupt.Tool
-		if d.Interrupt.Kind != contracts.InterruptStepApproval || tool == "" || slices.Contains(machineDeciders, d.Decision.By) {
+		tool, kind := d.Interrupt.Tool, d.Interrupt.Kind
+		if kind != contracts.InterruptStepApproval && kind != contracts.InterruptInputRequired || tool == "" || slices.Contains(machineDeciders, d.Decision.By) {
 			continue
 		}
 		r, ok := acc[tool]
@@ -163,6 +166,15 @@ func observeBehavior(run *contracts.Run) []Record {
 			r = &Record{Namespace: NSBehavior, User: run.UserID, Tool: tool, Text: tool}
 			acc[tool] = r
 			order = append(order, tool)
+		}
+		if kind == contracts.InterruptInputRequired {
+			for f, v := range d.Decision.Answers {
+				if r.Answers == nil {
+					r.Answers = map[string]any{}
+				}
+				r.Answers[strings.TrimPrefix(f, "$.")] = v
+			}
+			continue
 		}
 		switch d.Decision.Kind {
 		case contracts.DecisionApprove:
@@ -177,7 +189,7 @@ func observeBehavior(run *contracts.Run) []Record {
 	}
 	out := make([]Record, 0, len(order))
 	for _, t := range order {
-		if r := acc[t]; r.Samples() > 0 {
+		if r := acc[t]; r.Samples() > 0 || len(r.Answers) > 0 {
 			out = append(out, *r)
 		}
 	}
@@ -252,6 +264,13 @@ func merge(stored *Record, obs Record, at time.Time, o Options) (Record, bool) {
 			r.ReuseCount++
 		}
 	case NSBehavior:
+		if len(obs.Answers) > 0 {
+			r.Answers = maps.Clone(r.Answers)
+			if r.Answers == nil {
+				r.Answers = map[string]any{}
+			}
+			maps.Copy(r.Answers, obs.Answers) // the latest value of a field wins
+		}
 		r.Approvals += obs.Approvals
 		r.Edits += obs.Edits
 		r.Skips += obs.Skips

@@ -464,3 +464,33 @@ func TestCompletedRunsLearnTemplates(t *testing.T) {
 		t.Fatalf("a saved template was replaced by a learned one: %+v %v", tpl, err)
 	}
 }
+
+// A person's answers to a tool's missing fields come back as suggestions
+// for that tool and user, the latest answer of each field winning; memory's
+// own decisions teach nothing, and no step approval is counted.
+func TestInputSuggestions(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	answer := func(by string, answers map[string]any) *contracts.Run {
+		r := finishedRun("ann", "post", contracts.RunCompleted, step{"chat.post", "post", true, 1})
+		return decide(r, contracts.Interrupt{Kind: contracts.InterruptInputRequired, Tool: "chat.post", ActionID: "a1", Fields: []string{"$.channel"}},
+			contracts.Decision{Kind: contracts.DecisionAnswer, Answers: answers, By: by})
+	}
+	fields := []string{"$.channel", "$.thread.id", "text"}
+	if s, err := m.InputSuggestions(t.Context(), "ann", "chat.post", fields); err != nil || len(s) != 0 {
+		t.Fatalf("no history: %v %v", s, err)
+	}
+	collect(t, m, answer("ann", map[string]any{"$.channel": "#general", "thread.id": 7}))
+	collect(t, m, answer("ann", map[string]any{"channel": "#team"}), answer("memory", map[string]any{"$.channel": "#bots"}))
+	s, err := m.InputSuggestions(t.Context(), "ann", "chat.post", fields)
+	if err != nil || len(s) != 2 || s["$.channel"] != "#team" || s["$.thread.id"] != "7" {
+		t.Fatalf("suggestions = %v %v", s, err)
+	}
+	if p, _ := m.PredictApproval(t.Context(), "ann", "chat.post"); p.Samples != 0 {
+		t.Fatalf("answers counted as approvals: %+v", p)
+	}
+	for user, tool := range map[string]string{"bob": "chat.post", "ann": "chat.delete"} {
+		if s, _ := m.InputSuggestions(t.Context(), user, tool, fields); len(s) != 0 {
+			t.Fatalf("%s/%s borrowed ann's chat.post answers: %v", user, tool, s)
+		}
+	}
+}

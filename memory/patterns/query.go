@@ -148,17 +148,42 @@ type Clarification struct {
 func (c Clarification) Suggestions() map[string]string {
 	out := make(map[string]string, len(c.Answers))
 	for k, v := range c.Answers {
-		if s, ok := v.(string); ok {
-			out[k] = s
-			continue
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			b = fmt.Appendf(nil, "%v", v)
-		}
-		out[k] = string(b)
+		out[k] = answerText(v)
 	}
 	return out
+}
+
+// answerText is a remembered answer as a person would type it: a string
+// as it is, anything else as JSON.
+func answerText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = fmt.Appendf(nil, "%v", v)
+	}
+	return string(b)
+}
+
+// InputSuggestions are the values the user last gave for fields of tool
+// when a run asked for them (input_required), keyed as fields names them
+// ("$.channel" or "channel"); fields never answered are absent.
+func (m *Memory) InputSuggestions(ctx context.Context, user, tool string, fields []string) (map[string]string, error) {
+	if err := checkQuery(user, tool, "tool"); err != nil {
+		return nil, err
+	}
+	near, err := m.nearest(ctx, NSBehavior, map[string]string{metaUser: user, metaKey: tool}, tool, 1)
+	if err != nil || len(near) == 0 {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, f := range fields {
+		if v, ok := near[0].Answers[strings.TrimPrefix(f, "$.")]; ok {
+			out[f] = answerText(v)
+		}
+	}
+	return out, nil
 }
 
 // Clarification returns the user's remembered clarification for a goal

@@ -70,7 +70,7 @@ type Record struct {
 	ShouldAvoid    bool    `json:"should_avoid,omitempty"`     // tool
 
 	Questions  []string       `json:"questions,omitempty"`   // clarification
-	Answers    map[string]any `json:"answers,omitempty"`     // clarification
+	Answers    map[string]any `json:"answers,omitempty"`     // clarification: by question; behavior: a person's last value for each of the tool's missing fields, by field
 	ReuseCount int            `json:"reuse_count,omitempty"` // clarification: uses of these answers after the first
 
 	Approvals int `json:"approvals,omitempty"` // behavior: step approvals by a person

@@ -28,6 +28,7 @@ var (
 	_ memory.Checkpointer = (*Store)(nil)
 	_ memory.Leaser       = (*Store)(nil)
 	_ memory.Importer     = (*Store)(nil)
+	_ memory.LeaseSaver   = (*Store)(nil)
 )
 
 type options struct {
@@ -178,11 +179,12 @@ func hasNUL(data []byte) bool {
 }
 
 // saveNew appends the first entry of a new run: the runs row (if no run
-// has the id), the whole-run entry and the snapshot, in one statement. It
-// returns the run's tail and snapshot bytes, or no row if the id is taken.
+// has the id; with lease $14 for $15 microseconds when $14 is not null),
+// the whole-run entry and the snapshot, in one statement. It returns the
+// run's tail and snapshot bytes, or no row if the id is taken.
 const saveNew = `WITH u AS (
-	INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id)
-	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, $11, $13) ON CONFLICT (id) DO NOTHING
+	INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id, lease_owner, lease_until)
+	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, $11, $13, $14::text, now() + $15::bigint * interval '1 microsecond') ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ), l AS (
 	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, 1, $8::integer, $9::boolean, $10::bytea FROM u
@@ -193,14 +195,16 @@ SELECT 0::bigint, $11::bigint FROM u`
 
 // saveNext appends entry $6 of a run: the runs row advances from $6 - 1
 // (no row changed means a stale or skipping writer, and nothing else is
-// written), the entry is inserted, and the snapshot replaced when $12 holds
-// one, in one statement. It returns how many rows advanced (0 or 1), the
+// written), the entry is inserted, the snapshot replaced when $12 holds
+// one, and the lease let go when $15 (the run is at rest), in one
+// statement. It returns how many rows advanced (0 or 1), the
 // stored sequence before the statement, and the run's new tail and
 // snapshot bytes.
 const saveNext = `WITH u AS (
 	UPDATE runs SET user_id = $2, goal = $3, status = $4, final = $5, seq = $6, created_at = $7, updated_at = $8,
 		tail_bytes = CASE WHEN $12::bytea IS NULL THEN tail_bytes + $13 ELSE 0 END,
-		snap_bytes = CASE WHEN $12::bytea IS NULL THEN snap_bytes ELSE $14 END
+		snap_bytes = CASE WHEN $12::bytea IS NULL THEN snap_bytes ELSE $14 END,
+		lease_owner = CASE WHEN $15 THEN NULL ELSE lease_owner END, lease_until = CASE WHEN $15 THEN NULL ELSE lease_until END
 	WHERE id = $1 AND seq = $6 - 1
 	RETURNING id, tail_bytes, snap_bytes
 ), l AS (
@@ -222,6 +226,21 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	if err := memory.CheckRun(run); err != nil {
 		return err
 	}
+	return s.save(ctx, run, nil, nil)
+}
+
+// SaveLeased implements memory.LeaseSaver: the new run's row is inserted
+// with owner's lease, on the database's clock.
+func (s *Store) SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	if err := memory.CheckSaveLeased(run, owner, ttl); err != nil {
+		return err
+	}
+	return s.save(ctx, run, &owner, ttl.Microseconds())
+}
+
+// save is Save; a new run's row gets owner's lease for ttl microseconds
+// (nil: none).
+func (s *Store) save(ctx context.Context, run *contracts.Run, owner *string, ttl any) error {
 	if run.Seq < 1 {
 		return s.conflict(ctx, run)
 	}
@@ -263,11 +282,11 @@ func (s *Store) Save(ctx context.Context, run *contracts.Run) error {
 	var next memory.TailSize
 	if run.Seq == 1 {
 		err = s.pool.QueryRow(ctx, saveNew, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(),
-			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, true, e.Data, len(e.Snap), e.Snap, run.SessionID).
+			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, true, e.Data, len(e.Snap), e.Snap, run.SessionID, owner, ttl).
 			Scan(&next.Tail, &next.Snap)
 	} else {
 		err = s.pool.QueryRow(ctx, saveNext, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq,
-			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, e.Whole, e.Data, snap, len(e.Data), len(e.Snap)).
+			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, e.Whole, e.Data, snap, len(e.Data), len(e.Snap), memory.AtRest(run.Status)).
 			Scan(&next.Tail, &next.Snap)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {

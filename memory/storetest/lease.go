@@ -103,6 +103,61 @@ func testLeases(t *testing.T, s memory.Checkpointer) {
 	}
 }
 
+// testRestReleases: the Save that puts a run at rest (waiting for a person,
+// or finished) lets its lease go; any other Save keeps it.
+func testRestReleases(t *testing.T, s memory.Checkpointer) {
+	l := leaser(t, s)
+	ctx := context.Background()
+	const ttl = time.Minute
+	for _, st := range []contracts.RunStatus{contracts.RunInterrupted, contracts.RunCompleted, contracts.RunFailed} {
+		t.Run(string(st), func(t *testing.T) {
+			run := SimpleRun("rest-"+string(st), "u", contracts.RunRunning, 1, Base)
+			mustSave(t, s, run)
+			must(t, l.Acquire(ctx, run.ID, "A", ttl))
+			run.Seq, run.Status = 2, contracts.RunRunning
+			mustSave(t, s, run)
+			requireCode(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
+			run.Seq, run.Status = 3, st
+			mustSave(t, s, run)
+			requireCode(t, l.Renew(ctx, run.ID, "A", ttl), contracts.CodeLeaseHeld)
+			must(t, l.Acquire(ctx, run.ID, "B", ttl))
+		})
+	}
+}
+
+// testSaveLeased: a store that creates a run with its lease (LeaseSaver)
+// does both in one write, or neither.
+func testSaveLeased(t *testing.T, s memory.Checkpointer) {
+	ls, ok := s.(memory.LeaseSaver)
+	if !ok {
+		t.Skip("store does not implement memory.LeaseSaver")
+	}
+	l := leaser(t, s)
+	ctx := context.Background()
+	const ttl = time.Minute
+	run := SimpleRun("leased", "u", contracts.RunRunning, 1, Base)
+	for _, err := range []error{ls.SaveLeased(ctx, run, "", ttl), ls.SaveLeased(ctx, run, "A", 0),
+		ls.SaveLeased(ctx, SimpleRun("leased", "u", contracts.RunRunning, 2, Base), "A", ttl)} {
+		requireCode(t, err, contracts.CodeInvalidInput)
+	}
+	requireCode(t, l.Acquire(ctx, run.ID, "A", ttl), contracts.CodeRunNotFound) // nothing written
+	must(t, ls.SaveLeased(ctx, run, "A", ttl))
+	if got := mustLoad(t, s, run.ID); got.Seq != 1 || got.Status != contracts.RunRunning {
+		t.Fatalf("leased save stored %+v", got)
+	}
+	requireCode(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
+	must(t, l.Renew(ctx, run.ID, "A", ttl))
+	// A taken id is a sequence conflict, and its lease stays as it was.
+	requireCode(t, ls.SaveLeased(ctx, SimpleRun(run.ID, "u", contracts.RunRunning, 1, Base), "B", ttl), contracts.CodeSequenceConflict)
+	requireCode(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
+	// The lease expires like any other.
+	must(t, ls.SaveLeased(ctx, SimpleRun("short", "u", contracts.RunRunning, 1, Base), "A", expire))
+	waitExpired()
+	if got, err := l.ClaimExpired(ctx, "C", ttl, 10); err != nil || !slices.Equal(got, []string{"short"}) {
+		t.Fatalf("claimed %v %v", got, err)
+	}
+}
+
 // testClaimRace has several claimers race over many expired runs; each run
 // must go to exactly one of them.
 func testClaimRace(t *testing.T, s memory.Checkpointer) {

@@ -50,6 +50,8 @@ func Run(t *testing.T, open func(t *testing.T) memory.Checkpointer) {
 		{"Delete", testDelete},
 		{"HandBuilt", testHandBuilt},
 		{"Leases", testLeases},
+		{"RestReleases", testRestReleases},
+		{"SaveLeased", testSaveLeased},
 		{"ClaimRace", testClaimRace},
 	}
 	for _, tc := range tests {

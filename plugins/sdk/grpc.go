@@ -114,18 +114,35 @@ func (g *service) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRe
 }
 
 func (g *service) Call(ctx context.Context, req *pb.CallRequest) (*pb.CallResponse, error) {
-	// The gRPC deadline carries the same bound as deadline_unix_ms; the
-	// field is for a host that sets no gRPC deadline.
+	// Ordo's host sends its deadline as deadline_unix_ms, not as a gRPC
+	// deadline, and ends the call itself when it passes (which cancels
+	// ctx): the handler's ctx reports the deadline, and no timer is armed
+	// here for it (one per call would wake the plugin's idle runtime).
 	if _, set := ctx.Deadline(); !set && req.DeadlineUnixMs > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, time.UnixMilli(req.DeadlineUnixMs))
-		defer cancel()
+		ctx = hostDeadline{ctx, time.UnixMilli(req.DeadlineUnixMs)}
 	}
 	out, err := g.s.Run(ctx, req.Tool, req.PayloadJson, req.IdempotencyKey)
 	if err != nil {
 		return &pb.CallResponse{Outcome: &pb.CallResponse_Error{Error: ErrorToWire(err)}}, nil
 	}
 	return &pb.CallResponse{Outcome: &pb.CallResponse_ResultJson{ResultJson: out}}, nil
+}
+
+// hostDeadline is a call's context with the host's deadline: ended by
+// the host, it reports context.DeadlineExceeded once the deadline passed.
+type hostDeadline struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c hostDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c hostDeadline) Err() error {
+	err := c.Context.Err()
+	if err != nil && !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return err
 }
 
 func (g *service) Health(context.Context, *pb.HealthRequest) (*pb.HealthResponse, error) {

@@ -221,3 +221,49 @@ func FuzzServerCall(f *testing.F) {
 		}
 	})
 }
+
+// TestHostDeadline: the deadline a host sends in deadline_unix_ms is the
+// handler's context deadline, and once the host ends the call after it
+// passed, the handler sees DeadlineExceeded and reports a timeout; a gRPC
+// deadline, when a host sets one, is left as it is.
+func TestHostDeadline(t *testing.T) {
+	seen := make(chan context.Context, 1)
+	s, err := NewServer(addTool(func(ctx context.Context, _ Call) (any, error) {
+		seen <- ctx
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGRPCService(s, "v")
+	at := time.Now().Add(50 * time.Millisecond)
+	host, end := context.WithCancel(context.Background())
+	done := make(chan *pb.CallResponse, 1)
+	go func() {
+		resp, _ := g.Call(host, &pb.CallRequest{Tool: "math.add", PayloadJson: []byte(`{"a":1,"b":2}`), DeadlineUnixMs: at.UnixMilli()})
+		done <- resp
+	}()
+	ctx := <-seen
+	if d, ok := ctx.Deadline(); !ok || d.UnixMilli() != at.UnixMilli() {
+		t.Fatalf("handler deadline %v %v, want %v", d, ok, at)
+	}
+	time.Sleep(time.Until(at)) // the host ends the call once its deadline passed
+	end()
+	if resp := <-done; resp.GetError().GetCode() != int32(contracts.CodeToolTimeout) {
+		t.Fatalf("%v, want a timeout", resp)
+	}
+
+	grpcDeadline, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	go func() {
+		resp, _ := g.Call(grpcDeadline, &pb.CallRequest{Tool: "math.add", PayloadJson: []byte(`{"a":1,"b":2}`), DeadlineUnixMs: at.UnixMilli()})
+		done <- resp
+	}()
+	ctx = <-seen
+	if d, _ := ctx.Deadline(); d.Before(time.Now().Add(time.Minute)) {
+		t.Fatalf("handler deadline %v, want the gRPC one", d)
+	}
+	cancel()
+	<-done
+}

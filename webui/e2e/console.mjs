@@ -1,10 +1,11 @@
 // Drives the web console of a running `ordo serve --http` in Debian's
 // headless Chromium (playwright-core, no browser download), as a person
 // would: sign in, start a run that needs approval, approve it and watch it
-// complete without a reload, answer a missing input, fork a run, retry a
-// failed step with an edited payload, check a
-// tool's <script> output stays text, and as an admin add and remove a
-// plugin. Run by e2e_test.go, which passes everything in the environment.
+// complete without a reload, answer a missing input, start two turns of one
+// session and find them on its page, fork a run, retry a failed step with
+// an edited payload, check a tool's <script> output stays text, time the
+// page of a 200-step run, and as an admin add and remove a plugin. Run by
+// e2e_test.go, which passes everything in the environment.
 // Prints one line per step; exits non-zero on the first failure.
 import { chromium } from "playwright-core";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -57,10 +58,25 @@ async function signIn(token) {
   await page.waitForURL(/\/ui\/runs$/);
 }
 
+// planN is n text.template actions, each after the one before.
+function planN(goal, n) {
+  const actions = [];
+  for (let i = 1; i <= n; i++) {
+    actions.push({ id: `t${i}`, tool: "text.template", intent: "transform", requires: [], produces: [],
+      inputs: { template: `step ${i}`, values: {} }, ...(i > 1 ? { depends_on: [`t${i - 1}`] } : {}) });
+  }
+  return JSON.stringify({ version: "1.0", goal, timezone: "UTC", actions, constraints: { max_actions: n } });
+}
+
 // startRun types a plan into the new-run form (checked inline as it is
 // typed) and starts it; it returns the run page's URL.
 async function startRun(text) {
   await page.goto(base + "/ui/runs/new");
+  return submitRun(text);
+}
+
+// submitRun fills the plan of the new-run form on the page and starts it.
+async function submitRun(text) {
   await page.locator("#plan").fill(text);
   await page.locator("#plan-check", { hasText: "Valid plan" }).waitFor();
   await page.getByRole("button", { name: "Start run" }).click();
@@ -97,14 +113,56 @@ try {
   await page.locator("g.node.n-succeeded").nth(1).waitFor();
   await page.screenshot({ path: join(shots, "console-run.png"), fullPage: true });
 
-  step("answer a missing input");
+  step("an edited plan is checked as it is typed, and refused when sent");
   await startRun(plan("greet someone", "Hello, {{name}}", { name: "MISSING" }, false));
+  await page.getByText("Edit the plan").click();
+  await page.locator("#edit-plan").fill('{"version":"1.0","goal":"g","actions":[{"id":"a1"}]}');
+  await page.locator("#edit-plan-check.bad").waitFor();
+  check(/^\d{4} /.test(await page.locator("#edit-plan-check").textContent()), "the edited plan's coded error is shown inline");
+  const seen = errors.length;
+  await page.getByRole("button", { name: "Edit" }).click();
+  await page.locator("form.d-edit .form-error", { hasText: /\d{4}/ }).waitFor();
+  check((await status().textContent()) === "interrupted", "a refused edit changes nothing");
+  // The refusal is a 400, which Chromium logs as a failed load: expected.
+  check(errors.slice(seen).every((e) => /status of 400/.test(e)), "no other script error: " + errors.slice(seen).join("; "));
+  errors.length = seen;
+
+  step("answer a missing input");
   await page.getByRole("button", { name: "Approve" }).click();
   await page.getByRole("button", { name: "Answer" }).waitFor();
   await page.getByLabel("$.values.name").fill("Grace");
   await page.getByRole("button", { name: "Answer" }).click();
   await waitStatus("completed");
   await page.getByText("Hello, Grace").first().waitFor();
+
+  step("two turns of one session, in order on its page");
+  await page.goto(base + "/ui/runs/new");
+  await page.getByLabel(/^Session/).fill("e2e chat");
+  const turn1 = await submitRun(plan("first turn: greet Ada", "Hello, {{name}}", { name: "Ada" }, false));
+  await page.getByRole("button", { name: "Approve" }).click();
+  await waitStatus("completed");
+  await page.getByRole("link", { name: "e2e chat" }).click();
+  await page.waitForURL(/\/ui\/session\?id=e2e(\+|%20)chat$/);
+  await page.getByRole("link", { name: "New turn" }).click();
+  await page.waitForURL(/\/ui\/runs\/new\?session=/);
+  check((await page.getByLabel(/^Session/).inputValue()) === "e2e chat", "New turn names the session");
+  const turn2 = await submitRun(plan("second turn: greet Grace", "Hello, {{name}}", { name: "Grace" }, false));
+  await page.getByRole("button", { name: "Approve" }).click();
+  await waitStatus("completed");
+  await page.getByRole("link", { name: "Sessions" }).click();
+  await page.getByRole("link", { name: "e2e chat" }).click();
+  const turns = page.locator("ol.turns > li");
+  check((await turns.count()) === 2, "the session has two turns");
+  await page.screenshot({ path: join(shots, "console-session.png"), fullPage: true });
+  for (const [i, goal] of ["first turn: greet Ada", "second turn: greet Grace"].entries()) {
+    const text = await turns.nth(i).innerText();
+    check(text.includes(goal) && text.includes("completed") && text.includes("Done:"), `turn ${i + 1} shows its goal, status and answer: ${text}`);
+  }
+  await turns.nth(0).getByRole("link", { name: "first turn: greet Ada" }).click();
+  await page.waitForURL(turn1);
+  await page.goBack();
+  await turns.nth(1).getByRole("link", { name: "second turn: greet Grace" }).click();
+  await page.waitForURL(turn2);
 
   step("fork a run");
   await page.goto(runURL);
@@ -132,11 +190,23 @@ try {
   await waitStatus("completed");
   await page.getByText("fixed!").first().waitFor();
 
+  step("the page of a 200-step run");
+  const big = await startRun(planN("two hundred steps", 200));
+  await page.getByRole("button", { name: "Approve" }).click();
+  await waitStatus("completed");
+  await page.goto(big);
+  const nav = await page.evaluate(() => performance.getEntriesByType("navigation")[0].toJSON());
+  check((await page.locator("table.steps tbody tr").count()) === 200, "200 step rows");
+  console.log(`200-step run page: ${nav.transferSize} bytes, DOM ready ${Math.round(nav.domContentLoadedEventEnd)} ms, loaded ${Math.round(nav.loadEventEnd)} ms`);
+
   step("admin: add and remove a plugin");
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.waitForURL(/\/ui\/signin$/);
   await signIn(env("ADA_TOKEN"));
   await page.goto(base + "/ui/admin");
+  const shown = await page.locator("pre.config").innerText();
+  check(shown.includes("HIDDEN") && !shown.includes(env("ADA_TOKEN")) && !shown.includes(env("BOB_TOKEN")),
+    "the running configuration hides the tokens");
   await page.getByLabel("Name").first().fill("hello");
   await page.getByLabel("Path").fill(env("HELLO_PATH"));
   await page.getByLabel("SHA-256").fill(env("HELLO_SHA256"));

@@ -101,7 +101,7 @@ func TestConsoleInChromium(t *testing.T) {
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
 		t.Fatalf("console.mjs: %v", err)
 	}
-	for _, shot := range []string{"console-run.png", "console-approval.png"} {
+	for _, shot := range []string{"console-run.png", "console-approval.png", "console-session.png"} {
 		if fi, err := os.Stat(filepath.Join(shots, shot)); err != nil || fi.Size() < 10000 {
 			t.Errorf("screenshot %s: %v", shot, err)
 		}

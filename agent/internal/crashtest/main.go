@@ -210,8 +210,22 @@ type leasingKiller struct {
 	memory.Leaser
 }
 
+// leaseSavingKiller keeps the store's leased first write, counted as a Save.
+type leaseSavingKiller struct {
+	leasingKiller
+	ls memory.LeaseSaver
+}
+
+func (k leaseSavingKiller) SaveLeased(ctx context.Context, run *contracts.Run, owner string, ttl time.Duration) error {
+	return k.count(k.ls.SaveLeased(ctx, run, owner, ttl))
+}
+
 func (k *killer) Save(ctx context.Context, run *contracts.Run) error {
-	err := k.Checkpointer.Save(ctx, run)
+	return k.count(k.Checkpointer.Save(ctx, run))
+}
+
+// count kills the process after the Nth successful save.
+func (k *killer) count(err error) error {
 	if err == nil && k.saves.Add(1) == k.after {
 		go func() {
 			time.Sleep(k.delay)
@@ -239,6 +253,9 @@ func crashAfter(st memory.Checkpointer) (memory.Checkpointer, error) {
 	ls, ok := st.(memory.Leaser)
 	if !ok {
 		return k, nil
+	}
+	if lsv, ok := st.(memory.LeaseSaver); ok {
+		return leaseSavingKiller{leasingKiller{k, ls}, lsv}, nil
 	}
 	return leasingKiller{k, ls}, nil
 }

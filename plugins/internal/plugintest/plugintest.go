@@ -20,7 +20,7 @@ func Server(t testing.TB, tools []sdk.Tool, err error) *Tools {
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}
-	checked := make(contracts.ToolMap)
+	checked := map[string]*contracts.Tool{}
 	for _, c := range srv.Describe() {
 		ct, err := contracts.NewTool(c)
 		if err != nil {
@@ -35,7 +35,7 @@ func Server(t testing.TB, tools []sdk.Tool, err error) *Tools {
 type Tools struct {
 	t       testing.TB
 	srv     *sdk.Server
-	checked contracts.ToolMap
+	checked map[string]*contracts.Tool
 }
 
 // Call runs tool with payload (any JSON-marshalable value) and key, fails

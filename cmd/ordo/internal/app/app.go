@@ -24,6 +24,7 @@ import (
 	"github.com/ordo-run/ordo/memory/embedded"
 	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/recommender"
+	"github.com/ordo-run/ordo/recommender/embed/semantic"
 	"github.com/ordo-run/ordo/telemetry"
 )
 
@@ -63,6 +64,10 @@ type Options struct {
 	IndexDir string
 	// Env looks up the LLM key and tokens (os.LookupEnv in production).
 	Env config.Env
+	// PluginStartGate, when set, holds back the processes of the plugins
+	// listed from the contract cache until it is closed (host.WithStartGate):
+	// a server answers its first requests first.
+	PluginStartGate <-chan struct{}
 }
 
 // Open assembles everything cfg describes. A plugin that cannot start is
@@ -70,6 +75,12 @@ type Options struct {
 func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) (*App, error) {
 	if o.Env == nil {
 		o.Env = os.LookupEnv
+	}
+	if cfg.Recommender.Embedder == config.EmbedderSemantic {
+		// Parsing the built-in model takes milliseconds: done on another
+		// core while the store and the host open (RecommenderOptions gets
+		// the same parse, and its error).
+		go func() { _, _ = semantic.NewStatic() }()
 	}
 	store, err := OpenStore(ctx, cfg)
 	if err != nil {
@@ -103,6 +114,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		host.WithPluginsDir(cfg.PluginsDir),
 		host.WithUpstreams(upstreamSpecs(cfg, o.Env, log)...),
 		host.WithMiddleware(a.Metrics.ToolCalls()),
+		host.WithStartGate(o.PluginStartGate),
 	)...)
 	if err != nil {
 		return fail(err)

@@ -17,7 +17,7 @@ import (
 // console shows it to admins, secrets already hidden.
 func (a *App) HTTPHandler(srv *mcpserver.Server, config []byte, version string) (http.Handler, error) {
 	eng := scoped{a.Engine, a.Config.Policy}
-	opts := webui.Options{MCP: srv, Engine: eng, Runs: a.Store, Catalog: a.Host, Searcher: a.Recommender, Admin: a.Host,
+	opts := webui.Options{MCP: srv, Engine: eng, Runs: a.Store, Catalog: a.Host, Admin: a.Host,
 		Config: config, Logger: a.Log.With("component", "console"), Version: version}
 	if a.Patterns != nil {
 		opts.Templates = templates{eng, a.Patterns}

@@ -59,12 +59,11 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 		stdio.Roles = []string{mcpserver.RoleAdmin}
 	}
 	opts := mcpserver.Options{
-		Engine:   scoped{a.Engine, a.Config.Policy},
-		HasLLM:   a.LLM != nil,
-		Runs:     a.Store,
-		Catalog:  a.Host,
-		Searcher: a.Recommender,
-		Admin:    a.Host,
+		Engine:  scoped{a.Engine, a.Config.Policy},
+		HasLLM:  a.LLM != nil,
+		Runs:    a.Store,
+		Catalog: a.Host,
+		Admin:   a.Host,
 		// add_upstream's bearer_token_env, read where the tokens are.
 		LookupEnv:     env,
 		Tokens:        tokens,

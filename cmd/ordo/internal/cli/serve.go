@@ -76,8 +76,9 @@ The web console is at /ui on the same listener: sign in with the same token.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			gate := make(chan struct{})
 			a, err := app.Open(ctx, cfg, log, app.Options{
-				IndexDir: filepath.Join(cfg.DataDir, "index"), Env: g.io.Env,
+				IndexDir: filepath.Join(cfg.DataDir, "index"), Env: g.io.Env, PluginStartGate: gate,
 			})
 			if err != nil {
 				return err
@@ -113,6 +114,8 @@ The web console is at /ui on the same listener: sign in with the same token.`,
 					}
 				})
 			}
+			startPlugins := time.AfterFunc(pluginStartPause, func() { close(gate) })
+			defer startPlugins.Stop()
 			if httpAddr == "" {
 				log.Info("serving MCP over stdio", "version", version(), "tools", len(a.Host.List()), "llm", a.LLM != nil,
 					"data_dir", cfg.DataDir, "config", file)
@@ -146,6 +149,11 @@ The web console is at /ui on the same listener: sign in with the same token.`,
 	cmd.Flags().Lookup("http").NoOptDefVal = useConfigListen
 	return cmd
 }
+
+// pluginStartPause is how long serve leaves the CPU to its first
+// requests before it starts the plugins it listed from the contract cache
+// (a call to one starts it at once).
+const pluginStartPause = 250 * time.Millisecond
 
 // compactGrace is how long serve leaves a finished run's log entry by
 // entry, for clients still reading its events, before compacting it.

@@ -283,15 +283,6 @@ func collectKeys(n *yaml.Node, path string, into map[string]bool) {
 	}
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // TestTokenSecrets: the 16-character minimum holds for token_env values as
 // for inline tokens, and a blank secret or one shared by two entries is
 // refused; each error names the key and never holds the secret.

@@ -73,7 +73,7 @@ func (p *Prompter) Decide(ctx context.Context, run *contracts.Run) (contracts.De
 		return p.answers(ctx, in.Questions, in.Suggestions)
 	case contracts.InterruptInputRequired:
 		fmt.Fprintf(p.out, "%s %s needs values (JSON, or plain text for a string):\n", in.ActionID, in.Tool)
-		return p.answers(ctx, in.Fields, nil)
+		return p.answers(ctx, in.Fields, in.Suggestions)
 	case contracts.InterruptBudgetExceeded:
 		return p.budget(ctx, in.Budget)
 	case contracts.InterruptStepFailed:

@@ -1,0 +1,88 @@
+package webui_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
+	"github.com/ordo-run/ordo/internal/testwait"
+)
+
+// TestAdminUpstream: an admin adds an upstream MCP server by URL (a real
+// mcp-go server), sees it on the admin page with its state and its tool in
+// the catalog, sees that tool shown down once the server is gone, and
+// removes it. Arguments add_upstream refuses (a command and a URL both), a
+// plugin binary whose checksum is wrong and a user's request change
+// nothing.
+func TestAdminUpstream(t *testing.T) {
+	s := newStack(t)
+	calc := httptest.NewServer(server.NewStreamableHTTPServer(testmcp.NewCalc(false)))
+	t.Cleanup(calc.Close)
+	ada := s.browser(t).signIn(adaToken)
+	ada.get("/ui/admin")
+
+	bin := filepath.Join(t.TempDir(), "ordo-plugin-fake")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, form := range []url.Values{
+		{"kind": {"upstream"}, "name": {"calc"}, "mcp": {"calc-server --stdio"}, "mcp_url": {calc.URL}},
+		{"kind": {"plugin"}, "name": {"fake"}, "path": {bin}, "sha256": {strings.Repeat("0", 64)}},
+	} {
+		res, body := ada.post("/ui/admin/plugins", form)
+		if res.StatusCode < 400 || !strings.Contains(body, `class="error"`) {
+			t.Fatalf("bad add %v: %s\n%s", form, res.Status, body)
+		}
+	}
+	cat := s.browser(t).signIn(catToken)
+	if res, _ := cat.post("/ui/admin/plugins", url.Values{"kind": {"upstream"}, "name": {"calc"}, "mcp_url": {calc.URL}}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("a user adds an upstream: %s", res.Status)
+	}
+	if _, body := ada.get("/ui/admin"); strings.Contains(body, "<code>calc</code>") || strings.Contains(body, "<code>fake</code>") {
+		t.Fatal("a refused add left something behind")
+	}
+
+	res, body := ada.post("/ui/admin/plugins", url.Values{"kind": {"upstream"}, "name": {"calc"}, "mcp_url": {calc.URL}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add calc: %s\n%s", res.Status, body)
+	}
+	_, body = ada.get(res.Header.Get("Location"))
+	if !strings.Contains(body, "added calc") || !strings.Contains(body, "<code>calc</code>") || !strings.Contains(body, `aria-label="Remove calc"`) {
+		t.Fatalf("admin page after adding calc:\n%s", body)
+	}
+	if _, body := ada.get("/ui/tools"); !strings.Contains(body, "<code>calc.add</code>") || strings.Contains(body, `class="down"`) {
+		t.Fatalf("the catalog lacks calc.add, or shows a tool down:\n%s", body)
+	}
+	// The server goes away: its tool stays in the catalog, shown down.
+	calc.CloseClientConnections()
+	calc.Close()
+	if _, err := s.host.Call(context.Background(), "calc.add", json.RawMessage(`{"a":1,"b":2}`), "k"); contracts.CodeOf(err) != contracts.CodeToolUnavailable {
+		t.Fatalf("calc.add with its server gone: %v", err)
+	}
+	testwait.Until(t, 30*time.Second, "calc.add shown down", func() bool {
+		_, body := ada.get("/ui/tools")
+		return strings.Contains(body, `<code>calc.add</code></td>
+<td><span class="risk risk-read">read</span></td>
+<td><span class="down">down</span></td>`)
+	})
+	if res, _ := cat.post("/ui/admin/plugins/remove", url.Values{"name": {"calc"}}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("a user removes an upstream: %s", res.Status)
+	}
+	if res, body := ada.post("/ui/admin/plugins/remove", url.Values{"name": {"calc"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove calc: %s\n%s", res.Status, body)
+	}
+	if _, body := ada.get("/ui/tools"); strings.Contains(body, "calc.add") {
+		t.Fatal("calc.add outlived its upstream")
+	}
+}

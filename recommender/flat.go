@@ -14,15 +14,38 @@ type flat struct {
 	scale []float32 // slot -> value of one int8 step (0: no vector)
 }
 
-// set stores v at slot, growing the slices as slots are handed out.
-func (f *flat) set(slot int, v []float32) {
+// grow makes room for slot, fixing the dimension on the first vector.
+func (f *flat) grow(slot, dim int) {
 	if f.dim == 0 {
-		f.dim = len(v)
+		f.dim = dim
 	}
 	for len(f.scale) <= slot {
 		f.scale = append(f.scale, 0)
 		f.data = append(f.data, make([]int8, f.dim)...)
 	}
+}
+
+// row is slot's quantised vector and the value of one step (0: none).
+func (f *flat) row(slot int) ([]int8, float32) {
+	if slot >= len(f.scale) {
+		return nil, 0
+	}
+	return f.data[slot*f.dim : (slot+1)*f.dim], f.scale[slot]
+}
+
+// setQuantised stores an already quantised row (from the index file).
+func (f *flat) setQuantised(slot int, row []int8, scale float32) {
+	f.grow(slot, len(row))
+	if len(row) != f.dim {
+		return
+	}
+	copy(f.data[slot*f.dim:], row)
+	f.scale[slot] = scale
+}
+
+// set stores v at slot, growing the slices as slots are handed out.
+func (f *flat) set(slot int, v []float32) {
+	f.grow(slot, len(v))
 	var top float64
 	for _, x := range v {
 		top = math.Max(top, math.Abs(float64(x)))

@@ -15,9 +15,11 @@ type Embedder interface {
 
 // CorpusAware is implemented by embedders whose query vectors depend on
 // statistics of the indexed corpus (such as IDF). The recommender reports
-// every document it adds or removes, including documents reloaded from a
-// persisted index, so the statistics always match the index.
+// the vector of every document it adds or removes, including documents
+// reloaded from a persisted index, so the statistics always match the
+// index. Statistics come from the stored vectors, not the texts: a start
+// then needs no tokenising.
 type CorpusAware interface {
-	AddDocument(text string)
-	RemoveDocument(text string)
+	AddVector(v []float32)
+	RemoveVector(v []float32)
 }

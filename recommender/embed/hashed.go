@@ -114,14 +114,17 @@ func (h *Hashed) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 	return normalise(v), nil
 }
 
-// AddDocument implements CorpusAware.
-func (h *Hashed) AddDocument(text string) { h.count(text, 1) }
+// AddVector implements CorpusAware: a document holds the buckets its
+// vector does not leave at zero.
+func (h *Hashed) AddVector(v []float32) { h.count(v, 1) }
 
-// RemoveDocument implements CorpusAware.
-func (h *Hashed) RemoveDocument(text string) { h.count(text, -1) }
+// RemoveVector implements CorpusAware.
+func (h *Hashed) RemoveVector(v []float32) { h.count(v, -1) }
 
-func (h *Hashed) count(text string, delta int32) {
-	v := h.features(text)
+func (h *Hashed) count(v []float32, delta int32) {
+	if len(v) != h.dim {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.docs += int(delta)

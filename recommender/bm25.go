@@ -44,7 +44,7 @@ func newBM25(r Ranking) *bm25 {
 		ids: map[string]int32{}, slots: map[string]int{}}
 }
 
-// words tokenises a tool's fields (no index state: callers may run it
+// fieldWords tokenises a tool's fields (no index state: callers may run it
 // outside the index lock).
 func fieldWords(f fields) [3][]string {
 	return [3][]string{tokenize.NameWords(f.Name), tokenize.Words(f.Description), tokenize.Words(f.Params)}
@@ -56,18 +56,23 @@ func (x *bm25) intern(ws [3][]string) termFields {
 	for i, field := range ws {
 		tf[i] = make([]int32, len(field))
 		for j, w := range field {
-			id, ok := x.ids[w]
-			if !ok {
-				id = int32(len(x.vocab))
-				x.ids[w] = id
-				x.vocab = append(x.vocab, w)
-				x.postings = append(x.postings, nil)
-				x.cf = append(x.cf, 0)
-			}
-			tf[i][j] = id
+			tf[i][j] = x.internWord(w)
 		}
 	}
 	return tf
+}
+
+// internWord is w's term id, added if new.
+func (x *bm25) internWord(w string) int32 {
+	id, ok := x.ids[w]
+	if !ok {
+		id = int32(len(x.vocab))
+		x.ids[w] = id
+		x.vocab = append(x.vocab, w)
+		x.postings = append(x.postings, nil)
+		x.cf = append(x.cf, 0)
+	}
+	return id
 }
 
 // add indexes a tool, replacing any earlier version.

@@ -2,12 +2,10 @@ package recommender
 
 import "math"
 
-// flat holds every tool's vector quantised to int8 in one slice, indexed by
-// the lexical index's slot. It is the query path's copy of the vectors:
-// chromem-go keeps the float32 originals on disk and in its documents, but
-// its query scans every document through a map and sorts them all, which
-// at 50k tools was most of a query's time. Here a query scores only the
-// slots it is given (the lexical candidates) at a quarter of the memory.
+// flat holds every tool's meaning vector (Options.Semantic) quantised to
+// int8 in one slice, indexed by the lexical index's slot: the semantic list
+// scans every tool, and int8 rows in one slice are a quarter of float32's
+// memory and read in order. The index file stores the rows as they are.
 type flat struct {
 	dim   int
 	data  []int8    // slot*dim .. (slot+1)*dim
@@ -68,6 +66,25 @@ func (f *flat) clear(slot int) {
 	if slot < len(f.scale) {
 		f.scale[slot] = 0
 	}
+}
+
+// dot is the dot product of two vectors of one dimension (0 otherwise).
+func dot(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64(s0 + s1 + s2 + s3)
 }
 
 // dot is q·v for slot's vector v (0 for a slot without one).

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,9 +26,9 @@ import (
 // collection is rebuilt in memory from this file instead.
 //
 // Every write (an Upsert that changed something, a Remove) appends one
-// frame, so re-indexing one tool writes about a kilobyte; when the file
-// has grown to twice its last compacted size it is rewritten with only
-// the live tools (a new file renamed over the old). A frame is its length,
+// frame, so re-indexing one tool writes about two kilobytes; once more
+// than half of the file's records are dead (replaced or removed tools) it
+// is rewritten with only the live tools (a new file renamed over the old). A frame is its length,
 // a CRC-32C of its body, then the gob-encoded body: a torn or damaged tail
 // (a crash mid-append) is cut off on the next start and its tools are
 // re-embedded when the catalog offers them again.
@@ -41,8 +42,8 @@ const (
 	// frameTools bounds a frame, so a start decodes (and holds) one frame
 	// of a large index at a time.
 	frameTools = 4096
-	// compactMin: smaller files are not worth compacting.
-	compactMin = 1 << 20
+	// compactMin: fewer records are not worth compacting.
+	compactMin = 1024
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -70,87 +71,74 @@ type storedTool struct {
 	SemScale float32     // one int8 step of its meaning vector (0: none)
 }
 
-// loaded is a tool read back from the index file.
-type loaded struct {
-	contract contracts.Contract
-	hash     string
-	words    [3][]string
-	vec      []float32
-	sem      []int8
-	semScale float32
-	stale    bool // made by another embedder: embed again
-}
-
 // indexFile appends frames to the index file and compacts it.
 type indexFile struct {
-	path      string
-	f         *os.File
-	size      int64 // bytes in the file
-	compacted int64 // size after the last compaction (or load)
+	path    string
+	f       *os.File
+	records int // tool records and removals in the file, live or not
 }
 
-// openIndexFile reads every live tool of dir's index file (creating the
-// file), names in file order, and leaves the file open for appends.
-// damaged says why a tail was cut off (nil: none was).
-func openIndexFile(dir, identity, semantic string) (x *indexFile, tools map[string]*loaded, order []string, damaged, err error) {
+// openIndexFile replays every frame of dir's index file (creating the
+// file) through replay, in file order, and leaves the file open for
+// appends. damaged says why a tail was cut off (nil: none was); a file of
+// another format is emptied.
+func openIndexFile(dir string, replay func(*frame) error) (x *indexFile, damaged, err error) {
 	path := filepath.Join(dir, indexFileName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, err
 	}
-	tools, all, good, damaged := readFrames(bufio.NewReaderSize(f, 1<<16), identity, semantic)
+	x = &indexFile{path: path, f: f}
+	good, damaged := x.readFrames(bufio.NewReaderSize(f, 1<<16), replay)
 	if err = f.Truncate(good); err == nil && good == 0 {
 		_, err = f.WriteString(indexMagic)
-		good = int64(len(indexMagic))
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, nil, err
+		return nil, nil, err
 	}
-	for _, name := range all {
-		if _, ok := tools[name]; ok {
-			order = append(order, name)
-		}
-	}
-	return &indexFile{path: path, f: f, size: good, compacted: good}, tools, order, damaged, nil
+	return x, damaged, nil
 }
 
-// readFrames decodes frames until the end or the first damaged one; good
+// readFrames replays frames until the end or the first damaged one; good
 // is the offset after the last good frame (0: empty, or not an index file
-// of this format). order lists tool names by first appearance.
-func readFrames(r *bufio.Reader, identity, semantic string) (tools map[string]*loaded, order []string, good int64, err error) {
-	tools = map[string]*loaded{}
+// of this format).
+func (x *indexFile) readFrames(r *bufio.Reader, replay func(*frame) error) (good int64, err error) {
 	magic := make([]byte, len(indexMagic))
 	if _, err := io.ReadFull(r, magic); err != nil {
 		if errors.Is(err, io.EOF) {
-			return tools, nil, 0, nil
+			return 0, nil
 		}
-		return map[string]*loaded{}, nil, 0, err
+		return 0, err
 	}
 	if string(magic) != indexMagic {
-		return tools, nil, 0, errors.New("not an index file")
+		return 0, errors.New("not an index file")
 	}
 	good = int64(len(indexMagic))
 	for {
 		body, n, err := readFrame(r)
 		if errors.Is(err, io.EOF) {
-			return tools, order, good, nil
+			return good, nil
 		}
 		if err != nil {
-			return tools, order, good, err
+			return good, err
 		}
 		var fr frame
 		if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&fr); err != nil {
-			return tools, order, good, fmt.Errorf("decode frame: %w", err)
+			return good, fmt.Errorf("decode frame: %w", err)
 		}
 		if fr.Format != indexFormat {
 			// Another version's file: start over (its tools are
 			// re-embedded as the catalog offers them).
-			return map[string]*loaded{}, nil, 0, fmt.Errorf("format %d, want %d", fr.Format, indexFormat)
+			return 0, fmt.Errorf("format %d, want %d", fr.Format, indexFormat)
 		}
-		if err := fr.apply(tools, &order, identity, semantic); err != nil {
-			return tools, order, good, err
+		if err := fr.check(); err != nil {
+			return good, err
 		}
+		if err := replay(&fr); err != nil {
+			return good, err
+		}
+		x.records += len(fr.Tools) + len(fr.Removed)
 		good += n
 	}
 }
@@ -159,10 +147,7 @@ func readFrames(r *bufio.Reader, identity, semantic string) (tools map[string]*l
 func readFrame(r *bufio.Reader) ([]byte, int64, error) {
 	size, err := binary.ReadUvarint(r)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, 0, io.EOF
-		}
-		return nil, 0, err
+		return nil, 0, err // io.EOF only between frames
 	}
 	if size > 1<<31 {
 		return nil, 0, fmt.Errorf("frame of %d bytes", size)
@@ -181,87 +166,71 @@ func readFrame(r *bufio.Reader) ([]byte, int64, error) {
 	return body, int64(binary.PutUvarint(make([]byte, binary.MaxVarintLen64), size)) + 4 + int64(size), nil
 }
 
-// apply records the frame's tools and removals over what earlier frames
-// said.
-func (fr *frame) apply(tools map[string]*loaded, order *[]string, identity, semantic string) error {
+// check refuses a frame whose parts do not fit together, before any of it
+// is applied.
+func (fr *frame) check() error {
 	n := len(fr.Tools)
 	if fr.Dim < 0 || fr.SemDim < 0 || len(fr.Vectors) != n*fr.Dim*4 || len(fr.Sem) != n*fr.SemDim {
 		return errors.New("frame vectors do not match its tools")
 	}
-	vecs := make([]float32, n*fr.Dim)
-	for i := range vecs {
-		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(fr.Vectors[i*4:]))
-	}
-	sems := make([]int8, len(fr.Sem))
-	for i, b := range fr.Sem {
-		sems[i] = int8(b)
-	}
-	for i, st := range fr.Tools {
-		l := &loaded{contract: st.Contract, hash: st.Hash, vec: vecs[i*fr.Dim : (i+1)*fr.Dim : (i+1)*fr.Dim],
-			stale: fr.Identity != identity || fr.Semantic != semantic}
-		if fr.SemDim > 0 {
-			l.sem, l.semScale = sems[i*fr.SemDim:(i+1)*fr.SemDim:(i+1)*fr.SemDim], st.SemScale
-		}
-		for f, ids := range st.Terms {
-			l.words[f] = make([]string, len(ids))
-			for j, id := range ids {
-				if int(id) >= len(fr.Vocab) {
-					return errors.New("frame term out of range")
-				}
-				l.words[f][j] = fr.Vocab[id]
-			}
-		}
+	for _, st := range fr.Tools {
 		if st.Contract.Tool == "" {
 			return errors.New("frame tool without a name")
 		}
-		if _, ok := tools[st.Contract.Tool]; !ok {
-			*order = append(*order, st.Contract.Tool)
+		for _, ids := range st.Terms {
+			for _, id := range ids {
+				if int(id) >= len(fr.Vocab) {
+					return errors.New("frame term out of range")
+				}
+			}
 		}
-		tools[st.Contract.Tool] = l
-	}
-	for _, name := range fr.Removed {
-		delete(tools, name)
 	}
 	return nil
 }
 
-// appendFrames writes frames at the end of the file.
-func (x *indexFile) appendFrames(frs []frame) error {
-	var buf bytes.Buffer
-	for i := range frs {
-		if err := encodeFrame(&buf, &frs[i]); err != nil {
-			return err
-		}
+// vectors decodes the frame's vectors into one array (each tool's is a
+// capped slice of it) and its meaning vectors.
+func (fr *frame) vectors() (vecs []float32, sems []int8) {
+	vecs = make([]float32, len(fr.Vectors)/4)
+	for i := range vecs {
+		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(fr.Vectors[i*4:]))
 	}
-	n, err := x.f.Write(buf.Bytes())
-	x.size += int64(n)
-	return err
+	sems = make([]int8, len(fr.Sem))
+	for i, b := range fr.Sem {
+		sems[i] = int8(b)
+	}
+	return vecs, sems
 }
 
-// grown reports whether the file is worth rewriting with only live tools.
-func (x *indexFile) grown() bool {
-	return x.size > compactMin && x.size > 2*x.compacted
+// appendFrames writes frames at the end of the file, one at a time.
+func (x *indexFile) appendFrames(frs iter.Seq[*frame]) error {
+	w := bufio.NewWriterSize(x.f, 1<<20)
+	if err := writeFrames(w, frs, &x.records); err != nil {
+		return err
+	}
+	return w.Flush()
 }
 
-// rewrite replaces the file with frames (every live tool): a new file is
+// grown reports whether the file holds enough dead records (replaced or
+// removed tools) to be worth rewriting with the live ones only.
+func (x *indexFile) grown(live int) bool {
+	return x.records > compactMin && x.records > 2*live
+}
+
+// rewrite replaces the file with frs (every live tool): a new file is
 // written, synced and renamed over the old one, so a crash leaves one or
 // the other.
-func (x *indexFile) rewrite(frs []frame) error {
+func (x *indexFile) rewrite(frs iter.Seq[*frame]) error {
 	tmp := x.path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	size := int64(len(indexMagic))
+	records := 0
 	_, err = w.WriteString(indexMagic)
-	var buf bytes.Buffer
-	for i := 0; err == nil && i < len(frs); i++ {
-		buf.Reset()
-		if err = encodeFrame(&buf, &frs[i]); err == nil {
-			size += int64(buf.Len())
-			_, err = w.Write(buf.Bytes())
-		}
+	if err == nil {
+		err = writeFrames(w, frs, &records)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -278,22 +247,29 @@ func (x *indexFile) rewrite(frs []frame) error {
 		return err
 	}
 	x.f.Close()
-	x.f, x.size, x.compacted = f, size, size
+	x.f, x.records = f, records
 	return nil
 }
 
-// encodeFrame appends one frame (length, checksum, gob body) to buf.
-func encodeFrame(buf *bytes.Buffer, fr *frame) error {
+// writeFrames encodes each frame (length, checksum, gob body) to w,
+// counting its records.
+func writeFrames(w io.Writer, frs iter.Seq[*frame], records *int) error {
 	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(fr); err != nil {
-		return err
+	for fr := range frs {
+		body.Reset()
+		if err := gob.NewEncoder(&body).Encode(fr); err != nil {
+			return err
+		}
+		var head [binary.MaxVarintLen64 + 4]byte
+		n := binary.PutUvarint(head[:], uint64(body.Len()))
+		binary.LittleEndian.PutUint32(head[n:], crc32.Checksum(body.Bytes(), castagnoli))
+		if _, err := w.Write(head[:n+4]); err != nil {
+			return err
+		}
+		if _, err := w.Write(body.Bytes()); err != nil {
+			return err
+		}
+		*records += len(fr.Tools) + len(fr.Removed)
 	}
-	var head [binary.MaxVarintLen64 + 4]byte
-	n := binary.PutUvarint(head[:], uint64(body.Len()))
-	binary.LittleEndian.PutUint32(head[n:], crc32.Checksum(body.Bytes(), castagnoli))
-	buf.Write(head[:n+4])
-	buf.Write(body.Bytes())
 	return nil
 }
-
-func (x *indexFile) close() error { return x.f.Close() }

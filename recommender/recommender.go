@@ -7,11 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -69,8 +72,8 @@ type Recommender struct {
 	tools   map[string]*entry
 	bySlot  []*entry // by lexical slot, for filters (nil: free slot)
 	lex     *bm25
-	vec     flat // the query path's int8 copy of the vectors
-	sem     flat // Options.Semantic's vectors by slot (empty without it)
+	vecs    [][]float32 // by slot: the collection's vectors, for the query path
+	sem     flat        // Options.Semantic's vectors by slot, int8 (empty without it)
 	dim     int
 	// embedded and semEmbedded count documents embedded since New.
 	embedded, semEmbedded atomic.Int64
@@ -132,12 +135,14 @@ func (r *Recommender) semanticIdentity() string {
 	return r.opts.Semantic.Identity()
 }
 
-// load reads the index file back: every stored tool is indexed from its
+// load replays the index file: every stored tool is indexed from its
 // stored vectors and words; tools stored by other embedders are embedded
 // again and the file rewritten without their old records.
 func (r *Recommender) load(ctx context.Context) error {
 	dropChromemLayout(r.opts.Dir, r.log)
-	file, stored, order, damaged, err := openIndexFile(r.opts.Dir, r.emb.Identity(), r.semanticIdentity())
+	stale := map[string]contracts.Contract{}
+	replay := func(fr *frame) error { return r.replay(ctx, fr, stale) }
+	file, damaged, err := openIndexFile(r.opts.Dir, replay)
 	if err != nil {
 		return contracts.Errorf(contracts.CodeInvalidConfig, "open tool index: %w", err).With("dir", r.opts.Dir)
 	}
@@ -145,35 +150,68 @@ func (r *Recommender) load(ctx context.Context) error {
 		r.log.Warn("tool index file damaged; its tail was dropped and is re-indexed as tools are offered", "dir", r.opts.Dir, "err", damaged)
 	}
 	r.file = file
-	var stale []contracts.Contract
-	for _, name := range order {
-		l := stored[name]
-		if l.stale {
-			stale = append(stale, l.contract)
-			continue
-		}
-		if err := r.checkDim(l.vec); err != nil {
-			return err.With("tool", name)
-		}
-		if err := r.putVector(ctx, name, l.vec); err != nil {
-			return err
-		}
-		r.index(l.contract, l.hash, r.lex.intern(l.words), l.vec)
-		if l.sem != nil {
-			r.sem.setQuantised(r.lex.slots[name], l.sem, l.semScale)
-		}
-	}
 	if len(stale) == 0 {
 		return nil
 	}
 	r.log.Info("embedder changed; re-embedding stored tools", "embedder", r.emb.Identity(), "semantic", r.semanticIdentity(), "tools", len(stale))
 	r.rebuilt = true
-	if err := r.Upsert(ctx, stale...); err != nil {
+	names := slices.Sorted(maps.Keys(stale))
+	cs := make([]contracts.Contract, len(names))
+	for i, n := range names {
+		cs[i] = stale[n]
+	}
+	if err := r.Upsert(ctx, cs...); err != nil {
 		return err
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	return r.compact()
+}
+
+// replay applies one frame of the index file: its tools replace earlier
+// records of the same names, its removals drop them. Tools stored by
+// another embedder (or Options.Semantic) are collected in stale instead.
+func (r *Recommender) replay(ctx context.Context, fr *frame, stale map[string]contracts.Contract) error {
+	old := fr.Identity != r.emb.Identity() || fr.Semantic != r.semanticIdentity()
+	vecs, sems := fr.vectors()
+	ids := make([]int32, len(fr.Vocab))
+	for i, w := range fr.Vocab {
+		ids[i] = r.lex.internWord(w)
+	}
+	for i, st := range fr.Tools {
+		name := st.Contract.Tool
+		if old {
+			stale[name] = st.Contract
+			if err := r.drop(ctx, name); err != nil {
+				return err
+			}
+			continue
+		}
+		delete(stale, name)
+		v := vecs[i*fr.Dim : (i+1)*fr.Dim : (i+1)*fr.Dim]
+		if err := r.checkDim(v); err != nil {
+			return err.With("tool", name)
+		}
+		var words termFields
+		for f, ls := range st.Terms {
+			words[f] = make([]int32, len(ls))
+			for j, l := range ls {
+				words[f][j] = ids[l]
+			}
+		}
+		if err := r.putVector(ctx, name, v); err != nil {
+			return err
+		}
+		r.index(st.Contract, st.Hash, words, v)
+		if fr.SemDim > 0 {
+			r.sem.setQuantised(r.lex.slots[name], sems[i*fr.SemDim:(i+1)*fr.SemDim], st.SemScale)
+		}
+	}
+	for _, name := range fr.Removed {
+		delete(stale, name)
+		if err := r.drop(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dropChromemLayout removes the index of earlier versions (a manifest and
@@ -213,19 +251,33 @@ func (r *Recommender) putVector(ctx context.Context, name string, v []float32) e
 // dropVector removes a tool's vector from the collection (if it has one)
 // and from a corpus-aware embedder's statistics.
 func (r *Recommender) dropVector(ctx context.Context, name string) error {
-	if _, known := r.tools[name]; !known {
+	slot, known := r.lex.slots[name]
+	if !known {
 		return nil
 	}
 	if ca, ok := r.emb.(embed.CorpusAware); ok {
-		doc, err := r.col.GetByID(ctx, name)
-		if err != nil {
-			return contracts.Errorf(contracts.CodeInternal, "read vector of %s: %w", name, err).With("tool", name)
-		}
-		ca.RemoveVector(doc.Embedding)
+		ca.RemoveVector(r.vecs[slot])
 	}
 	if err := r.col.Delete(ctx, nil, nil, name); err != nil {
 		return contracts.Errorf(contracts.CodeInternal, "remove tool %s: %w", name, err).With("tool", name)
 	}
+	return nil
+}
+
+// drop forgets a tool (nothing for an unknown name). Caller holds mu or
+// is New.
+func (r *Recommender) drop(ctx context.Context, name string) error {
+	slot, known := r.lex.slots[name]
+	if !known {
+		return nil
+	}
+	if err := r.dropVector(ctx, name); err != nil {
+		return err
+	}
+	r.bySlot[slot], r.vecs[slot] = nil, nil
+	r.sem.clear(slot)
+	r.lex.remove(name)
+	delete(r.tools, name)
 	return nil
 }
 
@@ -237,10 +289,9 @@ func (r *Recommender) index(c contracts.Contract, hash string, words termFields,
 	r.lex.add(c.Tool, words)
 	slot := r.lex.slots[c.Tool]
 	for len(r.bySlot) <= slot {
-		r.bySlot = append(r.bySlot, nil)
+		r.bySlot, r.vecs = append(r.bySlot, nil), append(r.vecs, nil)
 	}
-	r.bySlot[slot] = e
-	r.vec.set(slot, v)
+	r.bySlot[slot], r.vecs[slot] = e, v
 }
 
 // pending is one offered tool that changes the index.
@@ -253,8 +304,9 @@ type pending struct {
 }
 
 // Upsert adds or replaces tools. Only tools whose indexed text changed are
-// re-embedded; a contract change that leaves the text alone (risk, scopes)
-// only updates the stored contract. Invalid contracts change nothing.
+// re-embedded, in batches of up to 4,096 tools (one embedding request
+// each); a contract change that leaves the text alone (risk, scopes) only
+// updates the stored contract. Invalid contracts change nothing.
 func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) error {
 	latest := map[string]contracts.Contract{}
 	order := []string{}
@@ -267,17 +319,12 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 		}
 		latest[c.Tool] = c
 	}
-	if len(order) == 0 {
-		return nil
-	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
-
 	// Decide what changes, then tokenise and embed without blocking
 	// searches (writeMu keeps the index as it is meanwhile).
 	r.mu.RLock()
 	var todo []*pending
-	var texts []string
 	for _, name := range order {
 		c := latest[name]
 		old, known := r.tools[name]
@@ -286,14 +333,28 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 		}
 		f := toolFields(c)
 		p := &pending{c: c, f: f, hash: f.hash()}
-		if p.text = !known || old.hash != p.hash; p.text {
-			texts = append(texts, f.text())
-		}
+		p.text = !known || old.hash != p.hash
 		todo = append(todo, p)
 	}
 	r.mu.RUnlock()
-	if len(todo) == 0 {
-		return nil
+	for len(todo) > 0 {
+		n := min(frameTools, len(todo))
+		if err := r.upsert(ctx, todo[:n]); err != nil {
+			return err
+		}
+		todo = todo[n:]
+	}
+	return nil
+}
+
+// upsert embeds, indexes and persists one batch of changed tools. Caller
+// holds writeMu.
+func (r *Recommender) upsert(ctx context.Context, todo []*pending) error {
+	var texts []string
+	for _, p := range todo {
+		if p.text {
+			texts = append(texts, p.f.text())
+		}
 	}
 	var vecs [][]float32
 	if len(texts) > 0 {
@@ -323,7 +384,6 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 	}
 
 	r.mu.Lock()
-	written := make(map[string][]float32, len(texts))
 	i = 0
 	for _, p := range todo {
 		if !p.text {
@@ -339,7 +399,6 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 			r.mu.Unlock()
 			return err
 		}
-		written[p.c.Tool] = v
 		r.index(p.c, p.hash, r.lex.intern(p.words), v)
 		if sv, ok := sems[p.c.Tool]; ok {
 			r.sem.set(r.lex.slots[p.c.Tool], sv)
@@ -350,103 +409,101 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 	for i, p := range todo {
 		names[i] = p.c.Tool
 	}
-	// Searches may run while the change is written: writeMu keeps other
-	// writers out.
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.persist(ctx, names, nil, written)
+	return r.persist(names, nil)
 }
 
-// persist appends the named tools (their current state; vectors from
-// fresh, or from the collection) and the removals to the index file, and
-// compacts the file once it has doubled. Caller holds mu.
-func (r *Recommender) persist(ctx context.Context, names, removed []string, fresh map[string][]float32) error {
+// persist appends the named tools (as indexed now) and the removals to the
+// index file, and compacts the file once most of its records are dead.
+// Searches may run meanwhile; the caller holds writeMu, so nothing else
+// changes the index.
+func (r *Recommender) persist(names, removed []string) error {
 	if r.file == nil {
 		return nil
 	}
-	frs, err := r.frames(ctx, names, fresh)
-	if err != nil {
-		return err
-	}
-	if len(removed) > 0 {
-		frs = append(frs, frame{Format: indexFormat, Identity: r.emb.Identity(), Semantic: r.semanticIdentity(), Removed: removed})
-	}
-	if err := r.file.appendFrames(frs); err != nil {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if err := r.file.appendFrames(r.frames(names, removed)); err != nil {
 		return contracts.Errorf(contracts.CodeInternal, "write tool index: %w", err).With("dir", r.opts.Dir)
 	}
-	if r.file.grown() {
-		return r.compact()
+	if r.file.grown(len(r.tools)) {
+		return r.rewrite()
 	}
 	return nil
 }
 
-// compact rewrites the index file with the live tools only. Caller holds
-// mu.
+// compact rewrites the index file with the live tools only (caller holds
+// writeMu).
 func (r *Recommender) compact() error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.rewrite()
+}
+
+// rewrite is compact with mu held.
+func (r *Recommender) rewrite() error {
 	names := make([]string, 0, len(r.tools))
 	for _, n := range r.lex.names {
 		if n != "" {
 			names = append(names, n)
 		}
 	}
-	frs, err := r.frames(context.Background(), names, nil)
-	if err == nil {
-		err = r.file.rewrite(frs)
-	}
-	if err != nil {
+	if err := r.file.rewrite(r.frames(names, nil)); err != nil {
 		return contracts.Errorf(contracts.CodeInternal, "rewrite tool index: %w", err).With("dir", r.opts.Dir)
 	}
 	return nil
 }
 
 // frames encodes the named tools as index file frames of at most
-// frameTools tools each. Caller holds mu.
-func (r *Recommender) frames(ctx context.Context, names []string, fresh map[string][]float32) ([]frame, error) {
-	var out []frame
-	for len(names) > 0 {
-		batch := names[:min(frameTools, len(names))]
-		names = names[len(batch):]
-		fr := frame{Format: indexFormat, Identity: r.emb.Identity(), Dim: r.dim, Semantic: r.semanticIdentity(), SemDim: r.sem.dim,
-			Tools: make([]storedTool, len(batch)), Vectors: make([]byte, 0, len(batch)*r.dim*4), Sem: make([]byte, 0, len(batch)*r.sem.dim)}
-		local := map[int32]uint32{}
-		for i, name := range batch {
-			e, slot := r.tools[name], r.lex.slots[name]
-			st := storedTool{Contract: e.contract, Hash: e.hash}
-			for f, ids := range r.lex.fields[slot] {
-				st.Terms[f] = make([]uint32, len(ids))
-				for j, id := range ids {
-					l, ok := local[id]
-					if !ok {
-						l = uint32(len(fr.Vocab))
-						local[id] = l
-						fr.Vocab = append(fr.Vocab, r.lex.vocab[id])
-					}
-					st.Terms[f][j] = l
-				}
+// frameTools tools each, one frame at a time, then the removals. Caller
+// holds mu.
+func (r *Recommender) frames(names, removed []string) iter.Seq[*frame] {
+	return func(yield func(*frame) bool) {
+		for len(names) > 0 {
+			batch := names[:min(frameTools, len(names))]
+			names = names[len(batch):]
+			if !yield(r.frame(batch)) {
+				return
 			}
-			v, ok := fresh[name]
-			if !ok {
-				doc, err := r.col.GetByID(ctx, name)
-				if err != nil {
-					return nil, contracts.Errorf(contracts.CodeInternal, "read vector of %s: %w", name, err).With("tool", name)
-				}
-				v = doc.Embedding
-			}
-			for _, x := range v {
-				fr.Vectors = binary.LittleEndian.AppendUint32(fr.Vectors, math.Float32bits(x))
-			}
-			if fr.SemDim > 0 {
-				row, scale := r.sem.row(slot)
-				for _, x := range row {
-					fr.Sem = append(fr.Sem, byte(x))
-				}
-				st.SemScale = scale
-			}
-			fr.Tools[i] = st
 		}
-		out = append(out, fr)
+		if len(removed) > 0 {
+			yield(&frame{Format: indexFormat, Identity: r.emb.Identity(), Semantic: r.semanticIdentity(), Removed: removed})
+		}
 	}
-	return out, nil
+}
+
+// frame encodes tools as one frame. Caller holds mu.
+func (r *Recommender) frame(batch []string) *frame {
+	fr := &frame{Format: indexFormat, Identity: r.emb.Identity(), Dim: r.dim, Semantic: r.semanticIdentity(), SemDim: r.sem.dim,
+		Tools: make([]storedTool, len(batch)), Vectors: make([]byte, 0, len(batch)*r.dim*4), Sem: make([]byte, 0, len(batch)*r.sem.dim)}
+	local := map[int32]uint32{}
+	for i, name := range batch {
+		e, slot := r.tools[name], r.lex.slots[name]
+		st := storedTool{Contract: e.contract, Hash: e.hash}
+		for f, ids := range r.lex.fields[slot] {
+			st.Terms[f] = make([]uint32, len(ids))
+			for j, id := range ids {
+				l, ok := local[id]
+				if !ok {
+					l = uint32(len(fr.Vocab))
+					local[id] = l
+					fr.Vocab = append(fr.Vocab, r.lex.vocab[id])
+				}
+				st.Terms[f][j] = l
+			}
+		}
+		for _, x := range r.vecs[slot] {
+			fr.Vectors = binary.LittleEndian.AppendUint32(fr.Vectors, math.Float32bits(x))
+		}
+		if fr.SemDim > 0 {
+			row, scale := r.sem.row(slot)
+			for _, x := range row {
+				fr.Sem = append(fr.Sem, byte(x))
+			}
+			st.SemScale = scale
+		}
+		fr.Tools[i] = st
+	}
+	return fr
 }
 
 // checkDim fixes the index dimension on the first vector and refuses
@@ -470,27 +527,22 @@ func (r *Recommender) Remove(ctx context.Context, tools ...string) error {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	var removed []string
 	for _, name := range tools {
 		if _, ok := r.tools[name]; !ok {
 			continue
 		}
-		if err := r.dropVector(ctx, name); err != nil {
+		if err := r.drop(ctx, name); err != nil {
+			r.mu.Unlock()
 			return err
 		}
-		slot := r.lex.slots[name]
-		r.bySlot[slot] = nil
-		r.vec.clear(slot)
-		r.sem.clear(slot)
-		r.lex.remove(name)
-		delete(r.tools, name)
 		removed = append(removed, name)
 	}
+	r.mu.Unlock()
 	if len(removed) == 0 {
 		return nil
 	}
-	return r.persist(ctx, nil, removed, nil)
+	return r.persist(nil, removed)
 }
 
 // Stats reports the index size and the embedding work done so far.

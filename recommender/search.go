@@ -526,7 +526,7 @@ func (r *Recommender) vectorScores(ctx context.Context, text string, touched []i
 	sim := borrow(len(r.lex.names))
 	var near []int
 	for _, s := range pool {
-		if v := r.vec.dot(s, q); v > 0 {
+		if v := dot(r.vecs[s], q); v > 0 {
 			sim[s] = v
 			near = append(near, s)
 		}

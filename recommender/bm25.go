@@ -220,7 +220,7 @@ func (x *bm25) scaledLikelihood(words []string, mu float64, slots []int) []float
 	for i, q := range ql {
 		ql[i] = 1
 		if top > base {
-			ql[i] = math.Max(0, (q-base)/(top-base))
+			ql[i] = max(0, (q-base)/(top-base))
 		}
 	}
 	return ql
@@ -287,6 +287,10 @@ func (x *bm25) likelihood(words []string, mu float64, slots []int) (out []float6
 		}
 		scratch.Put(&acc)
 	}()
+	// A word's weighted counts take few values (multiples of half a word
+	// with the default field weights), so their logs are computed once per
+	// value and word, not once per tool.
+	var logs [64]float64
 	for _, t := range words {
 		p := x.known(t)
 		if len(p) == 0 {
@@ -294,8 +298,17 @@ func (x *bm25) likelihood(words []string, mu float64, slots []int) (out []float6
 		}
 		known++
 		pc := x.cf[x.ids[t]] / x.total
+		clear(logs[:])
 		for _, e := range p {
-			acc[e.slot] += math.Log(1 + float64(e.tf)/(mu*pc))
+			k := int(e.tf * 2)
+			if float32(k) != e.tf*2 || k >= len(logs) {
+				acc[e.slot] += math.Log(1 + float64(e.tf)/(mu*pc))
+				continue
+			}
+			if logs[k] == 0 {
+				logs[k] = math.Log(1 + float64(e.tf)/(mu*pc))
+			}
+			acc[e.slot] += logs[k]
 		}
 	}
 	out = make([]float64, len(slots))

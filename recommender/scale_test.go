@@ -138,6 +138,14 @@ func TestScale50k(t *testing.T) {
 			(c / time.Duration(len(l))).Round(10*time.Microsecond))
 	}
 
+	if r.opts.Semantic != nil {
+		for _, sl := range []int{4, 8} {
+			semanticShortlist = sl
+			t.Logf("semantic list, first pass %dx: recall of the exact scan's top 50 / 10 / 3: %.4f %.4f %.4f", sl, semanticRecall(t, r, queries, 50), semanticRecall(t, r, queries, 10), semanticRecall(t, r, queries, 3))
+		}
+		semanticShortlist = 8
+	}
+
 	r = nil
 	t.Logf("restart (open + re-offer every tool): %v", measure(open(dir)))
 	if hp := os.Getenv("HEAPPROF"); hp != "" {
@@ -168,6 +176,38 @@ func TestScale50k(t *testing.T) {
 		t.Errorf("re-index embedded %d tools, want %d", got, len(reindex))
 	}
 	t.Logf("peak RSS of the whole test: %s", peakRSS())
+}
+
+// semanticRecall is the share of the exact semantic list (every tool's
+// full similarity) that the two-pass list finds, over the queries.
+func semanticRecall(t *testing.T, r *Recommender, queries []QueryRecord, topK int) float64 {
+	ctx := context.Background()
+	var found, all int
+	for _, q := range queries {
+		got, err := r.semanticScores(ctx, q.Query, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := r.opts.Semantic.EmbedQuery(ctx, withoutQuoted(q.Query))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim := make([]float64, len(r.lex.names))
+		var near []int
+		for s := range r.bySlot {
+			if x := r.sem.dot(s, v); r.bySlot[s] != nil && x > r.rank.SemanticMin {
+				sim[s] = x
+				near = append(near, s)
+			}
+		}
+		for _, s := range topN(near, sim, r.lex.names, topK) {
+			all++
+			if _, ok := got[s]; ok {
+				found++
+			}
+		}
+	}
+	return float64(found) / float64(max(all, 1))
 }
 
 // phase is what measure saw of one step.

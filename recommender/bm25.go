@@ -44,10 +44,18 @@ func newBM25(r Ranking) *bm25 {
 		ids: map[string]int32{}, slots: map[string]int{}}
 }
 
-// fieldWords tokenises a tool's fields (no index state: callers may run it
-// outside the index lock).
-func fieldWords(f fields) [3][]string {
-	return [3][]string{tokenize.NameWords(f.Name), tokenize.Words(f.Description), tokenize.Words(f.Params)}
+// fieldWords tokenises a tool's fields once for both sides: the lexical
+// index's words by field (a name of request verbs only keeps them, as
+// tokenize.NameWords does) and tokenize.Words of the whole indexed text,
+// for a WordEmbedder. No index state: callers run it outside the lock.
+func fieldWords(f fields) (lex [3][]string, all []string) {
+	name := tokenize.Words(f.Name)
+	lex = [3][]string{name, tokenize.Words(f.Description), tokenize.Words(f.Params)}
+	all = slices.Concat(lex[0], lex[1], lex[2])
+	if len(name) == 0 {
+		lex[0] = tokenize.NameWords(f.Name)
+	}
+	return lex, all
 }
 
 // intern maps words to term ids, adding new terms.

@@ -75,4 +75,7 @@ func TestScaledLikelihoodDoesNotCollapse(t *testing.T) {
 }
 
 // addText indexes a tool's text as Upsert does.
-func addText(x *bm25, tool string, f fields) { x.add(tool, x.intern(fieldWords(f))) }
+func addText(x *bm25, tool string, f fields) {
+	words, _ := fieldWords(f)
+	x.add(tool, x.intern(words))
+}

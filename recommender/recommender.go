@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 
 	chromem "github.com/philippgille/chromem-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/recommender/embed"
@@ -299,7 +300,7 @@ type pending struct {
 	c     contracts.Contract
 	f     fields
 	hash  string
-	words [3][]string // tokenised when the text changed
+	words [3][]string // the lexical index's words, when the text changed
 	text  bool        // the indexed text changed: embed it
 }
 
@@ -351,24 +352,27 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 // holds writeMu.
 func (r *Recommender) upsert(ctx context.Context, todo []*pending) error {
 	var texts []string
+	var words [][]string
 	for _, p := range todo {
 		if p.text {
-			texts = append(texts, p.f.text())
+			var all []string
+			p.words, all = fieldWords(p.f)
+			texts, words = append(texts, p.f.text()), append(words, all)
 		}
 	}
-	var vecs [][]float32
-	if len(texts) > 0 {
-		out, err := r.emb.EmbedDocuments(ctx, texts)
-		if err != nil {
-			return contracts.Errorf(contracts.CodeExternal, "embed %d tools: %w", len(texts), err).With("embedder", r.emb.Identity())
-		}
-		if len(out) != len(texts) {
-			return contracts.Errorf(contracts.CodeExternal, "embedder returned %d vectors for %d texts", len(out), len(texts)).With("embedder", r.emb.Identity())
-		}
-		vecs = out
-		r.embedded.Add(int64(len(texts)))
+	// The meaning vectors are made alongside (the embedders are
+	// independent): a large catalog is indexed in about the time of the
+	// slower one.
+	var sems map[string][]float32
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		sems, err = r.semanticVectors(ctx, todo)
+		return err
+	})
+	vecs, err := r.embedDocuments(ctx, texts, words)
+	if werr := g.Wait(); err == nil {
+		err = werr
 	}
-	sems, err := r.semanticVectors(ctx, todo)
 	if err != nil {
 		return err
 	}
@@ -378,7 +382,6 @@ func (r *Recommender) upsert(ctx context.Context, todo []*pending) error {
 			if err := r.checkDim(vecs[i]); err != nil {
 				return err.With("tool", p.c.Tool)
 			}
-			p.words = fieldWords(p.f)
 			i++
 		}
 	}
@@ -504,6 +507,29 @@ func (r *Recommender) frame(batch []string) *frame {
 		fr.Tools[i] = st
 	}
 	return fr
+}
+
+// embedDocuments embeds changed tools' texts (their words for a
+// WordEmbedder).
+func (r *Recommender) embedDocuments(ctx context.Context, texts []string, words [][]string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	var out [][]float32
+	var err error
+	if we, ok := r.emb.(embed.WordEmbedder); ok {
+		out = we.EmbedWords(words)
+	} else {
+		out, err = r.emb.EmbedDocuments(ctx, texts)
+	}
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeExternal, "embed %d tools: %w", len(texts), err).With("embedder", r.emb.Identity())
+	}
+	if len(out) != len(texts) {
+		return nil, contracts.Errorf(contracts.CodeExternal, "embedder returned %d vectors for %d texts", len(out), len(texts)).With("embedder", r.emb.Identity())
+	}
+	r.embedded.Add(int64(len(texts)))
+	return out, nil
 }
 
 // checkDim fixes the index dimension on the first vector and refuses

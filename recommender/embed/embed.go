@@ -23,3 +23,11 @@ type CorpusAware interface {
 	AddVector(v []float32)
 	RemoveVector(v []float32)
 }
+
+// WordEmbedder is implemented by embedders whose document vectors are a
+// function of tokenize.Words of the text: the recommender passes the words
+// it already cut for its lexical index, so a tool is tokenised once.
+// EmbedWords(tokenize.Words(t)) equals EmbedDocuments of t.
+type WordEmbedder interface {
+	EmbedWords(docs [][]string) [][]float32
+}

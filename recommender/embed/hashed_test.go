@@ -3,7 +3,10 @@ package embed
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
+
+	"github.com/ordo-run/ordo/recommender/tokenize"
 )
 
 func dot(a, b []float32) float64 {
@@ -72,5 +75,22 @@ func TestHashedCorpusStatisticsAreReversible(t *testing.T) {
 	}
 	if h.Identity() == NewHashed(HashedOptions{}).Identity() {
 		t.Fatal("identity ignores the dimension")
+	}
+}
+
+// TestHashedEmbedWordsMatchesText: the recommender's tokens give the same
+// vectors as the text.
+func TestHashedEmbedWordsMatchesText(t *testing.T) {
+	h := NewHashed(HashedOptions{})
+	texts := []string{"weather.getForecast\nGet the weather forecast\ncity: City name", "help", ""}
+	want, _ := h.EmbedDocuments(context.Background(), texts)
+	words := make([][]string, len(texts))
+	for i, t := range texts {
+		words[i] = tokenize.Words(t)
+	}
+	for i, v := range h.EmbedWords(words) {
+		if !slices.Equal(v, want[i]) {
+			t.Fatalf("text %d: words and text embed differently", i)
+		}
 	}
 }

@@ -44,6 +44,8 @@ const (
 	frameTools = 4096
 	// compactMin: fewer records are not worth compacting.
 	compactMin = 1024
+	// maxDim bounds a stored dimension (embedding models stay far below).
+	maxDim = 1 << 16
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -149,15 +151,17 @@ func readFrame(r *bufio.Reader) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, err // io.EOF only between frames
 	}
-	if size > 1<<31 {
-		return nil, 0, fmt.Errorf("frame of %d bytes", size)
-	}
 	var sum [4]byte
 	if _, err := io.ReadFull(r, sum[:]); err != nil {
 		return nil, 0, fmt.Errorf("torn frame: %w", err)
 	}
-	body := make([]byte, size)
-	if _, err := io.ReadFull(r, body); err != nil {
+	// Read what is there rather than trust the length: a damaged length
+	// must not allocate gigabytes.
+	body, err := io.ReadAll(io.LimitReader(r, int64(min(size, 1<<40))))
+	if err == nil && uint64(len(body)) != size {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
 		return nil, 0, fmt.Errorf("torn frame: %w", err)
 	}
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(sum[:]) {
@@ -170,7 +174,8 @@ func readFrame(r *bufio.Reader) ([]byte, int64, error) {
 // is applied.
 func (fr *frame) check() error {
 	n := len(fr.Tools)
-	if fr.Dim < 0 || fr.SemDim < 0 || len(fr.Vectors) != n*fr.Dim*4 || len(fr.Sem) != n*fr.SemDim {
+	if fr.Dim < 0 || fr.SemDim < 0 || fr.Dim > maxDim || fr.SemDim > maxDim ||
+		len(fr.Vectors) != n*fr.Dim*4 || len(fr.Sem) != n*fr.SemDim {
 		return errors.New("frame vectors do not match its tools")
 	}
 	for _, st := range fr.Tools {

@@ -630,7 +630,7 @@ func (r *Recommender) semanticScores(ctx context.Context, text string, keep func
 // semanticShortlist is how many tools per kept candidate the semantic
 // list's first pass hands to the full similarity (recall measured in
 // TestScale50k, docs/recommender.md).
-var semanticShortlist = 8
+const semanticShortlist = 8
 
 func maxOf(m map[string]float64) float64 {
 	best := 0.0

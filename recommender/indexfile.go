@@ -85,6 +85,9 @@ type indexFile struct {
 // appends. damaged says why a tail was cut off (nil: none was); a file of
 // another format is emptied.
 func openIndexFile(dir string, replay func(*frame) error) (x *indexFile, damaged, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
 	path := filepath.Join(dir, indexFileName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {

@@ -435,7 +435,7 @@ func (r *Recommender) persist(names, removed []string) error {
 }
 
 // compact rewrites the index file with the live tools only (caller holds
-// writeMu).
+// writeMu or is New).
 func (r *Recommender) compact() error {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -307,9 +307,10 @@ type pending struct {
 // Upsert adds or replaces tools. Only tools whose indexed text changed are
 // re-embedded, in batches of up to 4,096 tools (one embedding request
 // each); a contract change that leaves the text alone (risk, scopes) only
-// updates the stored contract. Invalid contracts change nothing.
+// updates the stored contract. Invalid contracts change nothing; when an
+// embedding request fails, the batches before it stay indexed.
 func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) error {
-	latest := map[string]contracts.Contract{}
+	latest := map[string]int{} // the last offer of each name
 	order := []string{}
 	for i, c := range cs {
 		if c.Tool == "" {
@@ -318,32 +319,35 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 		if _, ok := latest[c.Tool]; !ok {
 			order = append(order, c.Tool)
 		}
-		latest[c.Tool] = c
+		latest[c.Tool] = i
 	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
-	// Decide what changes, then tokenise and embed without blocking
-	// searches (writeMu keeps the index as it is meanwhile).
-	r.mu.RLock()
-	var todo []*pending
-	for _, name := range order {
-		c := latest[name]
-		old, known := r.tools[name]
-		if known && reflect.DeepEqual(old.contract, c) {
-			continue // a start re-offers every tool: nothing to do
+	// Batch by batch (a large catalog's words and vectors are not all
+	// held at once): decide what changes, then tokenise and embed without
+	// blocking searches (writeMu keeps the index as it is meanwhile).
+	for len(order) > 0 {
+		batch := order[:min(frameTools, len(order))]
+		order = order[len(batch):]
+		r.mu.RLock()
+		var todo []*pending
+		for _, name := range batch {
+			c := cs[latest[name]]
+			old, known := r.tools[name]
+			if known && reflect.DeepEqual(old.contract, c) {
+				continue // a start re-offers every tool: nothing to do
+			}
+			f := toolFields(c)
+			p := &pending{c: c, f: f, hash: f.hash()}
+			p.text = !known || old.hash != p.hash
+			todo = append(todo, p)
 		}
-		f := toolFields(c)
-		p := &pending{c: c, f: f, hash: f.hash()}
-		p.text = !known || old.hash != p.hash
-		todo = append(todo, p)
-	}
-	r.mu.RUnlock()
-	for len(todo) > 0 {
-		n := min(frameTools, len(todo))
-		if err := r.upsert(ctx, todo[:n]); err != nil {
-			return err
+		r.mu.RUnlock()
+		if len(todo) > 0 {
+			if err := r.upsert(ctx, todo); err != nil {
+				return err
+			}
 		}
-		todo = todo[n:]
 	}
 	return nil
 }

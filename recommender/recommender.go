@@ -295,6 +295,10 @@ func (r *Recommender) index(c contracts.Contract, hash string, words termFields,
 	r.bySlot[slot], r.vecs[slot] = e, v
 }
 
+// embedBatch is how many offered tools Upsert classifies, embeds (one
+// embedding request) and writes at a time.
+const embedBatch = 4096
+
 // pending is one offered tool that changes the index.
 type pending struct {
 	c     contracts.Contract
@@ -327,7 +331,7 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 	// held at once): decide what changes, then tokenise and embed without
 	// blocking searches (writeMu keeps the index as it is meanwhile).
 	for len(order) > 0 {
-		batch := order[:min(frameTools, len(order))]
+		batch := order[:min(embedBatch, len(order))]
 		order = order[len(batch):]
 		r.mu.RLock()
 		var todo []*pending

@@ -129,20 +129,10 @@ func dot(a, b []float32) float64 {
 
 // dot is q·v for slot's vector v (0 for a slot without one).
 func (f *flat) dot(slot int, q []float32) float64 {
-	if len(q) != f.dim {
+	if !f.has(slot) || len(q) != f.dim {
 		return 0
 	}
-	return f.dotN(slot, q, f.dim)
-}
-
-// dotN is the dot product over the first n dimensions only (n <= dim):
-// a cheap first pass when the dimensions are ordered by variance (PCA).
-func (f *flat) dotN(slot int, q []float32, n int) float64 {
-	if slot >= len(f.scale) || f.scale[slot] == 0 || len(q) < n || n > f.dim {
-		return 0
-	}
-	q = q[:n]
-	row := f.data[slot*f.dim : slot*f.dim+n]
+	row := f.data[slot*f.dim : (slot+1)*f.dim]
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(q); i += 4 {

@@ -377,8 +377,10 @@ func TestEmbedderChangeRebuildsIndex(t *testing.T) {
 	}
 }
 
+// TestConcurrentSearchAndUpsert: searches run while tools are changed and
+// removed and the index file is written (run with -race).
 func TestConcurrentSearchAndUpsert(t *testing.T) {
-	r := newIndex(t, Options{}, catalog()...)
+	r := newIndex(t, Options{Dir: t.TempDir()}, catalog()...)
 	ctx := context.Background()
 	done := make(chan error, 1)
 	go func() {

@@ -442,6 +442,19 @@ func (r *Recommender) persist(names, removed []string) error {
 	return nil
 }
 
+// Close closes the index file; the recommender must not be used after.
+// An in-memory recommender has nothing to close.
+func (r *Recommender) Close() error {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	if r.file == nil {
+		return nil
+	}
+	err := r.file.f.Close()
+	r.file = nil
+	return err
+}
+
 // compact rewrites the index file with the live tools only (caller holds
 // writeMu or is New).
 func (r *Recommender) compact() error {

@@ -39,6 +39,11 @@ func newIndex(t *testing.T, opts Options, cs ...contracts.Contract) *Recommender
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
 	if len(cs) > 0 {
 		if err := r.Upsert(context.Background(), cs...); err != nil {
 			t.Fatal(err)

@@ -170,17 +170,6 @@ func (b *subscriptions) unindex(w *watch) {
 	}
 }
 
-// count is how many subscriptions are live, across sessions.
-func (b *subscriptions) count() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for _, uris := range b.bySession {
-		n += len(uris)
-	}
-	return n
-}
-
 // runChanged tells the run's subscribers that its record moved on. It runs
 // on the engine's goroutine after a checkpoint (engine events follow their
 // checkpoint), so the record a subscriber reads back is at least as new as

@@ -11,68 +11,100 @@ import (
 
 // bm25 is an Okapi BM25 index with per-field term weights (a simple BM25F):
 // a name word counts NameWeight times, a parameter word ParamWeight times.
-// It lives in memory and is rebuilt from the stored text at start-up, which
-// is cheap next to embedding. Tools get dense slot numbers so scoring
-// accumulates into a slice instead of a map.
+// Terms are interned to ids so a tool's words can be stored and reloaded
+// without tokenising again (the index file keeps them), and tools get
+// dense slot numbers so scoring accumulates into a slice instead of a map.
 type bm25 struct {
 	k1, b        float64
 	nameW, paraW float64
-	postings     map[string][]posting // term -> tools having it
-	cf           map[string]float64   // term -> weighted count over all tools
-	slots        map[string]int       // tool -> slot
-	names        []string             // slot -> tool ("" = free)
-	lengths      []float64            // slot -> weighted length
-	terms        [][]string           // slot -> its terms, for removal
+	ids          map[string]int32 // term -> id (ids are never reused)
+	vocab        []string         // id -> term
+	postings     [][]posting      // id -> tools having it
+	cf           []float64        // id -> weighted count over all tools
+	slots        map[string]int   // tool -> slot
+	names        []string         // slot -> tool ("" = free)
+	lengths      []float64        // slot -> weighted length
+	fields       []termFields     // slot -> its words, for removal, relevance and the index file
 	free         []int
 	total        float64
 	live         int
 }
 
 type posting struct {
-	slot int
-	tf   float64
+	slot int32
+	tf   float32 // weighted counts are multiples of the field weights: exact
 }
+
+// termFields are a tool's words by field (name, description, parameters)
+// as term ids, repeats kept.
+type termFields [3][]int32
 
 func newBM25(r Ranking) *bm25 {
 	return &bm25{k1: r.K1, b: r.B, nameW: r.NameWeight, paraW: r.ParamWeight,
-		postings: map[string][]posting{}, cf: map[string]float64{}, slots: map[string]int{}}
+		ids: map[string]int32{}, slots: map[string]int{}}
 }
 
-func (x *bm25) termFreqs(f fields) map[string]float64 {
-	tf := map[string]float64{}
-	for _, w := range tokenize.NameWords(f.Name) {
-		tf[w] += x.nameW
+// fieldWords tokenises a tool's fields once for both sides: the lexical
+// index's words by field (a name of request verbs only keeps them, as
+// tokenize.NameWords does) and tokenize.Words of the whole indexed text,
+// for a WordEmbedder. No index state: callers run it outside the lock.
+func fieldWords(f fields) (lex [3][]string, all []string) {
+	name := tokenize.Words(f.Name)
+	lex = [3][]string{name, tokenize.Words(f.Description), tokenize.Words(f.Params)}
+	all = slices.Concat(lex[0], lex[1], lex[2])
+	if len(name) == 0 {
+		lex[0] = tokenize.NameWords(f.Name)
 	}
-	for _, part := range []struct {
-		text string
-		w    float64
-	}{{f.Description, 1}, {f.Params, x.paraW}} {
-		for _, w := range tokenize.Words(part.text) {
-			tf[w] += part.w
+	return lex, all
+}
+
+// intern maps words to term ids, adding new terms.
+func (x *bm25) intern(ws [3][]string) termFields {
+	var tf termFields
+	for i, field := range ws {
+		tf[i] = make([]int32, len(field))
+		for j, w := range field {
+			tf[i][j] = x.internWord(w)
 		}
 	}
 	return tf
 }
 
+// internWord is w's term id, added if new.
+func (x *bm25) internWord(w string) int32 {
+	id, ok := x.ids[w]
+	if !ok {
+		id = int32(len(x.vocab))
+		x.ids[w] = id
+		x.vocab = append(x.vocab, w)
+		x.postings = append(x.postings, nil)
+		x.cf = append(x.cf, 0)
+	}
+	return id
+}
+
 // add indexes a tool, replacing any earlier version.
-func (x *bm25) add(tool string, f fields) {
+func (x *bm25) add(tool string, tf termFields) {
 	x.remove(tool)
 	slot := len(x.names)
 	if n := len(x.free); n > 0 {
 		slot, x.free = x.free[n-1], x.free[:n-1]
 	} else {
-		x.names, x.lengths, x.terms = append(x.names, ""), append(x.lengths, 0), append(x.terms, nil)
+		x.names, x.lengths, x.fields = append(x.names, ""), append(x.lengths, 0), append(x.fields, termFields{})
+	}
+	counts := map[int32]float64{}
+	for i, w := range [3]float64{x.nameW, 1, x.paraW} {
+		for _, id := range tf[i] {
+			counts[id] += w
+		}
 	}
 	var n float64
-	tf := x.termFreqs(f)
-	terms := make([]string, 0, len(tf))
-	for t, c := range tf {
-		terms = append(terms, t)
-		x.postings[t] = append(x.postings[t], posting{slot: slot, tf: c})
-		x.cf[t] += c
+	for id, c := range counts {
+		x.postings[id] = append(x.postings[id], posting{slot: int32(slot), tf: float32(c)})
+		x.cf[id] += c
 		n += c
 	}
-	x.slots[tool], x.names[slot], x.lengths[slot], x.terms[slot] = slot, tool, n, terms
+	x.slots[tool], x.names[slot], x.lengths[slot], x.fields[slot] = slot, tool, n, tf
 	x.total += n
 	x.live++
 }
@@ -82,28 +114,42 @@ func (x *bm25) remove(tool string) {
 	if !ok {
 		return
 	}
-	for _, t := range x.terms[slot] {
-		p := x.postings[t]
-		for i := range p {
-			if p[i].slot == slot {
-				x.cf[t] -= p[i].tf
-				p[i] = p[len(p)-1]
-				p = p[:len(p)-1]
-				break
+	for _, field := range x.fields[slot] {
+		for _, id := range field {
+			p := x.postings[id]
+			for i := range p {
+				if int(p[i].slot) == slot {
+					x.cf[id] -= float64(p[i].tf)
+					p[i] = p[len(p)-1]
+					x.postings[id] = p[:len(p)-1]
+					break
+				}
 			}
-		}
-		if len(p) == 0 {
-			delete(x.postings, t)
-			delete(x.cf, t)
-		} else {
-			x.postings[t] = p
 		}
 	}
 	x.total -= x.lengths[slot]
-	x.names[slot], x.lengths[slot], x.terms[slot] = "", 0, nil
+	x.names[slot], x.lengths[slot], x.fields[slot] = "", 0, termFields{}
 	x.free = append(x.free, slot)
 	delete(x.slots, tool)
 	x.live--
+}
+
+// has reports whether slot's text holds term id.
+func (x *bm25) has(slot int, id int32) bool {
+	for _, field := range x.fields[slot] {
+		if slices.Contains(field, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// known returns the postings of a query word (nil for a word no tool has).
+func (x *bm25) known(w string) []posting {
+	if id, ok := x.ids[w]; ok {
+		return x.postings[id]
+	}
+	return nil
 }
 
 // score adds the BM25 score of every tool sharing a term with the query
@@ -120,17 +166,18 @@ func (x *bm25) score(words []string, keep func(slot int) bool, acc []float64) (t
 		if slices.Contains(words[:i], t) {
 			continue
 		}
-		p := x.postings[t]
+		p := x.known(t)
 		if len(p) == 0 {
 			continue
 		}
 		idf := math.Log(1 + (n-float64(len(p))+0.5)/(float64(len(p))+0.5))
 		for _, e := range p {
+			tf := float64(e.tf)
 			norm := x.k1 * (1 - x.b + x.b*x.lengths[e.slot]/avg)
 			if acc[e.slot] == 0 {
-				touched = append(touched, e.slot)
+				touched = append(touched, int(e.slot))
 			}
-			acc[e.slot] += idf * e.tf * (x.k1 + 1) / (e.tf + norm)
+			acc[e.slot] += idf * tf * (x.k1 + 1) / (tf + norm)
 		}
 	}
 	if keep == nil {
@@ -156,7 +203,7 @@ func (x *bm25) covered(words []string) float64 {
 	for _, w := range words {
 		n := utf8.RuneCountInString(w)
 		all += n
-		if len(x.postings[w]) > 0 {
+		if len(x.known(w)) > 0 {
 			seen += n
 		}
 	}
@@ -181,7 +228,7 @@ func (x *bm25) scaledLikelihood(words []string, mu float64, slots []int) []float
 	for i, q := range ql {
 		ql[i] = 1
 		if top > base {
-			ql[i] = math.Max(0, (q-base)/(top-base))
+			ql[i] = max(0, (q-base)/(top-base))
 		}
 	}
 	return ql
@@ -193,13 +240,13 @@ func (x *bm25) share(slot int, words []string) float64 {
 	var all, held float64
 	n := float64(x.live)
 	for i, t := range words {
-		p := x.postings[t]
+		p := x.known(t)
 		if len(p) == 0 || slices.Contains(words[:i], t) {
 			continue
 		}
 		idf := math.Log(1 + (n-float64(len(p))+0.5)/(float64(len(p))+0.5))
 		all += idf
-		if slices.Contains(x.terms[slot], t) {
+		if x.has(slot, x.ids[t]) {
 			held += idf
 		}
 	}
@@ -242,21 +289,34 @@ func (x *bm25) likelihood(words []string, mu float64, slots []int) (out []float6
 	acc := borrow(len(x.names))
 	defer func() {
 		for _, t := range words {
-			for _, e := range x.postings[t] {
+			for _, e := range x.known(t) {
 				acc[e.slot] = 0
 			}
 		}
 		scratch.Put(&acc)
 	}()
+	// A word's weighted counts take few values (multiples of half a word
+	// with the default field weights), so their logs are computed once per
+	// value and word, not once per tool.
+	var logs [64]float64
 	for _, t := range words {
-		p := x.postings[t]
+		p := x.known(t)
 		if len(p) == 0 {
 			continue
 		}
 		known++
-		pc := x.cf[t] / x.total
+		pc := x.cf[x.ids[t]] / x.total
+		clear(logs[:])
 		for _, e := range p {
-			acc[e.slot] += math.Log(1 + e.tf/(mu*pc))
+			k := int(e.tf * 2)
+			if float32(k) != e.tf*2 || k >= len(logs) {
+				acc[e.slot] += math.Log(1 + float64(e.tf)/(mu*pc))
+				continue
+			}
+			if logs[k] == 0 {
+				logs[k] = math.Log(1 + float64(e.tf)/(mu*pc))
+			}
+			acc[e.slot] += logs[k]
 		}
 	}
 	out = make([]float64, len(slots))

@@ -14,9 +14,9 @@ import (
 // collection statistics.
 func TestLikelihood(t *testing.T) {
 	x := newBM25(Ranking{NameWeight: 1, ParamWeight: 1})
-	x.add("a", fields{Description: "weather forecast"})
-	x.add("b", fields{Description: "weather alerts alerts city"})
-	x.add("c", fields{Description: "email"})
+	addText(x, "a", fields{Description: "weather forecast"})
+	addText(x, "b", fields{Description: "weather alerts alerts city"})
+	addText(x, "c", fields{Description: "email"})
 	slots := []int{x.slots["a"], x.slots["b"]}
 	const mu = 2.0
 	got, known := x.likelihood(tokenize.Words("weather forecast"), mu, slots)
@@ -41,14 +41,14 @@ func TestLikelihood(t *testing.T) {
 	// Removing b leaves the statistics of an index that never had it.
 	x.remove("b")
 	fresh := newBM25(Ranking{NameWeight: 1, ParamWeight: 1})
-	fresh.add("a", fields{Description: "weather forecast"})
-	fresh.add("c", fields{Description: "email"})
+	addText(fresh, "a", fields{Description: "weather forecast"})
+	addText(fresh, "c", fields{Description: "email"})
 	after, _ := x.likelihood(tokenize.Words("weather forecast alerts"), mu, []int{x.slots["a"]})
 	ref, _ := fresh.likelihood(tokenize.Words("weather forecast alerts"), mu, []int{fresh.slots["a"]})
 	if math.Abs(after[0]-ref[0]) > 1e-12 {
 		t.Fatalf("after removal %v, fresh index %v", after[0], ref[0])
 	}
-	if _, ok := x.cf[tokenize.Stem("alerts")]; ok {
+	if id := x.ids[tokenize.Stem("alerts")]; len(x.postings[id]) != 0 || x.cf[id] != 0 {
 		t.Fatal("a removed tool's only word is still counted")
 	}
 }
@@ -58,11 +58,11 @@ func TestLikelihood(t *testing.T) {
 // and 0. A tool of the same evidence but far longer falls below.
 func TestScaledLikelihoodDoesNotCollapse(t *testing.T) {
 	x := newBM25(Ranking{NameWeight: 1, ParamWeight: 1})
-	x.add("a", fields{Description: "weather forecast city"})
-	x.add("b", fields{Description: "weather forecast city today"})
-	x.add("c", fields{Description: "weather " + strings.Repeat("padding words here ", 20)})
+	addText(x, "a", fields{Description: "weather forecast city"})
+	addText(x, "b", fields{Description: "weather forecast city today"})
+	addText(x, "c", fields{Description: "weather " + strings.Repeat("padding words here ", 20)})
 	for i := range 20 {
-		x.add(fmt.Sprint("other", i), fields{Description: "send email message"})
+		addText(x, fmt.Sprint("other", i), fields{Description: "send email message"})
 	}
 	q := x.scaledLikelihood(tokenize.Words("weather"), 1000, []int{x.slots["a"], x.slots["b"]})
 	if q[0] != 1 || q[1] < 0.9 {
@@ -72,4 +72,10 @@ func TestScaledLikelihoodDoesNotCollapse(t *testing.T) {
 	if q[2] >= q[1] || q[2] < 0 {
 		t.Fatalf("the long tool scaled to %v, want below the others and not negative", q)
 	}
+}
+
+// addText indexes a tool's text as Upsert does.
+func addText(x *bm25, tool string, f fields) {
+	words, _ := fieldWords(f)
+	x.add(tool, x.intern(words))
 }

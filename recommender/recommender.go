@@ -2,37 +2,35 @@ package recommender
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
+	"maps"
+	"math"
+	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	chromem "github.com/philippgille/chromem-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/recommender/embed"
 )
 
-const (
-	collectionName = "tools"
-	manifestName   = "ordo-tool-index.json"
-	// indexFormat changes when the stored document layout changes.
-	indexFormat = 1
-)
-
-// Metadata keys stored with each chromem document.
-const (
-	metaHash     = "hash"
-	metaContract = "contract"
-)
+const collectionName = "tools"
 
 // Options configure a Recommender.
 type Options struct {
-	// Dir persists the index (one chromem-go directory); "" keeps it in memory.
+	// Dir persists the index (one file, ordo-tools.index); "" keeps it in
+	// memory.
 	Dir string
 	// Embedder makes the vectors; nil means the offline embed.Hashed default.
 	// Never nil inside chromem-go, whose nil means "call OpenAI".
@@ -41,8 +39,9 @@ type Options struct {
 	// its similarity to every allowed tool, not only the lexical
 	// candidates, is fused into the whole request's list with
 	// Ranking.SemanticWeight, so a tool that shares no word with the
-	// request can still rank. Its vectors are cheap and kept in memory
-	// only (re-embedded on start), so it must not call a server.
+	// request can still rank. Its vectors are kept quantised (int8) and
+	// persisted with the index; it must not call a server (it also runs
+	// once per search).
 	Semantic embed.Embedder
 	// Ranking tunes the fusion; the zero value means DefaultRanking().
 	Ranking Ranking
@@ -52,46 +51,47 @@ type Options struct {
 
 // Stats describe the index, so callers and tests can see what work was done.
 type Stats struct {
-	Tools    int    // tools indexed now
-	Embedded int64  // documents embedded since New (reused vectors are not counted)
-	Rebuilt  bool   // New found an index made by another embedder and re-embedded it
-	Identity string // the embedder identity stored with the index
-	Semantic string // Options.Semantic's identity ("" without one)
+	Tools            int    // tools indexed now
+	Embedded         int64  // documents embedded since New (reused vectors are not counted)
+	SemanticEmbedded int64  // documents given meaning vectors since New (Options.Semantic)
+	Rebuilt          bool   // New found an index made by another embedder and re-embedded it
+	Identity         string // the embedder identity stored with the index
+	Semantic         string // Options.Semantic's identity ("" without one)
 }
 
 // Recommender ranks catalog tools for a request. It is safe for concurrent
 // use; writes are serialised, searches run in parallel with each other.
 type Recommender struct {
-	opts     Options
-	emb      embed.Embedder
-	rank     Ranking
-	log      *slog.Logger
-	db       *chromem.DB
-	col      *chromem.Collection
-	writeMu  sync.Mutex // one writer at a time (embedding happens outside mu)
-	mu       sync.RWMutex
-	tools    map[string]*entry
-	bySlot   []*entry // by lexical slot, for filters (nil: free slot)
-	lex      *bm25
-	vec      flat // the query path's int8 copy of the vectors
-	sem      flat // Options.Semantic's vectors by slot (empty without it)
-	dim      int
-	manifest embed.Manifest // as last written, so a start that changes nothing writes nothing
-	embedded atomic.Int64
-	rebuilt  bool
+	opts    Options
+	emb     embed.Embedder
+	rank    Ranking
+	log     *slog.Logger
+	col     *chromem.Collection // the vectors of record, in memory (persisted by file)
+	file    *indexFile          // nil in memory
+	writeMu sync.Mutex          // one writer at a time (embedding happens outside mu)
+	mu      sync.RWMutex
+	tools   map[string]*entry
+	bySlot  []*entry // by lexical slot, for filters (nil: free slot)
+	lex     *bm25
+	vecs    [][]float32 // by slot: the collection's vectors, for the query path
+	sem     flat        // Options.Semantic's vectors by slot, int8 (empty without it)
+	dim     int
+	// embedded and semEmbedded count documents embedded since New.
+	embedded, semEmbedded atomic.Int64
+	rebuilt               bool
 }
 
 // entry is the in-memory view of one indexed tool.
 type entry struct {
 	contract contracts.Contract
-	fields   fields
-	hash     string
+	hash     string // of the indexed text: equal hashes, same vectors
 	service  string
 }
 
 // New opens (or creates) a tool index. With a persisted Dir, previously
-// indexed tools are loaded without re-embedding; if the stored embedder
-// identity differs from opts.Embedder's, every stored tool is re-embedded.
+// indexed tools are loaded from the index file without embedding or
+// tokenising them again; tools stored by another embedder (or another
+// Options.Semantic) are embedded again.
 func New(opts Options) (*Recommender, error) {
 	r := &Recommender{opts: opts, emb: opts.Embedder, rank: opts.Ranking, log: opts.Logger,
 		tools: map[string]*entry{}}
@@ -108,25 +108,15 @@ func New(opts Options) (*Recommender, error) {
 		r.log = slog.Default()
 	}
 	r.lex = newBM25(r.rank)
-	if opts.Dir == "" {
-		r.db = chromem.NewDB()
-	} else {
-		db, err := chromem.NewPersistentDB(opts.Dir, false)
-		if err != nil {
-			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "open tool index: %w", err).With("dir", opts.Dir)
-		}
-		r.db = db
-	}
-	old, err := r.readManifest()
-	if err != nil {
-		return nil, err
-	}
-	r.manifest = old
-	r.col, err = r.db.GetOrCreateCollection(collectionName, nil, noEmbedding)
+	col, err := chromem.NewDB().CreateCollection(collectionName, nil, noEmbedding)
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeInternal, "open tool collection: %w", err)
 	}
-	if err := r.load(context.Background(), old); err != nil {
+	r.col = col
+	if opts.Dir == "" {
+		return r, nil
+	}
+	if err := r.load(context.Background()); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -138,117 +128,193 @@ func noEmbedding(context.Context, string) ([]float32, error) {
 	return nil, errors.New("recommender: chromem-go must not embed by itself")
 }
 
-func (r *Recommender) manifestPath() string { return filepath.Join(r.opts.Dir, manifestName) }
-
-func (r *Recommender) readManifest() (embed.Manifest, error) {
-	if r.opts.Dir == "" {
-		return embed.Manifest{}, nil
+// semanticIdentity names Options.Semantic ("" without one).
+func (r *Recommender) semanticIdentity() string {
+	if r.opts.Semantic == nil {
+		return ""
 	}
-	m, err := embed.ReadManifest(r.manifestPath())
-	if err != nil {
-		return m, contracts.Errorf(contracts.CodeInvalidConfig, "read tool index manifest: %w", err).With("path", r.manifestPath())
-	}
-	return m, nil
+	return r.opts.Semantic.Identity()
 }
 
-// writeManifest records the embedder and dimension once they change: an
-// Upsert that only re-offers known tools (every start) writes nothing.
-func (r *Recommender) writeManifest() error {
-	m := embed.Manifest{Format: indexFormat, Identity: r.emb.Identity(), Dim: r.dim}
-	if r.opts.Dir == "" || m == r.manifest {
-		return nil
-	}
-	if err := embed.WriteManifest(r.manifestPath(), m); err != nil {
-		return contracts.Errorf(contracts.CodeInternal, "write tool index manifest: %w", err)
-	}
-	r.manifest = m
-	return nil
-}
-
-// load reads the persisted documents back. chromem-go has no listing call,
-// so one query for Count() results with any vector of the stored dimension
-// enumerates the collection.
-func (r *Recommender) load(ctx context.Context, m embed.Manifest) error {
-	n := r.col.Count()
-	if n == 0 {
-		return nil
-	}
-	if m.Dim <= 0 || m.Format != indexFormat {
-		r.log.Warn("tool index has no usable manifest; starting empty", "dir", r.opts.Dir)
-		return r.resetCollection()
-	}
-	probe := make([]float32, m.Dim)
-	probe[0] = 1
-	docs, err := r.col.QueryEmbedding(ctx, probe, n, nil, nil)
+// load replays the index file: every stored tool is indexed from its
+// stored vectors and words; tools stored by other embedders are embedded
+// again and the file rewritten without their old records.
+func (r *Recommender) load(ctx context.Context) error {
+	dropChromemLayout(r.opts.Dir, r.log)
+	stale := map[string]contracts.Contract{}
+	replay := func(fr *frame) error { return r.replay(ctx, fr, stale) }
+	file, damaged, err := openIndexFile(r.opts.Dir, replay)
 	if err != nil {
-		return contracts.Errorf(contracts.CodeInternal, "read tool index: %w", err)
+		return contracts.Errorf(contracts.CodeInvalidConfig, "open tool index: %w", err).With("dir", r.opts.Dir)
 	}
-	var stored []contracts.Contract
-	for _, d := range docs {
-		var c contracts.Contract
-		if err := json.Unmarshal([]byte(d.Metadata[metaContract]), &c); err != nil {
-			r.log.Warn("dropping unreadable tool index entry", "id", d.ID, "err", err)
-			continue
-		}
-		stored = append(stored, c)
-		if m.Identity == r.emb.Identity() {
-			r.index(c, toolFields(c), d.Embedding, nil)
-		}
+	if damaged != nil {
+		r.log.Warn("tool index file damaged; its tail was dropped and is re-indexed as tools are offered", "dir", r.opts.Dir, "err", damaged)
 	}
-	if m.Identity == r.emb.Identity() {
-		r.dim = m.Dim
-		return r.embedSemantic(ctx, stored)
+	r.file = file
+	if len(stale) == 0 {
+		return nil
 	}
-	r.log.Info("embedder changed; rebuilding tool index", "old", m.Identity, "new", r.emb.Identity(), "tools", len(stored))
-	if err := r.resetCollection(); err != nil {
+	r.log.Info("embedder changed; re-embedding stored tools", "embedder", r.emb.Identity(), "semantic", r.semanticIdentity(), "tools", len(stale))
+	r.rebuilt = true
+	names := slices.Sorted(maps.Keys(stale))
+	cs := make([]contracts.Contract, len(names))
+	for i, n := range names {
+		cs[i] = stale[n]
+	}
+	if err := r.Upsert(ctx, cs...); err != nil {
 		return err
 	}
-	r.rebuilt = true
-	return r.Upsert(ctx, stored...)
+	return r.compact()
 }
 
-func (r *Recommender) resetCollection() error {
-	if err := r.db.DeleteCollection(collectionName); err != nil {
-		return contracts.Errorf(contracts.CodeInternal, "reset tool index: %w", err)
+// replay applies one frame of the index file: its tools replace earlier
+// records of the same names, its removals drop them. Tools stored by
+// another embedder (or Options.Semantic) are collected in stale instead.
+func (r *Recommender) replay(ctx context.Context, fr *frame, stale map[string]contracts.Contract) error {
+	old := fr.Identity != r.emb.Identity() || fr.Semantic != r.semanticIdentity()
+	vecs, sems := fr.vectors()
+	ids := make([]int32, len(fr.Vocab))
+	for i, w := range fr.Vocab {
+		ids[i] = r.lex.internWord(w)
 	}
-	col, err := r.db.CreateCollection(collectionName, nil, noEmbedding)
-	if err != nil {
-		return contracts.Errorf(contracts.CodeInternal, "reset tool index: %w", err)
+	for i, st := range fr.Tools {
+		name := st.Contract.Tool
+		if old {
+			stale[name] = st.Contract
+			if err := r.drop(ctx, name); err != nil {
+				return err
+			}
+			continue
+		}
+		delete(stale, name)
+		v := vecs[i*fr.Dim : (i+1)*fr.Dim : (i+1)*fr.Dim]
+		if err := r.checkDim(v); err != nil {
+			return err.With("tool", name)
+		}
+		var words termFields
+		for f, ls := range st.Terms {
+			words[f] = make([]int32, len(ls))
+			for j, l := range ls {
+				words[f][j] = ids[l]
+			}
+		}
+		if err := r.putVector(ctx, name, v); err != nil {
+			return err
+		}
+		r.index(st.Contract, st.Hash, words, v)
+		if fr.SemDim > 0 {
+			r.sem.setQuantised(r.lex.slots[name], sems[i*fr.SemDim:(i+1)*fr.SemDim], st.SemScale)
+		}
 	}
-	r.col = col
+	for _, name := range fr.Removed {
+		delete(stale, name)
+		if err := r.drop(ctx, name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// index records a tool and its vector in the in-memory structures (caller
-// holds mu or is New).
-func (r *Recommender) index(c contracts.Contract, f fields, v []float32, semVecs map[string][]float32) {
-	if old, ok := r.tools[c.Tool]; ok {
-		if ca, ok := r.emb.(embed.CorpusAware); ok {
-			ca.RemoveDocument(old.fields.text())
-		}
+// dropChromemLayout removes the index of earlier versions (a manifest and
+// chromem-go's directory of one file per tool): its tools are embedded
+// again as the catalog offers them.
+func dropChromemLayout(dir string, log *slog.Logger) {
+	const manifest = "ordo-tool-index.json"
+	if _, err := os.Stat(filepath.Join(dir, manifest)); err != nil {
+		return
 	}
-	e := &entry{contract: c, fields: f, hash: f.hash(), service: serviceOf(c)}
-	r.tools[c.Tool] = e
-	r.lex.add(c.Tool, f)
-	slot := r.lex.slots[c.Tool]
-	for len(r.bySlot) <= slot {
-		r.bySlot = append(r.bySlot, nil)
+	// chromem-go names a collection's directory by the first 4 bytes of
+	// the SHA-256 of its name.
+	sum := sha256.Sum256([]byte(collectionName))
+	old := filepath.Join(dir, hex.EncodeToString(sum[:4]))
+	log.Info("dropping the per-document tool index of an earlier version", "dir", old)
+	if err := errors.Join(os.RemoveAll(old), os.Remove(filepath.Join(dir, manifest))); err != nil {
+		log.Warn("could not remove the old tool index", "err", err)
 	}
-	r.bySlot[slot] = e
-	r.vec.set(slot, v)
-	if sv, ok := semVecs[c.Tool]; ok {
-		r.sem.set(slot, sv)
+}
+
+// putVector stores a tool's vector in the collection, replacing its old
+// one, and keeps a corpus-aware embedder's statistics in step. Caller holds
+// mu or is New.
+func (r *Recommender) putVector(ctx context.Context, name string, v []float32) error {
+	if err := r.dropVector(ctx, name); err != nil {
+		return err
+	}
+	if err := r.col.AddDocument(ctx, chromem.Document{ID: name, Embedding: v}); err != nil {
+		return contracts.Errorf(contracts.CodeInternal, "store tool %s: %w", name, err).With("tool", name)
 	}
 	if ca, ok := r.emb.(embed.CorpusAware); ok {
-		ca.AddDocument(f.text())
+		ca.AddVector(v)
 	}
+	return nil
+}
+
+// dropVector removes a tool's vector from the collection (if it has one)
+// and from a corpus-aware embedder's statistics.
+func (r *Recommender) dropVector(ctx context.Context, name string) error {
+	slot, known := r.lex.slots[name]
+	if !known {
+		return nil
+	}
+	if ca, ok := r.emb.(embed.CorpusAware); ok {
+		ca.RemoveVector(r.vecs[slot])
+	}
+	if err := r.col.Delete(ctx, nil, nil, name); err != nil {
+		return contracts.Errorf(contracts.CodeInternal, "remove tool %s: %w", name, err).With("tool", name)
+	}
+	return nil
+}
+
+// drop forgets a tool (nothing for an unknown name). Caller holds mu or
+// is New.
+func (r *Recommender) drop(ctx context.Context, name string) error {
+	slot, known := r.lex.slots[name]
+	if !known {
+		return nil
+	}
+	if err := r.dropVector(ctx, name); err != nil {
+		return err
+	}
+	r.bySlot[slot], r.vecs[slot] = nil, nil
+	r.sem.clear(slot)
+	r.lex.remove(name)
+	delete(r.tools, name)
+	return nil
+}
+
+// index records a tool in the in-memory structures after putVector (caller
+// holds mu or is New).
+func (r *Recommender) index(c contracts.Contract, hash string, words termFields, v []float32) {
+	e := &entry{contract: c, hash: hash, service: serviceOf(c)}
+	r.tools[c.Tool] = e
+	r.lex.add(c.Tool, words)
+	slot := r.lex.slots[c.Tool]
+	for len(r.bySlot) <= slot {
+		r.bySlot, r.vecs = append(r.bySlot, nil), append(r.vecs, nil)
+	}
+	r.bySlot[slot], r.vecs[slot] = e, v
+}
+
+// embedBatch is how many offered tools Upsert classifies, embeds (one
+// embedding request) and writes at a time.
+const embedBatch = 4096
+
+// pending is one offered tool that changes the index.
+type pending struct {
+	c     contracts.Contract
+	f     fields
+	hash  string
+	words [3][]string // the lexical index's words, when the text changed
+	text  bool        // the indexed text changed: embed it
 }
 
 // Upsert adds or replaces tools. Only tools whose indexed text changed are
-// re-embedded; a contract change that leaves the text alone (risk, scopes)
-// only updates the stored metadata. Invalid contracts change nothing.
+// re-embedded, in batches of up to 4,096 tools (one embedding request
+// each); a contract change that leaves the text alone (risk, scopes) only
+// updates the stored contract. Invalid contracts change nothing; when an
+// embedding request fails, the batches before it stay indexed.
 func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) error {
-	latest := map[string]contracts.Contract{}
+	latest := map[string]int{} // the last offer of each name
 	order := []string{}
 	for i, c := range cs {
 		if c.Tool == "" {
@@ -257,75 +323,238 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 		if _, ok := latest[c.Tool]; !ok {
 			order = append(order, c.Tool)
 		}
-		latest[c.Tool] = c
-	}
-	if len(order) == 0 {
-		return nil
+		latest[c.Tool] = i
 	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
-
-	// Decide what needs vectors, then embed without blocking searches.
-	r.mu.RLock()
-	var texts []string
-	var need []string
-	fs := make(map[string]fields, len(order))
-	for _, name := range order {
-		f := toolFields(latest[name])
-		fs[name] = f
-		if old, ok := r.tools[name]; !ok || old.hash != f.hash() {
-			need = append(need, name)
-			texts = append(texts, f.text())
-		}
-	}
-	r.mu.RUnlock()
-	vecs := map[string][]float32{}
-	if len(texts) > 0 {
-		out, err := r.emb.EmbedDocuments(ctx, texts)
-		if err != nil {
-			return contracts.Errorf(contracts.CodeExternal, "embed %d tools: %w", len(texts), err).With("embedder", r.emb.Identity())
-		}
-		if len(out) != len(texts) {
-			return contracts.Errorf(contracts.CodeExternal, "embedder returned %d vectors for %d texts", len(out), len(texts)).With("embedder", r.emb.Identity())
-		}
-		for i, name := range need {
-			if err := r.checkDim(out[i]); err != nil {
-				return err.With("tool", name)
+	// Batch by batch (a large catalog's words and vectors are not all
+	// held at once): decide what changes, then tokenise and embed without
+	// blocking searches (writeMu keeps the index as it is meanwhile).
+	for len(order) > 0 {
+		batch := order[:min(embedBatch, len(order))]
+		order = order[len(batch):]
+		r.mu.RLock()
+		var todo []*pending
+		for _, name := range batch {
+			c := cs[latest[name]]
+			old, known := r.tools[name]
+			if known && reflect.DeepEqual(old.contract, c) {
+				continue // a start re-offers every tool: nothing to do
 			}
-			vecs[name] = out[i]
+			f := toolFields(c)
+			p := &pending{c: c, f: f, hash: f.hash()}
+			p.text = !known || old.hash != p.hash
+			todo = append(todo, p)
 		}
-		r.embedded.Add(int64(len(texts)))
+		r.mu.RUnlock()
+		if len(todo) > 0 {
+			if err := r.upsert(ctx, todo); err != nil {
+				return err
+			}
+		}
 	}
-	semVecs, err := r.semanticVectors(ctx, need, fs)
+	return nil
+}
+
+// upsert embeds, indexes and persists one batch of changed tools. Caller
+// holds writeMu.
+func (r *Recommender) upsert(ctx context.Context, todo []*pending) error {
+	var texts []string
+	var words [][]string
+	for _, p := range todo {
+		if p.text {
+			var all []string
+			p.words, all = fieldWords(p.f)
+			texts, words = append(texts, p.f.text()), append(words, all)
+		}
+	}
+	// The meaning vectors are made alongside (the embedders are
+	// independent): a large catalog is indexed in about the time of the
+	// slower one.
+	var sems map[string][]float32
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		sems, err = r.semanticVectors(ctx, todo)
+		return err
+	})
+	vecs, err := r.embedDocuments(ctx, texts, words)
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return err
 	}
+	i := 0
+	for _, p := range todo {
+		if p.text {
+			if err := r.checkDim(vecs[i]); err != nil {
+				return err.With("tool", p.c.Tool)
+			}
+			i++
+		}
+	}
 
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, name := range order {
-		c := latest[name]
-		v, ok := vecs[name]
-		if old, known := r.tools[name]; !ok && known && reflect.DeepEqual(old.contract, c) {
-			continue // identical contract: nothing to write
+	i = 0
+	for _, p := range todo {
+		if !p.text {
+			// Same text, same vectors and words: only the contract.
+			e := *r.tools[p.c.Tool]
+			e.contract, e.service = p.c, serviceOf(p.c)
+			r.tools[p.c.Tool], r.bySlot[r.lex.slots[p.c.Tool]] = &e, &e
+			continue
 		}
-		if !ok {
-			doc, err := r.col.GetByID(ctx, name)
-			if err != nil {
-				return contracts.Errorf(contracts.CodeInternal, "reuse vector of %s: %w", name, err).With("tool", name)
-			}
-			v = doc.Embedding
-		}
-		if err := r.store(ctx, c, fs[name], v); err != nil {
+		v := vecs[i]
+		i++
+		if err := r.putVector(ctx, p.c.Tool, v); err != nil {
+			r.mu.Unlock()
 			return err
 		}
-		r.index(c, fs[name], v, semVecs)
+		r.index(p.c, p.hash, r.lex.intern(p.words), v)
+		if sv, ok := sems[p.c.Tool]; ok {
+			r.sem.set(r.lex.slots[p.c.Tool], sv)
+		}
 	}
-	return r.writeManifest()
+	r.mu.Unlock()
+	names := make([]string, len(todo))
+	for i, p := range todo {
+		names[i] = p.c.Tool
+	}
+	return r.persist(names, nil)
+}
+
+// persist appends the named tools (as indexed now) and the removals to the
+// index file, and compacts the file once most of its records are dead.
+// Searches may run meanwhile; the caller holds writeMu, so nothing else
+// changes the index.
+func (r *Recommender) persist(names, removed []string) error {
+	if r.file == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if err := r.file.appendFrames(r.frames(names, removed)); err != nil {
+		return contracts.Errorf(contracts.CodeInternal, "write tool index: %w", err).With("dir", r.opts.Dir)
+	}
+	if r.file.grown(len(r.tools)) {
+		return r.rewrite()
+	}
+	return nil
+}
+
+// Close closes the index file; the recommender must not be used after.
+// An in-memory recommender has nothing to close.
+func (r *Recommender) Close() error {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	if r.file == nil {
+		return nil
+	}
+	err := r.file.f.Close()
+	r.file = nil
+	return err
+}
+
+// compact rewrites the index file with the live tools only (caller holds
+// writeMu or is New).
+func (r *Recommender) compact() error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.rewrite()
+}
+
+// rewrite is compact with mu held.
+func (r *Recommender) rewrite() error {
+	names := make([]string, 0, len(r.tools))
+	for _, n := range r.lex.names {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	if err := r.file.rewrite(r.frames(names, nil)); err != nil {
+		return contracts.Errorf(contracts.CodeInternal, "rewrite tool index: %w", err).With("dir", r.opts.Dir)
+	}
+	return nil
+}
+
+// frames encodes the named tools as index file frames of at most
+// frameTools tools each, one frame at a time, then the removals. Caller
+// holds mu.
+func (r *Recommender) frames(names, removed []string) iter.Seq[*frame] {
+	return func(yield func(*frame) bool) {
+		for len(names) > 0 {
+			batch := names[:min(frameTools, len(names))]
+			names = names[len(batch):]
+			if !yield(r.frame(batch)) {
+				return
+			}
+		}
+		if len(removed) > 0 {
+			yield(&frame{Format: indexFormat, Identity: r.emb.Identity(), Semantic: r.semanticIdentity(), Removed: removed})
+		}
+	}
+}
+
+// frame encodes tools as one frame. Caller holds mu.
+func (r *Recommender) frame(batch []string) *frame {
+	fr := &frame{Format: indexFormat, Identity: r.emb.Identity(), Dim: r.dim, Semantic: r.semanticIdentity(), SemDim: r.sem.dim,
+		Tools: make([]storedTool, len(batch)), Vectors: make([]byte, 0, len(batch)*r.dim*4), Sem: make([]byte, 0, len(batch)*r.sem.dim)}
+	local := map[int32]uint32{}
+	for i, name := range batch {
+		e, slot := r.tools[name], r.lex.slots[name]
+		st := storedTool{Contract: e.contract, Hash: e.hash}
+		for f, ids := range r.lex.fields[slot] {
+			st.Terms[f] = make([]uint32, len(ids))
+			for j, id := range ids {
+				l, ok := local[id]
+				if !ok {
+					l = uint32(len(fr.Vocab))
+					local[id] = l
+					fr.Vocab = append(fr.Vocab, r.lex.vocab[id])
+				}
+				st.Terms[f][j] = l
+			}
+		}
+		for _, x := range r.vecs[slot] {
+			fr.Vectors = binary.LittleEndian.AppendUint32(fr.Vectors, math.Float32bits(x))
+		}
+		if fr.SemDim > 0 {
+			row, scale := r.sem.row(slot)
+			for _, x := range row {
+				fr.Sem = append(fr.Sem, byte(x))
+			}
+			st.SemScale = scale
+		}
+		fr.Tools[i] = st
+	}
+	return fr
+}
+
+// embedDocuments embeds changed tools' texts (their words for a
+// WordEmbedder).
+func (r *Recommender) embedDocuments(ctx context.Context, texts []string, words [][]string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	var out [][]float32
+	var err error
+	if we, ok := r.emb.(embed.WordEmbedder); ok {
+		out = we.EmbedWords(words)
+	} else {
+		out, err = r.emb.EmbedDocuments(ctx, texts)
+	}
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeExternal, "embed %d tools: %w", len(texts), err).With("embedder", r.emb.Identity())
+	}
+	if len(out) != len(texts) {
+		return nil, contracts.Errorf(contracts.CodeExternal, "embedder returned %d vectors for %d texts", len(out), len(texts)).With("embedder", r.emb.Identity())
+	}
+	r.embedded.Add(int64(len(texts)))
+	return out, nil
 }
 
 // checkDim fixes the index dimension on the first vector and refuses
-// vectors of another size, which chromem-go could not compare.
+// vectors of another size, which could not be compared.
 func (r *Recommender) checkDim(v []float32) *contracts.Error {
 	if len(v) == 0 {
 		return contracts.Errorf(contracts.CodeExternal, "embedder returned an empty vector")
@@ -339,61 +568,36 @@ func (r *Recommender) checkDim(v []float32) *contracts.Error {
 	return nil
 }
 
-// store writes one tool to chromem-go (one file when persisted). The
-// contract is the document's metadata; the indexed text is not stored (it
-// is derived from the contract), which keeps 50k documents in memory small.
-func (r *Recommender) store(ctx context.Context, c contracts.Contract, f fields, v []float32) error {
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return contracts.Errorf(contracts.CodeInvalidContract, "encode contract %s: %w", c.Tool, err).With("tool", c.Tool)
-	}
-	doc := chromem.Document{
-		ID:        c.Tool,
-		Embedding: v,
-		Metadata:  map[string]string{metaHash: f.hash(), metaContract: string(raw)},
-	}
-	if err := r.col.AddDocument(ctx, doc); err != nil {
-		return contracts.Errorf(contracts.CodeInternal, "store tool %s: %w", c.Tool, err).With("tool", c.Tool)
-	}
-	return nil
-}
-
 // Remove drops tools from the index; unknown names are ignored (removal is
 // idempotent, as catalog events may repeat).
 func (r *Recommender) Remove(ctx context.Context, tools ...string) error {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var removed []string
 	for _, name := range tools {
-		old, ok := r.tools[name]
-		if !ok {
+		if _, ok := r.tools[name]; !ok {
 			continue
 		}
-		if err := r.col.Delete(ctx, nil, nil, name); err != nil {
-			return contracts.Errorf(contracts.CodeInternal, "remove tool %s: %w", name, err).With("tool", name)
+		if err := r.drop(ctx, name); err != nil {
+			r.mu.Unlock()
+			return err
 		}
-		r.bySlot[r.lex.slots[name]] = nil
-		r.vec.clear(r.lex.slots[name])
-		r.sem.clear(r.lex.slots[name])
-		r.lex.remove(name)
-		if ca, ok := r.emb.(embed.CorpusAware); ok {
-			ca.RemoveDocument(old.fields.text())
-		}
-		delete(r.tools, name)
+		removed = append(removed, name)
 	}
-	return nil
+	r.mu.Unlock()
+	if len(removed) == 0 {
+		return nil
+	}
+	return r.persist(nil, removed)
 }
 
 // Stats reports the index size and the embedding work done so far.
 func (r *Recommender) Stats() Stats {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	st := Stats{Tools: len(r.tools), Embedded: r.embedded.Load(), Rebuilt: r.rebuilt, Identity: r.emb.Identity()}
-	if r.opts.Semantic != nil {
-		st.Semantic = r.opts.Semantic.Identity()
-	}
-	return st
+	return Stats{Tools: len(r.tools), Embedded: r.embedded.Load(), SemanticEmbedded: r.semEmbedded.Load(),
+		Rebuilt: r.rebuilt, Identity: r.emb.Identity(), Semantic: r.semanticIdentity()}
 }
 
 // ChangeKind says what happened to a catalog tool.
@@ -446,15 +650,17 @@ func (k ChangeKind) String() string {
 	return fmt.Sprintf("kind(%d)", int(k))
 }
 
-// semanticVectors embeds the named tools' texts with Options.Semantic in
-// one batch (nil without it).
-func (r *Recommender) semanticVectors(ctx context.Context, names []string, fs map[string]fields) (map[string][]float32, error) {
-	if r.opts.Semantic == nil || len(names) == 0 {
-		return nil, nil
+// semanticVectors embeds the changed texts with Options.Semantic in one
+// batch (nil without it).
+func (r *Recommender) semanticVectors(ctx context.Context, todo []*pending) (map[string][]float32, error) {
+	var names, texts []string
+	for _, p := range todo {
+		if p.text && r.opts.Semantic != nil {
+			names, texts = append(names, p.c.Tool), append(texts, p.f.semanticText())
+		}
 	}
-	texts := make([]string, len(names))
-	for i, n := range names {
-		texts[i] = fs[n].semanticText()
+	if len(texts) == 0 {
+		return nil, nil
 	}
 	out, err := r.opts.Semantic.EmbedDocuments(ctx, texts)
 	if err == nil && len(out) != len(texts) {
@@ -463,28 +669,10 @@ func (r *Recommender) semanticVectors(ctx context.Context, names []string, fs ma
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeExternal, "semantic embedding of %d tools: %w", len(texts), err).With("embedder", r.opts.Semantic.Identity())
 	}
+	r.semEmbedded.Add(int64(len(texts)))
 	vecs := make(map[string][]float32, len(names))
 	for i, n := range names {
 		vecs[n] = out[i]
 	}
 	return vecs, nil
-}
-
-// embedSemantic gives the tools loaded from a persisted index their
-// semantic vectors, which are not stored (embedding them is cheaper than
-// reading them back).
-func (r *Recommender) embedSemantic(ctx context.Context, cs []contracts.Contract) error {
-	names := make([]string, 0, len(cs))
-	fs := make(map[string]fields, len(cs))
-	for _, c := range cs {
-		if e, ok := r.tools[c.Tool]; ok {
-			names = append(names, c.Tool)
-			fs[c.Tool] = e.fields
-		}
-	}
-	vecs, err := r.semanticVectors(ctx, names, fs)
-	for n, v := range vecs {
-		r.sem.set(r.lex.slots[n], v)
-	}
-	return err
 }

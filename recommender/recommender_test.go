@@ -39,6 +39,11 @@ func newIndex(t *testing.T, opts Options, cs ...contracts.Contract) *Recommender
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
 	if len(cs) > 0 {
 		if err := r.Upsert(context.Background(), cs...); err != nil {
 			t.Fatal(err)
@@ -377,8 +382,10 @@ func TestEmbedderChangeRebuildsIndex(t *testing.T) {
 	}
 }
 
+// TestConcurrentSearchAndUpsert: searches run while tools are changed and
+// removed and the index file is written (run with -race).
 func TestConcurrentSearchAndUpsert(t *testing.T) {
-	r := newIndex(t, Options{}, catalog()...)
+	r := newIndex(t, Options{Dir: t.TempDir()}, catalog()...)
 	ctx := context.Background()
 	done := make(chan error, 1)
 	go func() {

@@ -2,11 +2,11 @@ package recommender
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -183,7 +183,7 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 		for rank, t := range l.order {
 			s := w / (r.rank.RRFK + float64(rank+1))
 			if i > 0 && r.rank.ClauseMax {
-				best[t] = math.Max(best[t], s)
+				best[t] = max(best[t], s)
 				continue
 			}
 			scores[t] += s
@@ -241,7 +241,7 @@ func (r *Recommender) relevance(hits []Hit, texts []string) {
 		slot := r.lex.slots[hits[i].Tool]
 		best := 0.0
 		for _, ws := range words {
-			best = math.Max(best, r.lex.share(slot, ws))
+			best = max(best, r.lex.share(slot, ws))
 		}
 		hits[i].Score = math.Round(best*1000) / 1000
 	}
@@ -401,7 +401,7 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 	defer func() { giveBack(lex, touched) }()
 	var maxL float64
 	for _, s := range touched {
-		maxL = math.Max(maxL, lex[s])
+		maxL = max(maxL, lex[s])
 	}
 	var vec map[int]float64
 	if whole || r.rank.ClauseVectors {
@@ -412,7 +412,7 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 	}
 	var maxV float64
 	for _, v := range vec {
-		maxV = math.Max(maxV, v)
+		maxV = max(maxV, v)
 	}
 	wv := r.rank.VectorWeight
 	if len(vec) == 0 {
@@ -476,26 +476,50 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 }
 
 // topN returns the n best-scored slots, best first (ties by tool name),
-// without sorting them all: lists only feed the top of a fusion.
+// without sorting them all: a bounded min-heap keeps the n best seen so
+// far, so a slot that cannot enter costs one comparison.
 func topN(slots []int, score []float64, names []string, n int) []int {
-	better := func(a, b int) bool {
-		if score[a] != score[b] {
-			return score[a] > score[b]
-		}
-		return names[a] < names[b]
-	}
-	out := make([]int, 0, n+1)
+	h := &slotHeap{score: score, names: names, s: make([]int, 0, min(n, len(slots)))}
 	for _, t := range slots {
-		if len(out) == n && !better(t, out[n-1]) {
-			continue
-		}
-		i := sort.Search(len(out), func(i int) bool { return better(t, out[i]) })
-		out = slices.Insert(out, i, t)
-		if len(out) > n {
-			out = out[:n]
+		switch {
+		case len(h.s) < n:
+			heap.Push(h, t)
+		case n > 0 && h.better(t, h.s[0]):
+			h.s[0] = t
+			heap.Fix(h, 0)
 		}
 	}
-	return out
+	slices.SortFunc(h.s, func(a, b int) int {
+		if h.better(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return h.s
+}
+
+// slotHeap is a min-heap of slots, the worst on top.
+type slotHeap struct {
+	score []float64
+	names []string
+	s     []int
+}
+
+func (h *slotHeap) better(a, b int) bool {
+	if h.score[a] != h.score[b] {
+		return h.score[a] > h.score[b]
+	}
+	return h.names[a] < h.names[b]
+}
+
+func (h *slotHeap) Len() int           { return len(h.s) }
+func (h *slotHeap) Less(i, j int) bool { return h.better(h.s[j], h.s[i]) }
+func (h *slotHeap) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
+func (h *slotHeap) Push(x any)         { h.s = append(h.s, x.(int)) }
+func (h *slotHeap) Pop() any {
+	x := h.s[len(h.s)-1]
+	h.s = h.s[:len(h.s)-1]
+	return x
 }
 
 // vectorScores is the cosine similarity of text to the tools of the
@@ -526,7 +550,7 @@ func (r *Recommender) vectorScores(ctx context.Context, text string, touched []i
 	sim := borrow(len(r.lex.names))
 	var near []int
 	for _, s := range pool {
-		if v := r.vec.dot(s, q); v > 0 {
+		if v := dot(r.vecs[s], q); v > 0 {
 			sim[s] = v
 			near = append(near, s)
 		}
@@ -559,17 +583,19 @@ func (r *Recommender) semanticScores(ctx context.Context, text string, keep func
 	if len(q) != r.sem.dim || isZero(q) {
 		return nil, nil
 	}
-	// Two passes: the first semanticCoarseDims dimensions (the static
-	// vectors' PCA orders them by variance) pick a shortlist, whose full
-	// similarity decides; a scan of every tool at full width was most of
-	// the semantic list's time at 50k tools.
+	// Two passes: the first headDims dimensions (the static vectors' PCA
+	// orders them by variance), in integer sums against the query
+	// quantised to int8, pick a shortlist from every allowed tool, whose
+	// full similarity decides. A full-width scan of every tool was most
+	// of a query's time at 50k tools.
 	sim := borrow(len(r.lex.names))
-	var coarse []int
+	q8, _ := quantise(q)
+	coarse := make([]int, 0, len(r.bySlot))
 	for s, e := range r.bySlot {
-		if e == nil || (keep != nil && !keep(s)) {
+		if e == nil || (keep != nil && !keep(s)) || !r.sem.has(s) {
 			continue
 		}
-		if v := r.sem.dotN(s, q, min(semanticCoarseDims, r.sem.dim)); v > 0 {
+		if v := r.sem.headDot(s, q8); v > 0 {
 			sim[s] = v
 			coarse = append(coarse, s)
 		}
@@ -601,17 +627,15 @@ func (r *Recommender) semanticScores(ctx context.Context, text string, keep func
 	return out, nil
 }
 
-// The semantic list's first pass: its width and how many tools per kept
-// candidate it passes on (measured in docs/recommender.md).
-const (
-	semanticCoarseDims = 64
-	semanticShortlist  = 8
-)
+// semanticShortlist is how many tools per kept candidate the semantic
+// list's first pass hands to the full similarity (recall measured in
+// TestScale50k, docs/recommender.md).
+const semanticShortlist = 8
 
 func maxOf(m map[string]float64) float64 {
 	best := 0.0
 	for _, v := range m {
-		best = math.Max(best, v)
+		best = max(best, v)
 	}
 	if best == 0 {
 		return 1

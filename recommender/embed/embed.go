@@ -15,9 +15,19 @@ type Embedder interface {
 
 // CorpusAware is implemented by embedders whose query vectors depend on
 // statistics of the indexed corpus (such as IDF). The recommender reports
-// every document it adds or removes, including documents reloaded from a
-// persisted index, so the statistics always match the index.
+// the vector of every document it adds or removes, including documents
+// reloaded from a persisted index, so the statistics always match the
+// index. Statistics come from the stored vectors, not the texts: a start
+// then needs no tokenising.
 type CorpusAware interface {
-	AddDocument(text string)
-	RemoveDocument(text string)
+	AddVector(v []float32)
+	RemoveVector(v []float32)
+}
+
+// WordEmbedder is implemented by embedders whose document vectors are a
+// function of tokenize.Words of the text: the recommender passes the words
+// it already cut for its lexical index, so a tool is tokenised once.
+// EmbedWords(tokenize.Words(t)) equals EmbedDocuments of t.
+type WordEmbedder interface {
+	EmbedWords(docs [][]string) [][]float32
 }

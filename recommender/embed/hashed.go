@@ -84,15 +84,28 @@ func (h *Hashed) EmbedDocuments(ctx context.Context, texts []string) ([][]float3
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		v := h.features(t)
-		if isZero(v) {
-			// A text with no content words still needs a storable vector:
-			// a fixed unit bucket, orthogonal-ish to every real text.
-			v[0] = 1
-		}
-		out[i] = normalise(v)
+		out[i] = h.document(tokenize.Words(t))
 	}
 	return out, nil
+}
+
+// EmbedWords implements WordEmbedder.
+func (h *Hashed) EmbedWords(docs [][]string) [][]float32 {
+	out := make([][]float32, len(docs))
+	for i, ws := range docs {
+		out[i] = h.document(ws)
+	}
+	return out
+}
+
+func (h *Hashed) document(words []string) []float32 {
+	v := h.features(words)
+	if isZero(v) {
+		// A text with no content words still needs a storable vector:
+		// a fixed unit bucket, orthogonal-ish to every real text.
+		v[0] = 1
+	}
+	return normalise(v)
 }
 
 // EmbedQuery implements Embedder: the query weighted by idf² of the corpus.
@@ -100,7 +113,7 @@ func (h *Hashed) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	v := h.features(text)
+	v := h.features(tokenize.Words(text))
 	h.mu.RLock()
 	n := float64(h.docs)
 	for b, x := range v {
@@ -114,14 +127,17 @@ func (h *Hashed) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 	return normalise(v), nil
 }
 
-// AddDocument implements CorpusAware.
-func (h *Hashed) AddDocument(text string) { h.count(text, 1) }
+// AddVector implements CorpusAware: a document holds the buckets its
+// vector does not leave at zero.
+func (h *Hashed) AddVector(v []float32) { h.count(v, 1) }
 
-// RemoveDocument implements CorpusAware.
-func (h *Hashed) RemoveDocument(text string) { h.count(text, -1) }
+// RemoveVector implements CorpusAware.
+func (h *Hashed) RemoveVector(v []float32) { h.count(v, -1) }
 
-func (h *Hashed) count(text string, delta int32) {
-	v := h.features(text)
+func (h *Hashed) count(v []float32, delta int32) {
+	if len(v) != h.dim {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.docs += int(delta)
@@ -132,11 +148,10 @@ func (h *Hashed) count(text string, delta int32) {
 	}
 }
 
-// features returns the raw sub-linear TF vector of text. Each feature is
-// FNV-1a 64 of "kind:" and its parts, hashed in place (no strings built):
-// this loop is most of the index build time.
-func (h *Hashed) features(text string) []float64 {
-	words := tokenize.Words(text)
+// features returns the raw sub-linear TF vector of a text's words. Each
+// feature is FNV-1a 64 of "kind:" and its parts, hashed in place (no
+// strings built): this loop is most of the index build time.
+func (h *Hashed) features(words []string) []float64 {
 	v := make([]float64, h.dim)
 	add := func(x uint64, w float64) {
 		b := int(x % uint64(h.dim))

@@ -3,7 +3,10 @@ package embed
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
+
+	"github.com/ordo-run/ordo/recommender/tokenize"
 )
 
 func dot(a, b []float32) float64 {
@@ -34,10 +37,10 @@ func TestHashedSimilarityFollowsMeaningfulOverlap(t *testing.T) {
 	ctx := context.Background()
 	h := NewHashed(HashedOptions{})
 	docs := []string{"weather forecast for a city", "send an email message", "forecasting stock prices", "delete an email"}
-	for _, d := range docs {
-		h.AddDocument(d)
-	}
 	vs, _ := h.EmbedDocuments(ctx, docs)
+	for _, v := range vs {
+		h.AddVector(v)
+	}
 	q, _ := h.EmbedQuery(ctx, "what is the weather forecast")
 	if !(dot(q, vs[0]) > dot(q, vs[2]) && dot(q, vs[2]) > dot(q, vs[1])) {
 		t.Fatalf("similarities %f %f %f out of order", dot(q, vs[0]), dot(q, vs[2]), dot(q, vs[1]))
@@ -52,11 +55,12 @@ func TestHashedSimilarityFollowsMeaningfulOverlap(t *testing.T) {
 func TestHashedCorpusStatisticsAreReversible(t *testing.T) {
 	ctx := context.Background()
 	h := NewHashed(HashedOptions{Dim: 64})
-	h.AddDocument("weather forecast")
+	vs, _ := h.EmbedDocuments(ctx, []string{"weather forecast", "email email email weather"})
+	h.AddVector(vs[0])
 	before, _ := h.EmbedQuery(ctx, "weather email")
-	h.AddDocument("email email email weather")
+	h.AddVector(vs[1])
 	during, _ := h.EmbedQuery(ctx, "weather email")
-	h.RemoveDocument("email email email weather")
+	h.RemoveVector(vs[1])
 	after, _ := h.EmbedQuery(ctx, "weather email")
 	same := func(a, b []float32) bool {
 		for i := range a {
@@ -71,5 +75,22 @@ func TestHashedCorpusStatisticsAreReversible(t *testing.T) {
 	}
 	if h.Identity() == NewHashed(HashedOptions{}).Identity() {
 		t.Fatal("identity ignores the dimension")
+	}
+}
+
+// TestHashedEmbedWordsMatchesText: the recommender's tokens give the same
+// vectors as the text.
+func TestHashedEmbedWordsMatchesText(t *testing.T) {
+	h := NewHashed(HashedOptions{})
+	texts := []string{"weather.getForecast\nGet the weather forecast\ncity: City name", "help", ""}
+	want, _ := h.EmbedDocuments(context.Background(), texts)
+	words := make([][]string, len(texts))
+	for i, t := range texts {
+		words[i] = tokenize.Words(t)
+	}
+	for i, v := range h.EmbedWords(words) {
+		if !slices.Equal(v, want[i]) {
+			t.Fatalf("text %d: words and text embed differently", i)
+		}
 	}
 }

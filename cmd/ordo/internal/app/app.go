@@ -289,14 +289,17 @@ func (a *App) follow(ctx context.Context) error {
 // ScopesFor is the scopes policy grants user.
 func (a *App) ScopesFor(user string) []string { return a.Config.Policy.ScopesFor(user) }
 
-// Close stops following the catalog, stops every plugin and closes the
-// store. It is safe to call more than once.
+// Close stops following the catalog, closes the tool index, stops every
+// plugin and closes the store. It is safe to call more than once.
 func (a *App) Close() error {
 	var errs []error
 	a.closeOnce.Do(func() {
 		if a.stopFollow != nil {
 			a.stopFollow()
 			<-a.followDone
+		}
+		if a.Recommender != nil {
+			errs = append(errs, a.Recommender.Close())
 		}
 		if a.collector != nil { // learn from the runs just finished before exiting
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,38 @@ func TestCallTimeoutFromConfig(t *testing.T) {
 	_, err = a.Host.Call(context.Background(), "slow.wait", json.RawMessage(`{}`), "k")
 	if contracts.CodeOf(err) != contracts.CodeToolTimeout {
 		t.Fatalf("call past plugin_host.call_timeout: %v, want code %d", err, contracts.CodeToolTimeout)
+	}
+}
+
+// TestRetryFromConfig: plugin_host.retry.attempts is how often the host
+// tries a call that fails with a retryable error, under one key.
+func TestRetryFromConfig(t *testing.T) {
+	for _, attempts := range []int{1, 4} {
+		a := open(t, load(t, fmt.Sprintf("plugin_host:\n  retry: {attempts: %d, backoff: {min: 1ms, max: 2ms}}\n", attempts)))
+		var keys []string
+		prov, err := host.InProcess(sdk.Tool{
+			Contract: contracts.Contract{
+				Tool: "flaky.get", Service: "flaky", RiskLevel: contracts.RiskRead, Description: "Never reachable.",
+				InputSchema:  json.RawMessage(`{"type":"object"}`),
+				OutputSchema: json.RawMessage(`{"type":"object"}`),
+			},
+			Handler: func(_ context.Context, c sdk.Call) (any, error) {
+				keys = append(keys, c.IdempotencyKey)
+				return nil, sdk.ToolError(true, "try again")
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Host.AddProvider(context.Background(), "flaky", "test", prov); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Host.Call(context.Background(), "flaky.get", json.RawMessage(`{}`), "k"); err == nil {
+			t.Fatal("a failing call succeeded")
+		}
+		if len(keys) != attempts || keys[len(keys)-1] != "k" {
+			t.Fatalf("attempts %d: calls %v", attempts, keys)
+		}
 	}
 }
 

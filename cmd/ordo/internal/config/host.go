@@ -21,6 +21,17 @@ type PluginHost struct {
 	// RestartBackoff is the delay before restarting a crashed plugin or
 	// reconnecting a lost upstream: Min, doubling per failure up to Max.
 	RestartBackoff Backoff `yaml:"restart_backoff"`
+	// Retry is how a call that failed with a retryable error (the tool
+	// was unreachable, a plugin crashed under an idempotent call, the tool
+	// said so) is tried again when its action sets no retries: Attempts
+	// in all, Backoff.Min then doubling up to Max between them.
+	Retry Retry `yaml:"retry"`
+}
+
+// Retry bounds the host's retries of retryable tool errors.
+type Retry struct {
+	Attempts int     `yaml:"attempts"` // including the first
+	Backoff  Backoff `yaml:"backoff"`
 }
 
 // Backoff is a delay that doubles from Min to Max.
@@ -44,13 +55,16 @@ type Postgres struct {
 func defaultPluginHost() PluginHost {
 	return PluginHost{CallTimeout: host.DefaultCallTimeout, DrainTimeout: host.DefaultDrainTimeout,
 		HealthInterval: host.DefaultHealthInterval,
-		RestartBackoff: Backoff{Min: host.DefaultRestartMin, Max: host.DefaultRestartMax}}
+		RestartBackoff: Backoff{Min: host.DefaultRestartMin, Max: host.DefaultRestartMax},
+		Retry: Retry{Attempts: host.DefaultRetryPolicy.MaxAttempts,
+			Backoff: Backoff{Min: host.DefaultRetryPolicy.BaseDelay, Max: host.DefaultRetryPolicy.MaxDelay}}}
 }
 
 // HostOptions are the host options plugin_host.* sets.
 func (p PluginHost) HostOptions() []host.Option {
 	return []host.Option{host.WithDefaultTimeout(p.CallTimeout), host.WithDrainTimeout(p.DrainTimeout),
-		host.WithHealthInterval(p.HealthInterval), host.WithRestartBackoff(p.RestartBackoff.Min, p.RestartBackoff.Max)}
+		host.WithHealthInterval(p.HealthInterval), host.WithRestartBackoff(p.RestartBackoff.Min, p.RestartBackoff.Max),
+		host.WithRetry(host.RetryPolicy{MaxAttempts: p.Retry.Attempts, BaseDelay: p.Retry.Backoff.Min, MaxDelay: p.Retry.Backoff.Max})}
 }
 
 func (c *Config) validatePluginHost() error {
@@ -66,6 +80,15 @@ func (c *Config) validatePluginHost() error {
 	}
 	if p.RestartBackoff.Max < p.RestartBackoff.Min {
 		return invalid("plugin_host.restart_backoff.max", "a duration at least restart_backoff.min (%s), got %s", p.RestartBackoff.Min, p.RestartBackoff.Max)
+	}
+	if err := intRange("plugin_host.retry.attempts", p.Retry.Attempts, 1, 10); err != nil {
+		return err
+	}
+	if p.Retry.Backoff.Min < 0 {
+		return invalid("plugin_host.retry.backoff.min", "a duration of 0 or more, got %s", p.Retry.Backoff.Min)
+	}
+	if p.Retry.Backoff.Max < p.Retry.Backoff.Min {
+		return invalid("plugin_host.retry.backoff.max", "a duration at least retry.backoff.min (%s), got %s", p.Retry.Backoff.Min, p.Retry.Backoff.Max)
 	}
 	return intRange("postgres.max_conns", c.Postgres.MaxConns, 0, 10000)
 }

@@ -18,6 +18,7 @@ func TestPluginHostAndPostgresKeys(t *testing.T) {
 	}
 	if p := cfg.PluginHost; p.CallTimeout != host.DefaultCallTimeout || p.DrainTimeout != host.DefaultDrainTimeout ||
 		p.HealthInterval != host.DefaultHealthInterval || p.RestartBackoff != (Backoff{host.DefaultRestartMin, host.DefaultRestartMax}) ||
+		p.Retry != (Retry{host.DefaultRetryPolicy.MaxAttempts, Backoff{host.DefaultRetryPolicy.BaseDelay, host.DefaultRetryPolicy.MaxDelay}}) ||
 		cfg.Postgres != (Postgres{AutoMigrate: true}) {
 		t.Fatalf("defaults: %+v %+v", cfg.PluginHost, cfg.Postgres)
 	}
@@ -34,6 +35,10 @@ func TestPluginHostAndPostgresKeys(t *testing.T) {
 		{"plugin_host: {restart_backoff: {min: 0s}}\n", "plugin_host.restart_backoff.min", "a positive duration"},
 		{"plugin_host: {restart_backoff: {min: 1m, max: 1s}}\n", "plugin_host.restart_backoff.max", "at least restart_backoff.min"},
 		{"plugin_host:\n  call_timeout: soon\n", "plugin_host.call_timeout", "a duration"},
+		{"plugin_host: {retry: {attempts: 0}}\n", "plugin_host.retry.attempts", "from 1 to 10"},
+		{"plugin_host: {retry: {attempts: 11}}\n", "plugin_host.retry.attempts", "from 1 to 10"},
+		{"plugin_host: {retry: {backoff: {min: -1s}}}\n", "plugin_host.retry.backoff.min", "0 or more"},
+		{"plugin_host: {retry: {backoff: {min: 1s, max: 10ms}}}\n", "plugin_host.retry.backoff.max", "at least retry.backoff.min"},
 		{"postgres: {max_conns: -1}\n", "postgres.max_conns", "from 0 to 10000"},
 		{"postgres:\n  pool: 3\n", "postgres.pool", "unknown key"},
 	} {

@@ -20,28 +20,15 @@ import (
 // host's default (20 s) the call would succeed.
 func TestCallTimeoutFromConfig(t *testing.T) {
 	a := open(t, load(t, "plugin_host:\n  call_timeout: 50ms\n"))
-	prov, err := host.InProcess(sdk.Tool{
-		Contract: contracts.Contract{
-			Tool: "slow.wait", Service: "slow", RiskLevel: contracts.RiskRead, Description: "Wait a while.",
-			InputSchema:  json.RawMessage(`{"type":"object"}`),
-			OutputSchema: json.RawMessage(`{"type":"object"}`),
-		},
-		Handler: func(ctx context.Context, _ sdk.Call) (any, error) {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(10 * time.Second):
-				return map[string]any{}, nil
-			}
-		},
+	addTool(t, a, "slow.wait", func(ctx context.Context, _ sdk.Call) (any, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return map[string]any{}, nil
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Host.AddProvider(context.Background(), "slow", "test", prov); err != nil {
-		t.Fatal(err)
-	}
-	_, err = a.Host.Call(context.Background(), "slow.wait", json.RawMessage(`{}`), "k")
+	_, err := a.Host.Call(context.Background(), "slow.wait", json.RawMessage(`{}`), "k")
 	if contracts.CodeOf(err) != contracts.CodeToolTimeout {
 		t.Fatalf("call past plugin_host.call_timeout: %v, want code %d", err, contracts.CodeToolTimeout)
 	}
@@ -53,29 +40,33 @@ func TestRetryFromConfig(t *testing.T) {
 	for _, attempts := range []int{1, 4} {
 		a := open(t, load(t, fmt.Sprintf("plugin_host:\n  retry: {attempts: %d, backoff: {min: 1ms, max: 2ms}}\n", attempts)))
 		var keys []string
-		prov, err := host.InProcess(sdk.Tool{
-			Contract: contracts.Contract{
-				Tool: "flaky.get", Service: "flaky", RiskLevel: contracts.RiskRead, Description: "Never reachable.",
-				InputSchema:  json.RawMessage(`{"type":"object"}`),
-				OutputSchema: json.RawMessage(`{"type":"object"}`),
-			},
-			Handler: func(_ context.Context, c sdk.Call) (any, error) {
-				keys = append(keys, c.IdempotencyKey)
-				return nil, sdk.ToolError(true, "try again")
-			},
+		addTool(t, a, "flaky.get", func(_ context.Context, c sdk.Call) (any, error) {
+			keys = append(keys, c.IdempotencyKey)
+			return nil, sdk.ToolError(true, "try again")
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Host.AddProvider(context.Background(), "flaky", "test", prov); err != nil {
-			t.Fatal(err)
-		}
 		if _, err := a.Host.Call(context.Background(), "flaky.get", json.RawMessage(`{}`), "k"); err == nil {
 			t.Fatal("a failing call succeeded")
 		}
 		if len(keys) != attempts || keys[len(keys)-1] != "k" {
 			t.Fatalf("attempts %d: calls %v", attempts, keys)
 		}
+	}
+}
+
+// addTool adds an in-process read tool NAME (service: NAME's prefix) that
+// takes and returns any object, answered by h.
+func addTool(t *testing.T, a *App, name string, h sdk.Handler) {
+	t.Helper()
+	service, _, _ := strings.Cut(name, ".")
+	prov, err := host.InProcess(sdk.Tool{Contract: contracts.Contract{
+		Tool: name, Service: service, RiskLevel: contracts.RiskRead, Description: "A test tool.",
+		InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`),
+	}, Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Host.AddProvider(context.Background(), service, "test", prov); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -69,6 +69,16 @@ func TestDecide(t *testing.T) {
 				t.Errorf("%+v", d)
 			}
 		}},
+		{"clarify, proceed without answers", contracts.Interrupt{Kind: contracts.InterruptClarify, Questions: []string{"which channel?"}}, "/proceed\n", func(t *testing.T, d contracts.Decision, out string) {
+			if d.Kind != contracts.DecisionProceedAnyway || len(d.Answers) != 0 || !strings.Contains(out, "/proceed") {
+				t.Errorf("%+v\n%s", d, out)
+			}
+		}},
+		{"input required, /proceed is a value there", contracts.Interrupt{Kind: contracts.InterruptInputRequired, Fields: []string{"$.title"}}, "/proceed\n", func(t *testing.T, d contracts.Decision, _ string) {
+			if d.Kind != contracts.DecisionAnswer || d.Answers["$.title"] != "/proceed" {
+				t.Errorf("%+v", d)
+			}
+		}},
 		{"input required, reject", contracts.Interrupt{Kind: contracts.InterruptInputRequired, Fields: []string{"$.title"}}, "/reject\n", func(t *testing.T, d contracts.Decision, _ string) {
 			if d.Kind != contracts.DecisionReject {
 				t.Errorf("%+v", d)

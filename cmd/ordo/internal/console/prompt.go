@@ -70,10 +70,11 @@ func (p *Prompter) Decide(ctx context.Context, run *contracts.Run) (contracts.De
 	case contracts.InterruptStepApproval:
 		return p.stepApproval(ctx, in)
 	case contracts.InterruptClarify:
-		return p.answers(ctx, in.Questions, in.Suggestions)
+		fmt.Fprintln(p.out, "answer each question (/proceed plans without answers, /reject stops the run):")
+		return p.answers(ctx, in.Questions, in.Suggestions, true)
 	case contracts.InterruptInputRequired:
-		fmt.Fprintf(p.out, "%s %s needs values (JSON, or plain text for a string):\n", in.ActionID, in.Tool)
-		return p.answers(ctx, in.Fields, in.Suggestions)
+		fmt.Fprintf(p.out, "%s %s needs values (JSON, or plain text for a string; /reject stops the run):\n", in.ActionID, in.Tool)
+		return p.answers(ctx, in.Fields, in.Suggestions, false)
 	case contracts.InterruptBudgetExceeded:
 		return p.budget(ctx, in.Budget)
 	case contracts.InterruptStepFailed:
@@ -169,8 +170,9 @@ func (p *Prompter) stepApproval(ctx context.Context, in *contracts.Interrupt) (c
 }
 
 // answers asks each question in turn; a value that parses as JSON is kept
-// as JSON, anything else as text. "/reject" rejects instead.
-func (p *Prompter) answers(ctx context.Context, questions []string, suggestions map[string]string) (contracts.Decision, error) {
+// as JSON, anything else as text. "/reject" rejects instead, and where
+// proceed is offered (clarify) "/proceed" plans without answers.
+func (p *Prompter) answers(ctx context.Context, questions []string, suggestions map[string]string, proceed bool) (contracts.Decision, error) {
 	d := p.decision(contracts.DecisionAnswer, "")
 	d.Answers = map[string]any{}
 	for _, q := range questions {
@@ -184,6 +186,9 @@ func (p *Prompter) answers(ctx context.Context, questions []string, suggestions 
 		}
 		if line == "/reject" {
 			return p.decision(contracts.DecisionReject, "rejected while answering"), nil
+		}
+		if line == "/proceed" && proceed {
+			return p.decision(contracts.DecisionProceedAnyway, "proceeded without answers"), nil
 		}
 		if line == "" && suggestions[q] != "" {
 			line = suggestions[q]

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -95,5 +96,18 @@ func TestOnlyTracedCallsAreTraced(t *testing.T) {
 	}
 	if got.TraceID() != tid {
 		t.Errorf("the plugin's handler runs in trace %v, want %v", got.TraceID(), tid)
+	}
+}
+
+// TestConfigured: a process has tracing configured once it sets a global
+// tracer provider (or propagator), as telemetry.StartTracing does; before,
+// host and SDK leave otelgrpc out of their connections.
+func TestConfigured(t *testing.T) {
+	if Configured() {
+		t.Skip("a global tracer provider is set already: an earlier run of this test (-count)")
+	}
+	otel.SetTracerProvider(sdktrace.NewTracerProvider())
+	if !Configured() {
+		t.Fatal("not Configured after otel.SetTracerProvider")
 	}
 }

@@ -26,9 +26,14 @@ type toolPluginClient = pb.ToolPluginClient
 // grpcDialOptions instrument the connection to a plugin: each call made
 // inside a trace is a client span whose trace context travels in the gRPC
 // metadata, so a plugin that traces (sdk.Serve passes the context on)
-// continues the host's trace. A call outside any trace (tracing off) skips
-// otelgrpc altogether (see grpctrace).
+// continues the host's trace. A call outside any trace skips otelgrpc
+// altogether (see grpctrace); a process that set up no tracing (no global
+// tracer provider or propagator, as Ordo without OTEL_* variables) cannot
+// trace a call, and its connections get no stats handler at all.
 func grpcDialOptions() []grpc.DialOption {
+	if !grpctrace.Configured() {
+		return nil
+	}
 	return []grpc.DialOption{grpc.WithStatsHandler(grpctrace.Client())}
 }
 

@@ -5,16 +5,35 @@
 // tracing is off (issue 14: a call through the host within 1.15× of a bare
 // go-plugin call). Gated, an untraced call pays one context lookup per
 // event instead, and a traced one is exactly what otelgrpc makes of it.
+// A process that set no global tracer provider or propagator cannot trace
+// a call at all; there Configured says so and the handler is left out,
+// which also spares gRPC its stats events (several microseconds a call).
 package grpctrace
 
 import (
 	"context"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 )
+
+// The global tracer provider and propagator as the process started, before
+// anything set its own.
+var (
+	startProvider   = otel.GetTracerProvider()
+	startPropagator = otel.GetTextMapPropagator()
+)
+
+// Configured reports whether this process has set a global tracer provider
+// or propagator (telemetry.StartTracing sets both). Until then otelgrpc,
+// which uses them, would record no span and send no trace context, so a
+// connection made before needs no stats handler.
+func Configured() bool {
+	return otel.GetTracerProvider() != startProvider || otel.GetTextMapPropagator() != startPropagator
+}
 
 // Client is otelgrpc's client handler for the calls whose context carries
 // a span (the engine's tool-call span while tracing is on): they get a

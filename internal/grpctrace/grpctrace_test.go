@@ -3,9 +3,12 @@ package grpctrace
 import (
 	"context"
 	"net"
+	"os"
+	"os/exec"
 	"testing"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -95,5 +98,27 @@ func TestOnlyTracedCallsAreTraced(t *testing.T) {
 	}
 	if got.TraceID() != tid {
 		t.Errorf("the plugin's handler runs in trace %v, want %v", got.TraceID(), tid)
+	}
+}
+
+// TestConfigured: a process has tracing configured once it sets a global
+// tracer provider (or propagator), as telemetry.StartTracing does; before,
+// host and SDK leave otelgrpc out of their connections. It runs in a fresh
+// process of its own, as the global provider cannot be unset.
+func TestConfigured(t *testing.T) {
+	if os.Getenv("GRPCTRACE_FRESH") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestConfigured$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GRPCTRACE_FRESH=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	if Configured() {
+		t.Fatal("Configured before any global tracer provider or propagator was set")
+	}
+	otel.SetTracerProvider(sdktrace.NewTracerProvider())
+	if !Configured() {
+		t.Fatal("not Configured after otel.SetTracerProvider")
 	}
 }

@@ -67,9 +67,13 @@ func Serve(tools ...Tool) {
 // grpcServer is go-plugin's gRPC server with each call's trace context
 // (sent by the host, see host's grpcDialOptions) taken into the handler's
 // context, so a plugin that installs an OpenTelemetry tracer provider
-// continues the host's trace. A call the host sends outside any trace
-// skips otelgrpc (see grpctrace).
+// (globally, before Serve) continues the host's trace. A call the host
+// sends outside any trace skips otelgrpc (see grpctrace); a plugin that
+// installed no tracer provider or propagator serves without otelgrpc.
 func grpcServer(opts []grpc.ServerOption) *grpc.Server {
+	if !grpctrace.Configured() {
+		return plugin.DefaultGRPCServer(opts)
+	}
 	return plugin.DefaultGRPCServer(append(opts, grpc.StatsHandler(grpctrace.Server(
 		otelgrpc.WithPropagators(propagation.TraceContext{})))))
 }

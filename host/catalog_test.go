@@ -52,3 +52,49 @@ func TestCatalogEvents(t *testing.T) {
 	for range ch { // closed once ctx ends
 	}
 }
+
+// TestCatalogHash: every event carries its contract's hash, and setting a
+// source's tools again with equal contracts (compiled anew, as a restarted
+// plugin describes them) emits nothing.
+func TestCatalogHash(t *testing.T) {
+	c := newCatalog()
+	a := newSource("a", kindProvider, originAPI)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := c.subscribe(ctx)
+	if err := c.set(a, []*contracts.Tool{tool(t, "svc.one", "v1")}); err != nil {
+		t.Fatal(err)
+	}
+	ev := <-ch
+	if ev.Kind != Added || ev.Hash == "" || ev.Hash != ev.Contract.Hash() {
+		t.Fatalf("added event %+v: want the contract's hash", ev)
+	}
+	if err := c.set(a, []*contracts.Tool{tool(t, "svc.one", "v1")}); err != nil {
+		t.Fatal(err)
+	}
+	if c.version != 1 {
+		t.Fatalf("an unchanged set emitted events: version %d", c.version)
+	}
+	if err := c.set(a, []*contracts.Tool{tool(t, "svc.one", "v2")}); err != nil {
+		t.Fatal(err)
+	}
+	if ev2 := <-ch; ev2.Kind != Changed || ev2.Version != 2 || ev2.Hash == ev.Hash || ev2.Hash != ev2.Contract.Hash() {
+		t.Fatalf("changed event %+v after %+v", ev2, ev)
+	}
+}
+
+// TestCheckContractsReuses: a re-described contract whose hash matches the
+// listed tool keeps that compiled tool; a changed one is compiled anew.
+func TestCheckContractsReuses(t *testing.T) {
+	one, two := tool(t, "svc.one", "v1"), tool(t, "svc.two", "v1")
+	listed := map[string]*contracts.Tool{"svc.one": one, "svc.two": two}
+	changed := two.Contract
+	changed.Description = "v2"
+	got, err := checkContracts([]contracts.Contract{one.Contract, changed}, listed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != one || got[1] == two || got[1].Contract.Description != "v2" {
+		t.Fatalf("reuse: %p %p, listed %p %p", got[0], got[1], one, two)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host/internal/testtools"
 )
 
 func tool(t *testing.T, name, desc string) *contracts.Tool {
@@ -96,5 +97,37 @@ func TestCheckContractsReuses(t *testing.T) {
 	}
 	if got[0] != one || got[1] == two || got[1].Contract.Description != "v2" {
 		t.Fatalf("reuse: %p %p, listed %p %p", got[0], got[1], one, two)
+	}
+}
+
+// TestDescribeAgainCompilesNothing: describing a source again (as a
+// restart or an upstream's re-list does) keeps every compiled tool whose
+// contract is unchanged, and setting the result emits no event.
+func TestDescribeAgainCompilesNothing(t *testing.T) {
+	h := newHost(t)
+	ctx := context.Background()
+	p, err := InProcess(testtools.Tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddProvider(ctx, "builtin", "v1", p); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	src := h.sources["builtin"]
+	h.mu.Unlock()
+	listed := h.cat.listed(src)
+	tools, err := h.describe(ctx, src, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if listed[tl.Name()] != tl {
+			t.Fatalf("%s compiled again", tl.Name())
+		}
+	}
+	version := h.cat.version
+	if err := h.cat.set(src, tools); err != nil || h.cat.version != version {
+		t.Fatalf("an unchanged re-describe: %v, version %d -> %d", err, version, h.cat.version)
 	}
 }

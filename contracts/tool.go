@@ -1,7 +1,10 @@
 package contracts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -16,6 +19,7 @@ import (
 // contract is refused when the tool is added, not when it is first used.
 type Tool struct {
 	Contract Contract
+	hash     string
 	input    *jsonschema.Schema
 	output   *jsonschema.Schema
 	paths    map[string]*jsonpath.Path
@@ -70,7 +74,7 @@ func NewTool(c Contract) (*Tool, error) {
 	if c.TimeoutMS < 0 {
 		return nil, bad("timeout_ms", "%d is negative", c.TimeoutMS)
 	}
-	t := &Tool{Contract: c, paths: make(map[string]*jsonpath.Path, len(c.ProducesMap))}
+	t := &Tool{Contract: c, hash: c.Hash(), paths: make(map[string]*jsonpath.Path, len(c.ProducesMap))}
 	var err error
 	if len(c.InputSchema) == 0 {
 		return nil, bad("input_schema", "missing (use {} to accept any input)")
@@ -101,6 +105,26 @@ func NewTool(c Contract) (*Tool, error) {
 
 // Name is the tool id, "service.name".
 func (t *Tool) Name() string { return t.Contract.Tool }
+
+// Hash is the contract's content hash (Contract.Hash), computed once when
+// the tool was compiled.
+func (t *Tool) Hash() string { return t.hash }
+
+// Hash is the contract's content hash, the hex SHA-256 of its JSON
+// encoding (fields in declaration order, maps by sorted key, schemas
+// compacted). It is the one test of whether a tool changed: the catalog
+// compares it, carries it on its events, and its subscribers compare the
+// carried value instead of the contracts. Schema keys are hashed in the
+// order the tool wrote them, so reordering them counts as a change (a
+// spurious re-index at worst, never a missed change).
+func (c Contract) Hash() string {
+	b, err := json.Marshal(c)
+	if err != nil { // a schema that is not JSON (NewTool refuses it): hash what is there
+		b = fmt.Appendf(nil, "%#v", c)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
 
 // ValidateInput checks a payload against the input schema (CodeSchemaViolation).
 func (t *Tool) ValidateInput(payload any) error {

@@ -1,9 +1,9 @@
 package host
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,11 +23,21 @@ const (
 
 // CatalogEvent is one tool's change. Version is the catalog version after
 // the change, so a subscriber can tell which events it has already seen.
+// Hash is the contract's content hash (contracts.Tool.Hash, computed when
+// the tool was compiled): a subscriber that keeps it tells a changed tool
+// from a re-offered one by comparing hashes, without hashing or comparing
+// contracts itself.
 type CatalogEvent struct {
 	Kind     EventKind          `json:"kind"`
 	Tool     string             `json:"tool"`
 	Contract contracts.Contract `json:"contract"`
+	Hash     string             `json:"hash"`
 	Version  uint64             `json:"version"`
+}
+
+// event is the catalog event kind for t.
+func event(kind EventKind, t *contracts.Tool) CatalogEvent {
+	return CatalogEvent{Kind: kind, Tool: t.Name(), Contract: t.Contract, Hash: t.Hash()}
 }
 
 // Source is where a catalog tool comes from.
@@ -72,22 +82,27 @@ func (c *catalog) list() []*contracts.Tool {
 	return out
 }
 
-// names lists the tools of src, sorted.
-func (c *catalog) names(src *source) []string {
+// listed maps the names of src's tools to their compiled tools.
+func (c *catalog) listed(src *source) map[string]*contracts.Tool {
 	c.mu.RLock()
-	var out []string
+	defer c.mu.RUnlock()
+	out := map[string]*contracts.Tool{}
 	for n, e := range c.tools {
 		if e.src == src {
-			out = append(out, n)
+			out[n] = e.tool
 		}
 	}
-	c.mu.RUnlock()
-	sort.Strings(out)
 	return out
 }
 
+// names lists the tools of src, sorted.
+func (c *catalog) names(src *source) []string {
+	return slices.Sorted(maps.Keys(c.listed(src)))
+}
+
 // set makes tools the complete set src supplies, emitting Added, Changed
-// and Removed events for the difference. A tool outside a plugin's
+// and Removed events for the difference; a tool whose contract hash is
+// unchanged emits nothing, so setting an unchanged set is a no-op. A tool outside a plugin's
 // namespace, or a tool name owned by another source, refuses the whole set
 // with CodePluginRefused and changes nothing.
 func (c *catalog) set(src *source, tools []*contracts.Tool) error {
@@ -108,7 +123,7 @@ func (c *catalog) set(src *source, tools []*contracts.Tool) error {
 	for name, e := range c.tools {
 		if e.src == src && want[name] == nil {
 			delete(c.tools, name)
-			events = append(events, CatalogEvent{Kind: Removed, Tool: name, Contract: e.tool.Contract})
+			events = append(events, event(Removed, e.tool))
 		}
 	}
 	for name, t := range want {
@@ -116,9 +131,9 @@ func (c *catalog) set(src *source, tools []*contracts.Tool) error {
 		c.tools[name] = catEntry{tool: t, src: src}
 		switch {
 		case !had:
-			events = append(events, CatalogEvent{Kind: Added, Tool: name, Contract: t.Contract})
-		case !sameContract(old.tool.Contract, t.Contract):
-			events = append(events, CatalogEvent{Kind: Changed, Tool: name, Contract: t.Contract})
+			events = append(events, event(Added, t))
+		case old.tool.Hash() != t.Hash():
+			events = append(events, event(Changed, t))
 		}
 	}
 	sort.Slice(events, func(i, j int) bool { return events[i].Tool < events[j].Tool })
@@ -146,7 +161,7 @@ func (c *catalog) drop(src *source) {
 	for name, e := range c.tools {
 		if e.src == src {
 			delete(c.tools, name)
-			events = append(events, CatalogEvent{Kind: Removed, Tool: name, Contract: e.tool.Contract})
+			events = append(events, event(Removed, e.tool))
 		}
 	}
 	sort.Slice(events, func(i, j int) bool { return events[i].Tool < events[j].Tool })
@@ -164,12 +179,6 @@ func (c *catalog) publish(events []CatalogEvent) {
 	}
 }
 
-func sameContract(a, b contracts.Contract) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(ja, jb)
-}
-
 // subscribe replays the current tools as Added events (at the current
 // version) and then delivers every change until ctx ends. A slow reader
 // never blocks the catalog: events queue per subscriber.
@@ -183,7 +192,9 @@ func (c *catalog) subscribe(ctx context.Context) <-chan CatalogEvent {
 	sort.Strings(names)
 	initial := make([]CatalogEvent, 0, len(names))
 	for _, n := range names {
-		initial = append(initial, CatalogEvent{Kind: Added, Tool: n, Contract: c.tools[n].tool.Contract, Version: c.version})
+		ev := event(Added, c.tools[n].tool)
+		ev.Version = c.version
+		initial = append(initial, ev)
 	}
 	s.push(initial)
 	c.subs[s] = struct{}{}

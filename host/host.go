@@ -233,7 +233,7 @@ func (h *Host) admit(ctx context.Context, src *source, in *instance) error {
 		in.stop()
 		return err
 	}
-	tools, err := describe(ctx, in.prov)
+	tools, err := h.describe(ctx, src, in.prov)
 	if err != nil {
 		in.stop()
 		return err
@@ -279,23 +279,31 @@ func errClosed(name string) error {
 	return contracts.Errorf(contracts.CodePluginRefused, "host is closed: %q cannot be added", name).With("name", name)
 }
 
-// describe asks p for its contracts and checks each one.
-func describe(ctx context.Context, p ToolProvider) ([]*contracts.Tool, error) {
+// describe asks p, the provider of src, for its contracts and checks each
+// one. A tool src already lists keeps its compiled form when its contract
+// hash is unchanged, so re-describing an unchanged source (a restart, an
+// upstream's re-list, a plugin listed from the cache) compiles nothing.
+func (h *Host) describe(ctx context.Context, src *source, p ToolProvider) ([]*contracts.Tool, error) {
 	cs, err := p.Describe(ctx)
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodePluginRefused, "describe: %w", err)
 	}
-	return checkContracts(cs)
+	return checkContracts(cs, h.cat.listed(src))
 }
 
-// checkContracts checks each contract and refuses a name given twice.
-func checkContracts(cs []contracts.Contract) ([]*contracts.Tool, error) {
+// checkContracts checks each contract and refuses a name given twice; a
+// contract whose hash matches its listed tool (listed may be nil) keeps
+// that tool instead of being compiled again.
+func checkContracts(cs []contracts.Contract, listed map[string]*contracts.Tool) ([]*contracts.Tool, error) {
 	tools := make([]*contracts.Tool, 0, len(cs))
 	seen := map[string]bool{}
 	for i, c := range cs {
-		t, err := contracts.NewTool(c)
-		if err != nil {
-			return nil, contracts.Errorf(contracts.CodeInvalidContract, "contract #%d (%q): %w", i, c.Tool, err).With("tool", c.Tool)
+		t := listed[c.Tool]
+		if t == nil || t.Hash() != c.Hash() {
+			var err error
+			if t, err = contracts.NewTool(c); err != nil {
+				return nil, contracts.Errorf(contracts.CodeInvalidContract, "contract #%d (%q): %w", i, c.Tool, err).With("tool", c.Tool)
+			}
 		}
 		if seen[t.Name()] {
 			return nil, contracts.Errorf(contracts.CodeInvalidContract, "tool %q described twice", t.Name()).With("tool", t.Name())

@@ -120,7 +120,7 @@ func (h *Host) cachedTools(spec PluginSpec) ([]*contracts.Tool, bool) {
 	if err != nil {
 		return nil, false
 	}
-	tools, err := checkContracts(cs)
+	tools, err := checkContracts(cs, nil)
 	if err != nil {
 		return nil, false
 	}
@@ -177,7 +177,7 @@ func (h *Host) bringUp(src *source) {
 	in, err := h.start(ctx, spec)
 	var tools []*contracts.Tool
 	if err == nil {
-		if tools, err = h.describeAgain(ctx, src, in); err != nil {
+		if tools, err = h.describe(ctx, src, in.prov); err != nil {
 			in.stop()
 		}
 	}
@@ -211,34 +211,6 @@ func (h *Host) bringUp(src *source) {
 	h.remember(spec, in)
 	h.supervised(src)
 	h.log.Info("plugin started", "plugin", spec.Name, "version", in.version, "pid", in.pid(), "tools", len(tools))
-}
-
-// describeAgain is describe for a plugin listed from the cache: the tools
-// already in the catalog are kept (not compiled again) when the process
-// describes them exactly as the cache did.
-func (h *Host) describeAgain(ctx context.Context, src *source, in *instance) ([]*contracts.Tool, error) {
-	cs, err := in.prov.Describe(ctx)
-	if err != nil {
-		return nil, contracts.Errorf(contracts.CodePluginRefused, "describe: %w", err)
-	}
-	listed := map[string]*contracts.Tool{}
-	for _, n := range h.cat.names(src) {
-		if e, ok := h.cat.lookup(n); ok && e.src == src {
-			listed[n] = e.tool
-		}
-	}
-	tools := make([]*contracts.Tool, 0, len(cs))
-	for _, c := range cs {
-		t := listed[c.Tool]
-		if t == nil || !sameContract(t.Contract, c) {
-			return checkContracts(cs)
-		}
-		tools = append(tools, t)
-	}
-	if len(tools) != len(listed) {
-		return checkContracts(cs)
-	}
-	return tools, nil
 }
 
 // remember caches what a started plugin described.
@@ -496,7 +468,7 @@ func (h *Host) restart(ctx context.Context, src *source, backoff time.Duration) 
 		in, err := h.start(ctx, src.spec)
 		if err == nil {
 			var tools []*contracts.Tool
-			if tools, err = describe(ctx, in.prov); err == nil {
+			if tools, err = h.describe(ctx, src, in.prov); err == nil {
 				err = h.cat.set(src, tools)
 			}
 			if err != nil {

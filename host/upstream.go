@@ -94,33 +94,34 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 	// the Source itself answers CodeToolUnavailable while it is down, so
 	// syncUpstream only mirrors its state for Plugins.
 	src.setRunning(in)
-	hash := "" // re-read once: the list may have moved since admit described it
-	h.syncUpstream(src, p, &hash)
+	h.syncUpstream(src, p) // re-read once: the list may have moved since admit described it
 	sctx, stop := context.WithCancel(context.Background())
 	src.mu.Lock()
 	src.stopSup, src.supDone = stop, make(chan struct{})
 	src.mu.Unlock()
-	go h.followUpstream(sctx, src, p, hash)
+	go h.followUpstream(sctx, src, p)
 	return nil
 }
 
 // followUpstream applies the upstream's changes (tools, health) to the
 // catalog and the source until ctx ends (removal or Close).
-func (h *Host) followUpstream(ctx context.Context, src *source, p *mcpsource.Source, hash string) {
+func (h *Host) followUpstream(ctx context.Context, src *source, p *mcpsource.Source) {
 	defer close(src.supDone)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-p.Changed():
-			h.syncUpstream(src, p, &hash)
+			h.syncUpstream(src, p)
 		}
 	}
 }
 
-// syncUpstream mirrors p's state into src and, when the tool list's hash
-// moved from *hash, diffs the catalog (emitting Added, Changed, Removed).
-func (h *Host) syncUpstream(src *source, p *mcpsource.Source, hash *string) {
+// syncUpstream mirrors p's state into src and diffs the catalog against
+// p's tools (emitting Added, Changed, Removed). A signal that changed no
+// tool (a reconnection) costs one contract hash per tool: describe keeps
+// the compiled tools and the catalog emits nothing.
+func (h *Host) syncUpstream(src *source, p *mcpsource.Source) {
 	info := p.Info()
 	src.mu.Lock()
 	if !src.retired {
@@ -132,18 +133,13 @@ func (h *Host) syncUpstream(src *source, p *mcpsource.Source, hash *string) {
 		}
 	}
 	src.mu.Unlock()
-	if info.ToolsHash == *hash {
-		return
-	}
-	tools, err := describe(context.Background(), p)
+	tools, err := h.describe(context.Background(), src, p)
 	if err == nil {
 		err = h.cat.set(src, tools)
 	}
 	if err != nil {
 		h.log.Error("upstream tools not applied", "upstream", src.name, "err", err)
-		return
 	}
-	*hash = info.ToolsHash
 }
 
 // Upstreams describes every upstream source (including refused ones),

@@ -68,8 +68,8 @@ type gateway struct {
 }
 
 type published struct {
-	name     string
-	contract []byte // JSON of the contract it was published from
+	name string
+	hash string // of the contract it was published from (CatalogEvent.Hash)
 }
 
 func (s *Server) newGateway() (*gateway, error) {
@@ -117,7 +117,7 @@ func (s *Server) startGateway() error {
 	events := g.cfg.Tools.Subscribe(ctx)
 	var now []host.CatalogEvent
 	for _, t := range g.cfg.Tools.List() {
-		now = append(now, host.CatalogEvent{Kind: host.Added, Tool: t.Name(), Contract: t.Contract})
+		now = append(now, host.CatalogEvent{Kind: host.Added, Tool: t.Name(), Contract: t.Contract, Hash: t.Hash()})
 	}
 	g.apply(now)
 	s.gw = g
@@ -180,8 +180,7 @@ func (g *gateway) apply(batch []host.CatalogEvent) {
 			}
 			continue
 		}
-		raw, _ := json.Marshal(ev.Contract)
-		if had && string(old.contract) == string(raw) {
+		if had && old.hash == ev.Hash {
 			continue
 		}
 		name := gatewayName(id)
@@ -199,7 +198,7 @@ func (g *gateway) apply(batch []host.CatalogEvent) {
 			}
 			continue
 		}
-		g.byID[id] = published{name: name, contract: raw}
+		g.byID[id] = published{name: name, hash: ev.Hash}
 		g.byName[name] = id
 		adds = append(adds, server.ServerTool{Tool: tool, Handler: g.handler(id)})
 	}

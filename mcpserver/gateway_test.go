@@ -345,3 +345,49 @@ func TestGatewayCallerScopes(t *testing.T) {
 		t.Fatalf("ada: %d %v", code, sc)
 	}
 }
+
+// scriptedCatalog is the host's catalog with its change events sent by
+// the test.
+type scriptedCatalog struct {
+	*host.Host
+	events chan host.CatalogEvent
+}
+
+func (s scriptedCatalog) Subscribe(context.Context) <-chan host.CatalogEvent { return s.events }
+
+// TestGatewayComparesTheCarriedHash: the gateway republishes a tool only
+// when the event's hash differs from the one it published: an event under
+// the same hash changes nothing (even with a contract that differs, which
+// the catalog would never send under one hash), a new hash republishes.
+func TestGatewayComparesTheCarriedHash(t *testing.T) {
+	e, h, rec := newStack(t, agent.Config{}, []host.Option{host.WithLogger(slog.New(slog.DiscardHandler))}, vaultTools()...)
+	e.engine = agent.New(agent.Config{}, agent.Deps{Tools: h, Store: e.store, Recommender: rec})
+	cat := scriptedCatalog{Host: h, events: make(chan host.CatalogEvent, 4)}
+	var err error
+	e.srv, err = mcpserver.New(mcpserver.Options{Engine: e.engine, Runs: e.store, Catalog: h, Admin: h, Version: "test",
+		Gateway: &mcpserver.Gateway{Tools: cat}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.srv.Close() })
+	t.Cleanup(func() { close(cat.events) }) // runs first: lets Close end the gateway's loop
+	c := e.stdioClient(t, clientOpts{})
+	read, ok := h.Lookup("vault.read")
+	if !ok {
+		t.Fatal("vault.read not in the catalog")
+	}
+	edited := read.Contract
+	edited.Description = "Read a vault entry, edited"
+	clock := contracts.Contract{Tool: "clock.now", Service: "clock", Description: "The time", RiskLevel: contracts.RiskRead,
+		InputSchema: schema(`{}`), OutputSchema: schema(`{}`)}
+	cat.events <- host.CatalogEvent{Kind: host.Changed, Tool: read.Name(), Contract: edited, Hash: read.Hash()}
+	cat.events <- host.CatalogEvent{Kind: host.Added, Tool: clock.Tool, Contract: clock, Hash: clock.Hash()}
+	testwait.Until(t, 30*time.Second, "clock__now published", func() bool { _, ok := listTools(t, c)["clock__now"]; return ok })
+	if got := listTools(t, c)["vault__read"].Description; strings.HasPrefix(got, edited.Description) {
+		t.Fatalf("republished under an unchanged hash: %q", got)
+	}
+	cat.events <- host.CatalogEvent{Kind: host.Changed, Tool: read.Name(), Contract: edited, Hash: edited.Hash()}
+	testwait.Until(t, 30*time.Second, "vault__read republished", func() bool {
+		return strings.HasPrefix(listTools(t, c)["vault__read"].Description, edited.Description)
+	})
+}

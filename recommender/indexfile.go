@@ -38,7 +38,8 @@ const (
 	// indexFormat changes when the frame layout or the tokenisation of
 	// stored words (recommender/tokenize) changes: a file of another format
 	// is dropped and rebuilt from the catalog.
-	indexFormat = 2
+	// Format 3 added each tool's contract hash (storedTool.Sum).
+	indexFormat = 3
 	// frameTools bounds a frame, so a start decodes (and holds) one small
 	// frame of a large index at a time (at 4,096 the frames' encoding
 	// alone raised a 50k build's peak RSS by about 45 MB).
@@ -69,7 +70,8 @@ type frame struct {
 // the same index.
 type storedTool struct {
 	Contract contracts.Contract
-	Hash     string
+	Sum      string      // contracts.Contract.Hash, so a start compares re-offers without hashing
+	Hash     string      // fields.hash of the indexed text
 	Terms    [3][]uint32 // name, description, parameter words, as Vocab indexes
 	SemScale float32     // one int8 step of its meaning vector (0: none)
 }

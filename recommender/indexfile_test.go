@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/ordo-run/ordo/contracts"
 )
 
 // TestIndexFileTornTail: a crash mid-append leaves part of a frame; the
@@ -126,10 +125,63 @@ func FuzzIndexFile(f *testing.F) {
 			t.Fatal(err)
 		}
 		x.readFrames(bufio.NewReader(bytes.NewReader(data)), func(fr *frame) error {
-			return r.replay(context.Background(), fr, map[string]contracts.Contract{})
+			return r.replay(context.Background(), fr, map[string]Offer{})
 		})
 		if _, err := r.Recommend(context.Background(), "weather", 3); err != nil {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestIndexFileOldFormat: a file of the previous format (no contract
+// hashes) is dropped and rebuilt as the catalog offers its tools, and the
+// rebuilt file lets the next start skip every re-offer by its stored hash.
+func TestIndexFileOldFormat(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	r := newIndex(t, Options{Dir: dir}, catalog()...)
+	r.mu.RLock()
+	old := r.frame(slices.Sorted(maps.Keys(r.tools)))
+	r.mu.RUnlock()
+	old.Format = indexFormat - 1
+	for i := range old.Tools {
+		old.Tools[i].Sum = ""
+	}
+	var b bytes.Buffer
+	b.WriteString(indexMagic)
+	if err := writeFrames(&b, slices.Values([]*frame{old}), new(int)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, indexFileName)
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r2 := newIndex(t, Options{Dir: dir})
+	if st := r2.Stats(); st.Tools != 0 {
+		t.Fatalf("an index file of format %d was read: %+v", indexFormat-1, st)
+	}
+	if err := r2.Upsert(ctx, catalog()...); err != nil {
+		t.Fatal(err)
+	}
+	if st := r2.Stats(); st.Tools != len(catalog()) || st.Embedded != int64(len(catalog())) {
+		t.Fatalf("rebuild: %+v", st)
+	}
+	rebuilt, _ := os.ReadFile(path)
+	r3 := newIndex(t, Options{Dir: dir})
+	offers := make([]Offer, 0, len(catalog()))
+	for _, c := range catalog() {
+		offers = append(offers, Offer{Contract: c, Hash: c.Hash()})
+	}
+	if err := r3.UpsertOffers(ctx, offers...); err != nil {
+		t.Fatal(err)
+	}
+	if st := r3.Stats(); st.Tools != len(catalog()) || st.Embedded != 0 {
+		t.Fatalf("restart after the rebuild: %+v", st)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, rebuilt) {
+		t.Fatalf("re-offering unchanged tools wrote to the index file (%d bytes, was %d)", len(after), len(rebuilt))
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -84,7 +83,8 @@ type Recommender struct {
 // entry is the in-memory view of one indexed tool.
 type entry struct {
 	contract contracts.Contract
-	hash     string // of the indexed text: equal hashes, same vectors
+	sum      string // contracts.Contract.Hash: equal sums, nothing to do
+	textHash string // of the indexed text (fields.hash): equal hashes, same vectors
 	service  string
 }
 
@@ -141,7 +141,7 @@ func (r *Recommender) semanticIdentity() string {
 // again and the file rewritten without their old records.
 func (r *Recommender) load(ctx context.Context) error {
 	dropChromemLayout(r.opts.Dir, r.log)
-	stale := map[string]contracts.Contract{}
+	stale := map[string]Offer{}
 	replay := func(fr *frame) error { return r.replay(ctx, fr, stale) }
 	file, damaged, err := openIndexFile(r.opts.Dir, replay)
 	if err != nil {
@@ -157,11 +157,11 @@ func (r *Recommender) load(ctx context.Context) error {
 	r.log.Info("embedder changed; re-embedding stored tools", "embedder", r.emb.Identity(), "semantic", r.semanticIdentity(), "tools", len(stale))
 	r.rebuilt = true
 	names := slices.Sorted(maps.Keys(stale))
-	cs := make([]contracts.Contract, len(names))
+	offers := make([]Offer, len(names))
 	for i, n := range names {
-		cs[i] = stale[n]
+		offers[i] = stale[n]
 	}
-	if err := r.Upsert(ctx, cs...); err != nil {
+	if err := r.UpsertOffers(ctx, offers...); err != nil {
 		return err
 	}
 	return r.compact()
@@ -170,7 +170,7 @@ func (r *Recommender) load(ctx context.Context) error {
 // replay applies one frame of the index file: its tools replace earlier
 // records of the same names, its removals drop them. Tools stored by
 // another embedder (or Options.Semantic) are collected in stale instead.
-func (r *Recommender) replay(ctx context.Context, fr *frame, stale map[string]contracts.Contract) error {
+func (r *Recommender) replay(ctx context.Context, fr *frame, stale map[string]Offer) error {
 	old := fr.Identity != r.emb.Identity() || fr.Semantic != r.semanticIdentity()
 	vecs, sems := fr.vectors()
 	ids := make([]int32, len(fr.Vocab))
@@ -180,7 +180,7 @@ func (r *Recommender) replay(ctx context.Context, fr *frame, stale map[string]co
 	for i, st := range fr.Tools {
 		name := st.Contract.Tool
 		if old {
-			stale[name] = st.Contract
+			stale[name] = Offer{Contract: st.Contract, Hash: st.Sum}
 			if err := r.drop(ctx, name); err != nil {
 				return err
 			}
@@ -201,7 +201,7 @@ func (r *Recommender) replay(ctx context.Context, fr *frame, stale map[string]co
 		if err := r.putVector(ctx, name, v); err != nil {
 			return err
 		}
-		r.index(st.Contract, st.Hash, words, v)
+		r.index(st.Contract, st.Sum, st.Hash, words, v)
 		if fr.SemDim > 0 {
 			r.sem.setQuantised(r.lex.slots[name], sems[i*fr.SemDim:(i+1)*fr.SemDim], st.SemScale)
 		}
@@ -284,8 +284,8 @@ func (r *Recommender) drop(ctx context.Context, name string) error {
 
 // index records a tool in the in-memory structures after putVector (caller
 // holds mu or is New).
-func (r *Recommender) index(c contracts.Contract, hash string, words termFields, v []float32) {
-	e := &entry{contract: c, hash: hash, service: serviceOf(c)}
+func (r *Recommender) index(c contracts.Contract, sum, textHash string, words termFields, v []float32) {
+	e := &entry{contract: c, sum: sum, textHash: textHash, service: serviceOf(c)}
 	r.tools[c.Tool] = e
 	r.lex.add(c.Tool, words)
 	slot := r.lex.slots[c.Tool]
@@ -302,21 +302,45 @@ const embedBatch = 4096
 // pending is one offered tool that changes the index.
 type pending struct {
 	c     contracts.Contract
+	sum   string // contracts.Contract.Hash of c
 	f     fields
-	hash  string
+	hash  string      // fields.hash of f
 	words [3][]string // the lexical index's words, when the text changed
 	text  bool        // the indexed text changed: embed it
 }
 
-// Upsert adds or replaces tools. Only tools whose indexed text changed are
-// re-embedded, in batches of up to 4,096 tools (one embedding request
-// each); a contract change that leaves the text alone (risk, scopes) only
-// updates the stored contract. Invalid contracts change nothing; when an
-// embedding request fails, the batches before it stay indexed.
+// Offer is a contract offered to the index with its content hash
+// (contracts.Contract.Hash), as the host's catalog carries it on its
+// events (CatalogEvent.Hash) and compiled tools hold it (Tool.Hash), so
+// the index decides "unchanged" by comparing hashes it never computes.
+type Offer struct {
+	Contract contracts.Contract
+	Hash     string // "" means: hash the contract here
+}
+
+// Upsert adds or replaces tools; it is UpsertOffers for contracts without
+// a carried hash (tests, the evaluation), hashing each with
+// contracts.Contract.Hash.
 func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) error {
+	offers := make([]Offer, len(cs))
+	for i, c := range cs {
+		offers[i] = Offer{Contract: c}
+	}
+	return r.UpsertOffers(ctx, offers...)
+}
+
+// UpsertOffers adds or replaces tools. An offer whose hash equals the
+// indexed tool's changes nothing (a start re-offers every tool). Only tools
+// whose indexed text changed are re-embedded, in batches of up to 4,096
+// tools (one embedding request each); a contract change that leaves the
+// text alone (risk, scopes) only updates the stored contract. Invalid
+// contracts change nothing; when an embedding request fails, the batches
+// before it stay indexed.
+func (r *Recommender) UpsertOffers(ctx context.Context, offers ...Offer) error {
 	latest := map[string]int{} // the last offer of each name
 	order := []string{}
-	for i, c := range cs {
+	for i, o := range offers {
+		c := o.Contract
 		if c.Tool == "" {
 			return contracts.Errorf(contracts.CodeInvalidContract, "contract %d has no tool name", i).With("field", "tool").With("index", i)
 		}
@@ -336,14 +360,17 @@ func (r *Recommender) Upsert(ctx context.Context, cs ...contracts.Contract) erro
 		r.mu.RLock()
 		var todo []*pending
 		for _, name := range batch {
-			c := cs[latest[name]]
+			o := offers[latest[name]]
+			if o.Hash == "" {
+				o.Hash = o.Contract.Hash()
+			}
 			old, known := r.tools[name]
-			if known && reflect.DeepEqual(old.contract, c) {
+			if known && old.sum == o.Hash {
 				continue // a start re-offers every tool: nothing to do
 			}
-			f := toolFields(c)
-			p := &pending{c: c, f: f, hash: f.hash()}
-			p.text = !known || old.hash != p.hash
+			f := toolFields(o.Contract)
+			p := &pending{c: o.Contract, sum: o.Hash, f: f, hash: f.hash()}
+			p.text = !known || old.textHash != p.hash
 			todo = append(todo, p)
 		}
 		r.mu.RUnlock()
@@ -400,7 +427,7 @@ func (r *Recommender) upsert(ctx context.Context, todo []*pending) error {
 		if !p.text {
 			// Same text, same vectors and words: only the contract.
 			e := *r.tools[p.c.Tool]
-			e.contract, e.service = p.c, serviceOf(p.c)
+			e.contract, e.sum, e.service = p.c, p.sum, serviceOf(p.c)
 			r.tools[p.c.Tool], r.bySlot[r.lex.slots[p.c.Tool]] = &e, &e
 			continue
 		}
@@ -410,7 +437,7 @@ func (r *Recommender) upsert(ctx context.Context, todo []*pending) error {
 			r.mu.Unlock()
 			return err
 		}
-		r.index(p.c, p.hash, r.lex.intern(p.words), v)
+		r.index(p.c, p.sum, p.hash, r.lex.intern(p.words), v)
 		if sv, ok := sems[p.c.Tool]; ok {
 			r.sem.set(r.lex.slots[p.c.Tool], sv)
 		}
@@ -502,7 +529,7 @@ func (r *Recommender) frame(batch []string) *frame {
 	local := map[int32]uint32{}
 	for i, name := range batch {
 		e, slot := r.tools[name], r.lex.slots[name]
-		st := storedTool{Contract: e.contract, Hash: e.hash}
+		st := storedTool{Contract: e.contract, Sum: e.sum, Hash: e.textHash}
 		for f, ids := range r.lex.fields[slot] {
 			st.Terms[f] = make([]uint32, len(ids))
 			for j, id := range ids {
@@ -616,13 +643,14 @@ type Change struct {
 	Kind     ChangeKind
 	Tool     string // the tool's name; defaults to Contract.Tool
 	Contract contracts.Contract
+	Hash     string // the contract's hash (CatalogEvent.Hash); "" means hash it here
 }
 
 // Apply follows one catalog change.
 func (r *Recommender) Apply(ctx context.Context, ev Change) error {
 	switch ev.Kind {
 	case Added, Changed:
-		return r.Upsert(ctx, ev.Contract)
+		return r.UpsertOffers(ctx, Offer{Contract: ev.Contract, Hash: ev.Hash})
 	case Removed:
 		name := ev.Tool
 		if name == "" {

@@ -69,7 +69,10 @@ func (f fields) semanticText() string {
 }
 
 // hash identifies the embedded text; equal hashes mean the stored vector
-// is still right.
+// is still right. It answers another question than the contract's own
+// hash (contracts.Contract.Hash, whether the tool changed at all): a
+// changed risk level changes the contract but not the text, so the tool
+// keeps its vectors.
 func (f fields) hash() string {
 	sum := sha256.Sum256([]byte(f.text()))
 	return hex.EncodeToString(sum[:16])

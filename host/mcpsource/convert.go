@@ -27,7 +27,7 @@ type toolSet struct {
 	contracts []contracts.Contract
 	upstream  map[string]string // catalog id -> upstream tool name
 	skipped   []Skipped
-	hash      string // of the upstream's list, to skip unchanged re-lists
+	hash      string // of the upstream's raw list: an unchanged re-list signals nothing (whether a tool changed is the catalog's contract hash)
 }
 
 // State keys every upstream tool's produces_map offers besides its output

@@ -269,11 +269,11 @@ func newLLM(cfg *config.Config, env config.Env) (llm.LLM, error) {
 // synchronous pass over today's tools (so the first plan sees them all),
 // then the host's change events.
 func (a *App) follow(ctx context.Context) error {
-	var cs []contracts.Contract
+	var offers []recommender.Offer
 	for _, t := range a.Host.List() {
-		cs = append(cs, t.Contract)
+		offers = append(offers, recommender.Offer{Contract: t.Contract, Hash: t.Hash()})
 	}
-	if err := a.Recommender.Upsert(ctx, cs...); err != nil {
+	if err := a.Recommender.UpsertOffers(ctx, offers...); err != nil {
 		return err
 	}
 	fctx, stop := context.WithCancel(context.WithoutCancel(ctx))

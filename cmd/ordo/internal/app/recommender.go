@@ -44,21 +44,23 @@ func RecommenderOptions(cfg *config.Config, env config.Env) (recommender.Options
 // indexEvents follows the catalog's events into the tool index. The
 // events waiting in the channel are taken together: a hot-added plugin's
 // tools arrive as one event each, and consecutive additions and changes
-// become one Upsert (one embedding batch); removals keep their place.
+// become one UpsertOffers (one embedding batch); removals keep their
+// place. Each offer carries the event's contract hash, so the index tells
+// an unchanged tool by comparing it and never hashes a contract itself.
 func (a *App) indexEvents(ctx context.Context, events <-chan host.CatalogEvent) {
-	var batch []contracts.Contract
+	var batch []recommender.Offer
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
-		if err := a.Recommender.Upsert(ctx, batch...); err != nil && ctx.Err() == nil {
+		if err := a.Recommender.UpsertOffers(ctx, batch...); err != nil && ctx.Err() == nil {
 			a.Log.Error("tool index update", "tools", len(batch), "err", err)
 		}
 		batch = batch[:0]
 	}
 	apply := func(ev host.CatalogEvent) {
 		if ev.Kind != host.Removed {
-			batch = append(batch, ev.Contract)
+			batch = append(batch, recommender.Offer{Contract: ev.Contract, Hash: ev.Hash})
 			return
 		}
 		flush()

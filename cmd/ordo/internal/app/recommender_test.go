@@ -84,3 +84,42 @@ func TestCatalogEventsEmbedInOneBatch(t *testing.T) {
 		t.Errorf("re-added tool: %+v %v", hits, err)
 	}
 }
+
+// TestCatalogEventsCarryTheHash: the index decides "unchanged" by the
+// hash the catalog event carries, never hashing the contract itself: a
+// re-offer under the same hash is not re-indexed (even a contract that
+// differs, which the catalog would never send under one hash), a new hash
+// is.
+func TestCatalogEventsCarryTheHash(t *testing.T) {
+	r, err := recommender.New(recommender.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &App{Recommender: r, Log: slog.New(slog.DiscardHandler)}
+	c := contracts.Contract{Tool: "p.t", Service: "p", Description: "Feed the cat", RiskLevel: contracts.RiskRead,
+		InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`)}
+	other := c
+	other.Description = "Walk the dog"
+	offer := func(ev host.CatalogEvent) {
+		events := make(chan host.CatalogEvent, 1)
+		events <- ev
+		close(events)
+		a.indexEvents(context.Background(), events)
+	}
+	found := func(q string) string {
+		hits, err := r.Search(context.Background(), q, recommender.SearchOptions{K: 1})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("search %q: %+v %v", q, hits, err)
+		}
+		return hits[0].Contract.Description
+	}
+	offer(host.CatalogEvent{Kind: host.Added, Tool: c.Tool, Contract: c, Hash: c.Hash()})
+	offer(host.CatalogEvent{Kind: host.Changed, Tool: c.Tool, Contract: other, Hash: c.Hash()})
+	if st := r.Stats(); st.Embedded != 1 || found("feed the cat") != "Feed the cat" {
+		t.Fatalf("re-offer under the same hash was indexed: %+v", st)
+	}
+	offer(host.CatalogEvent{Kind: host.Changed, Tool: c.Tool, Contract: other, Hash: other.Hash()})
+	if st := r.Stats(); st.Embedded != 2 || found("walk the dog") != "Walk the dog" {
+		t.Fatalf("a new hash was not indexed: %+v", st)
+	}
+}

@@ -30,7 +30,7 @@ func echoDescription(t *testing.T, h *Host) string {
 	t.Helper()
 	tool, ok := h.Lookup("test.echo")
 	if !ok {
-		t.Fatalf("test.echo is not listed: %v", h.Plugins())
+		t.Fatalf("test.echo is not listed: %v", h.Sources())
 	}
 	return tool.Contract.Description
 }
@@ -91,7 +91,7 @@ func TestStartFromCachedContracts(t *testing.T) {
 		t.Fatalf("call while starting: %s %v", out, err)
 	}
 	testwait.Until(t, 30*time.Second, "the plugin's own description replaces the cached one", func() bool { return echoDescription(t, h) == real })
-	if p := h.Plugins(); len(p) != 1 || p[0].State != StateRunning || p[0].SHA256 != sha(t, bin) {
+	if p := h.Sources(); len(p) != 1 || p[0].State != StateRunning || p[0].SHA256 != sha(t, bin) {
 		t.Fatalf("plugins %+v", p)
 	}
 	h.Close()
@@ -112,7 +112,7 @@ func TestStartFromCachedContracts(t *testing.T) {
 	if _, ok := h.Lookup("test.echo"); ok {
 		t.Fatal("a plugin whose checksum does not match was listed")
 	}
-	if p := h.Plugins(); len(p) != 1 || p[0].State != StateRefused {
+	if p := h.Sources(); len(p) != 1 || p[0].State != StateRefused {
 		t.Fatalf("plugins %+v", p)
 	}
 }
@@ -156,7 +156,7 @@ func TestCachedPluginThatCannotStart(t *testing.T) {
 			t.Fatalf("waiting call: %v", callErr)
 		}
 	}
-	if p := h.Plugins(); len(p) != 1 || p[0].State != StateRefused {
+	if p := h.Sources(); len(p) != 1 || p[0].State != StateRefused {
 		t.Fatalf("plugins %+v", p)
 	}
 	if _, err := os.Stat(filepath.Join(data, "plugin-contracts", "test.json")); !os.IsNotExist(err) {
@@ -195,10 +195,10 @@ func TestForgedCacheStartsNothing(t *testing.T) {
 		t.Fatalf("a call to the forged plugin: %v", err)
 	}
 	testwait.Until(t, 30*time.Second, "the forged plugin refused", func() bool {
-		p := h.Plugins()
+		p := h.Sources()
 		return len(p) == 1 && p[0].State == StateRefused
 	})
-	if p := h.Plugins(); !strings.Contains(p[0].Error, "checksum") {
+	if p := h.Sources(); !strings.Contains(p[0].Error, "checksum") {
 		t.Fatalf("refused for %q, want a checksum mismatch", p[0].Error)
 	}
 	h.Close()
@@ -211,7 +211,7 @@ func TestForgedCacheStartsNothing(t *testing.T) {
 	if out, err := h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "k"); err != nil || string(out) != `{"key":"k","text":"hi"}` {
 		t.Fatalf("bundled plugin from the cache: %s %v", out, err)
 	}
-	if p := h.Plugins(); p[0].SHA256 != want || !h.sums.known(bin, want) {
+	if p := h.Sources(); p[0].SHA256 != want || !h.sums.known(bin, want) {
 		t.Fatalf("plugins %+v", p)
 	}
 }
@@ -229,7 +229,7 @@ func TestStartGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if p := h.Plugins(); len(p) != 1 || p[0].State != StateStarting || p[0].PID != 0 {
+	if p := h.Sources(); len(p) != 1 || p[0].State != StateStarting || p[0].PID != 0 {
 		t.Fatalf("plugins %+v, want test listed from the cache and starting", p)
 	}
 	// Without the call's wake-up it would wait for the gate until ctx ends.
@@ -239,7 +239,7 @@ func TestStartGate(t *testing.T) {
 	if err != nil || string(out) != `{"key":"k","text":"hi"}` {
 		t.Fatalf("call behind the gate: %s %v", out, err)
 	}
-	if p := h.Plugins(); p[0].State != StateRunning || p[0].PID == 0 {
+	if p := h.Sources(); p[0].State != StateRunning || p[0].PID == 0 {
 		t.Fatalf("plugins %+v after the call", p)
 	}
 
@@ -251,7 +251,7 @@ func TestStartGate(t *testing.T) {
 	defer h2.Close()
 	close(gate)
 	testwait.Until(t, 30*time.Second, "the plugin started once the gate opened", func() bool {
-		p := h2.Plugins()
+		p := h2.Sources()
 		return p[0].State == StateRunning
 	})
 }

@@ -34,8 +34,8 @@ func TestClosedHostRefusesSources(t *testing.T) {
 			t.Fatalf("%s: details %v", name, ce.Details)
 		}
 	}
-	if len(h.Plugins()) != 0 || len(h.List()) != 0 {
-		t.Fatalf("a closed host lists %v and %d tools", h.Plugins(), len(h.List()))
+	if len(h.Sources()) != 0 || len(h.List()) != 0 {
+		t.Fatalf("a closed host lists %v and %d tools", h.Sources(), len(h.List()))
 	}
-	testerr.Code(t, h.RemovePlugin(ctx, "builtin"), contracts.CodeInvalidInput)
+	testerr.Code(t, h.RemoveSource(ctx, "builtin"), contracts.CodeInvalidInput)
 }

@@ -8,6 +8,6 @@
 // one place (New).
 //
 // The agent sees only Host's Lookup, List and Call; the recommender
-// subscribes to catalog events; admin commands use AddPlugin, RemovePlugin
-// and Plugins.
+// subscribes to catalog events; admin commands use AddPlugin, AddUpstream,
+// RemoveSource and Sources.
 package host

@@ -23,7 +23,7 @@ func TestRemoveDrainsInFlight(t *testing.T) {
 		errc <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // let the call reach the plugin
-	if err := h.RemovePlugin(ctx, "test"); err != nil {
+	if err := h.RemoveSource(ctx, "test"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -32,7 +32,7 @@ func TestRemoveDrainsInFlight(t *testing.T) {
 			t.Fatalf("in-flight call failed: %v", err)
 		}
 	default:
-		t.Fatal("RemovePlugin returned before the in-flight call finished")
+		t.Fatal("RemoveSource returned before the in-flight call finished")
 	}
 	_, err := h.Call(ctx, "test.sleep", json.RawMessage(`{"ms":1}`), "")
 	testerr.Code(t, err, contracts.CodeUnknownTool)

@@ -23,7 +23,7 @@ type Host struct {
 
 	mu      sync.Mutex
 	sources map[string]*source
-	refused map[string]PluginInfo // config and directory plugins that could not start
+	refused map[string]SourceInfo // config and directory plugins that could not start
 	closed  bool
 
 	watchStop context.CancelFunc
@@ -40,7 +40,7 @@ type Host struct {
 
 // New builds a host, starts the configured plugins and, with
 // WithPluginsDir, loads and then watches the plugins directory. A plugin
-// that fails to start is reported by Plugins and the log; it does not fail
+// that fails to start is reported by Sources and the log; it does not fail
 // New. Call Close to stop every plugin.
 func New(opts ...Option) (*Host, error) {
 	o := defaultOptions()
@@ -50,7 +50,7 @@ func New(opts ...Option) (*Host, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	h := &Host{opts: o, log: o.logger, cat: newCatalog(), sources: map[string]*source{}, refused: map[string]PluginInfo{}}
+	h := &Host{opts: o, log: o.logger, cat: newCatalog(), sources: map[string]*source{}, refused: map[string]SourceInfo{}}
 	// The invocation chain, outermost first. Each layer is one concern.
 	h.invoker = Chain(InvokerFunc(h.dispatch), append([]Middleware{
 		ValidateInput(),           // a bad payload never reaches a tool
@@ -314,10 +314,10 @@ func checkContracts(cs []contracts.Contract, listed map[string]*contracts.Tool) 
 	return tools, nil
 }
 
-// RemovePlugin removes a plugin or provider by name: its tools leave the
+// RemoveSource removes a plugin or provider by name: its tools leave the
 // catalog at once, in-flight calls finish (or the drain timeout passes),
 // then it is stopped. Unknown names fail with CodeInvalidInput.
-func (h *Host) RemovePlugin(ctx context.Context, name string) error {
+func (h *Host) RemoveSource(ctx context.Context, name string) error {
 	h.mu.Lock()
 	src, ok := h.sources[name]
 	if ok {
@@ -325,7 +325,7 @@ func (h *Host) RemovePlugin(ctx context.Context, name string) error {
 	}
 	h.mu.Unlock()
 	if !ok {
-		return contracts.Errorf(contracts.CodeInvalidInput, "no plugin named %q", name).With("name", name)
+		return contracts.Errorf(contracts.CodeInvalidInput, "no tool source named %q", name).With("name", name)
 	}
 	h.retire(ctx, src)
 	return nil
@@ -338,19 +338,20 @@ func (h *Host) retire(ctx context.Context, src *source) {
 	src.shutdown(ctx, h.opts.drainTimeout)
 }
 
-// Plugins describes every source, sorted by name.
-func (h *Host) Plugins() []PluginInfo {
+// Sources describes every tool source (plugins, in-process providers,
+// upstream MCP servers, and those refused), sorted by name.
+func (h *Host) Sources() []SourceInfo {
 	h.mu.Lock()
 	srcs := make([]*source, 0, len(h.sources))
 	for _, s := range h.sources {
 		srcs = append(srcs, s)
 	}
-	refused := make([]PluginInfo, 0, len(h.refused))
+	refused := make([]SourceInfo, 0, len(h.refused))
 	for _, info := range h.refused {
 		refused = append(refused, info)
 	}
 	h.mu.Unlock()
-	out := make([]PluginInfo, 0, len(srcs))
+	out := make([]SourceInfo, 0, len(srcs))
 	for _, s := range srcs {
 		info := s.info()
 		info.Tools = h.cat.names(s)

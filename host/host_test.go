@@ -121,7 +121,7 @@ func TestRoguePlugins(t *testing.T) {
 		}
 		_, err := h.Call(ctx, "rogue.get", json.RawMessage(`{}`), "")
 		testerr.Code(t, err, contracts.CodeToolInvalidOutput)
-		if err := h.RemovePlugin(ctx, "rogue"); err != nil {
+		if err := h.RemoveSource(ctx, "rogue"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -143,7 +143,7 @@ func TestRoguePlugins(t *testing.T) {
 			t.Fatalf("details %v", ce.Details)
 		}
 	})
-	for _, p := range h.Plugins() {
+	for _, p := range h.Sources() {
 		if p.Name != "test" {
 			t.Errorf("refused plugin %q left behind: %+v", p.Name, p)
 		}
@@ -159,7 +159,7 @@ func TestKillDuringCall(t *testing.T) {
 	if err := h.AddPlugin(ctx, PluginSpec{Name: "test", Path: testPluginBin}); err != nil {
 		t.Fatal(err)
 	}
-	pid := h.Plugins()[0].PID
+	pid := h.Sources()[0].PID
 	if pid == 0 {
 		t.Fatal("no pid")
 	}
@@ -175,7 +175,7 @@ func TestKillDuringCall(t *testing.T) {
 	testerr.Code(t, <-errc, contracts.CodeToolCrashed)
 
 	testwait.For(t, 5*time.Second, func() error {
-		p := h.Plugins()[0]
+		p := h.Sources()[0]
 		if p.State != StateRunning || p.PID == pid || p.PID == 0 {
 			return fmt.Errorf("plugin not back: %+v", p)
 		}
@@ -225,13 +225,13 @@ func TestInProcessProvider(t *testing.T) {
 	}
 	err = h.AddProvider(ctx, "builtin", "v1", p)
 	testerr.Code(t, err, contracts.CodePluginRefused)
-	if err := h.RemovePlugin(ctx, "builtin"); err != nil {
+	if err := h.RemoveSource(ctx, "builtin"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := h.Lookup("test.echo"); ok {
 		t.Fatal("tool still there after removal")
 	}
-	testerr.Code(t, h.RemovePlugin(ctx, "builtin"), contracts.CodeInvalidInput)
+	testerr.Code(t, h.RemoveSource(ctx, "builtin"), contracts.CodeInvalidInput)
 }
 
 func TestOptionsRefused(t *testing.T) {

@@ -32,14 +32,14 @@ func TestPluginNamespace(t *testing.T) {
 	copyExec(t, shadowPluginBin, filepath.Join(dir, "ordo-plugin-shadow3")) // hot-added
 	refused := map[string]string{}
 	testwait.For(t, 10*time.Second, func() error {
-		for _, p := range h.Plugins() {
+		for _, p := range h.Sources() {
 			if p.State != StateRefused {
 				t.Fatalf("%s admitted: %+v", p.Name, p)
 			}
 			refused[p.Name] = p.Error
 		}
 		if len(refused) < 3 {
-			return fmt.Errorf("plugins %+v", h.Plugins())
+			return fmt.Errorf("plugins %+v", h.Sources())
 		}
 		return nil
 	})

@@ -50,7 +50,7 @@ func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) er
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil && origin != originAPI {
-		h.refused[spec.Name] = PluginInfo{Name: spec.Name, Kind: kindPlugin, Origin: origin, Path: spec.Path,
+		h.refused[spec.Name] = SourceInfo{Name: spec.Name, Kind: kindPlugin, Origin: origin, Path: spec.Path,
 			SHA256: spec.SHA256, State: StateRefused, Error: err.Error()}
 	} else {
 		delete(h.refused, spec.Name)
@@ -191,7 +191,7 @@ func (h *Host) bringUp(src *source) {
 	if err != nil && current {
 		delete(h.sources, src.name)
 		if src.origin != originAPI {
-			h.refused[src.name] = PluginInfo{Name: src.name, Kind: kindPlugin, Origin: src.origin, Path: spec.Path,
+			h.refused[src.name] = SourceInfo{Name: src.name, Kind: kindPlugin, Origin: src.origin, Path: spec.Path,
 				SHA256: spec.SHA256, State: StateRefused, Error: err.Error(), stamp: src.stamp}
 		}
 	}

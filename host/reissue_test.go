@@ -88,7 +88,7 @@ func TestCrashedKeyedCallIsReissued(t *testing.T) {
 			if _, err := os.Stat(marker); err != nil {
 				t.Fatalf("the plugin was not killed at %s/effect: %v", c.tool, err)
 			}
-			if info := h.Plugins()[0]; info.Restarts != 1 {
+			if info := h.Sources()[0]; info.Restarts != 1 {
 				t.Fatalf("plugin %+v: want one restart", info)
 			}
 			again, err := h.Call(ctx, c.tool, json.RawMessage(c.payload), "run-1/a1")

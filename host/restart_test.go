@@ -25,7 +25,7 @@ func TestCallAfterPluginDied(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := range 3 {
-		pid := h.Plugins()[0].PID
+		pid := h.Sources()[0].PID
 		if _, err := h.Call(ctx, "test.echo", json.RawMessage(`{"text":"before"}`), ""); err != nil {
 			t.Fatalf("round %d, before the kill: %v", round, err)
 		}
@@ -37,7 +37,7 @@ func TestCallAfterPluginDied(t *testing.T) {
 		if string(out) != `{"key":"k","text":"after"}` {
 			t.Fatalf("round %d: result %s", round, out)
 		}
-		if p := h.Plugins()[0]; p.PID == pid || p.Restarts != round+1 {
+		if p := h.Sources()[0]; p.PID == pid || p.Restarts != round+1 {
 			t.Fatalf("round %d: the call was not served by a restarted plugin: %+v", round, p)
 		}
 	}
@@ -54,12 +54,12 @@ func TestCallAfterPluginDiedForGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyExec(t, roguePluginBin, bin) // the running process keeps the old file
-	killAndReap(t, h.Plugins()[0].PID)
+	killAndReap(t, h.Sources()[0].PID)
 	_, err := h.Call(ctx, "test.echo", json.RawMessage(`{"text":"after"}`), "")
 	if ce := testerr.Code(t, err, contracts.CodeToolUnavailable); !ce.Retryable {
 		t.Fatalf("6004 must be retryable: %+v", ce)
 	}
-	if p := h.Plugins()[0]; p.State != StateFailed {
+	if p := h.Sources()[0]; p.State != StateFailed {
 		t.Fatalf("plugin %+v, want failed", p)
 	}
 }
@@ -72,7 +72,7 @@ func TestCallAfterPluginDiedNotBackInTime(t *testing.T) {
 	if err := h.AddPlugin(ctx, PluginSpec{Name: "test", Path: testPluginBin}); err != nil {
 		t.Fatal(err)
 	}
-	killAndReap(t, h.Plugins()[0].PID)
+	killAndReap(t, h.Sources()[0].PID)
 	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	_, err := h.Call(cctx, "test.echo", json.RawMessage(`{"text":"after"}`), "")

@@ -11,7 +11,7 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
-// Kinds and origins of sources, as PluginInfo reports them.
+// Kinds and origins of sources, as SourceInfo reports them.
 const (
 	kindPlugin   = "plugin"   // a go-plugin process
 	kindProvider = "provider" // a ToolProvider given through AddProvider
@@ -30,8 +30,8 @@ const (
 	StateRefused    = "refused"    // never admitted; Error says why
 )
 
-// PluginInfo describes one tool source for admin commands.
-type PluginInfo struct {
+// SourceInfo describes one tool source for admin commands.
+type SourceInfo struct {
 	Name     string   `json:"name"`
 	Kind     string   `json:"kind"`   // plugin | provider
 	Origin   string   `json:"origin"` // config | dir | api
@@ -243,10 +243,10 @@ func (s *source) currentVersion() string {
 	return s.version
 }
 
-func (s *source) info() PluginInfo {
+func (s *source) info() SourceInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	info := PluginInfo{Name: s.name, Kind: s.kind, Origin: s.origin, Path: s.spec.Path, SHA256: s.spec.SHA256,
+	info := SourceInfo{Name: s.name, Kind: s.kind, Origin: s.origin, Path: s.spec.Path, SHA256: s.spec.SHA256,
 		Version: s.version, State: s.state, Restarts: s.restarts, Error: s.lastErr}
 	if s.cur != nil {
 		info.PID = s.cur.pid()

@@ -28,7 +28,7 @@ const kindUpstream = "upstream"
 
 // WithUpstreams declares upstream MCP servers (from configuration) to
 // mount in New. One that cannot be reached yet is kept, without tools,
-// and retried with backoff; one with a bad spec is reported by Plugins
+// and retried with backoff; one with a bad spec is reported by Sources
 // and Upstreams as refused.
 func WithUpstreams(specs ...UpstreamSpec) Option {
 	return func(o *options) { o.upstreams = append(o.upstreams, specs...) }
@@ -37,12 +37,12 @@ func WithUpstreams(specs ...UpstreamSpec) Option {
 // AddUpstream mounts an upstream MCP server: its tools join the catalog as
 // NAME.tool. It fails, leaving nothing running, with CodeInvalidInput (bad
 // spec, naming the field), CodePluginRefused (unreachable, duplicate name
-// or a tool name clash). Remove it with RemovePlugin or RemoveUpstream.
+// or a tool name clash). Remove it with RemoveSource or RemoveUpstream.
 func (h *Host) AddUpstream(ctx context.Context, spec UpstreamSpec) error {
 	return h.addUpstream(ctx, spec, originAPI)
 }
 
-// RemoveUpstream removes an upstream by name like RemovePlugin, but only
+// RemoveUpstream removes an upstream by name like RemoveSource, but only
 // an upstream (CodeInvalidInput otherwise).
 func (h *Host) RemoveUpstream(ctx context.Context, name string) error {
 	h.mu.Lock()
@@ -51,7 +51,7 @@ func (h *Host) RemoveUpstream(ctx context.Context, name string) error {
 	if !ok || src.kind != kindUpstream {
 		return contracts.Errorf(contracts.CodeInvalidInput, "no upstream named %q", name).With("name", name)
 	}
-	return h.RemovePlugin(ctx, name)
+	return h.RemoveSource(ctx, name)
 }
 
 func (h *Host) addUpstream(ctx context.Context, spec UpstreamSpec, origin string) error {
@@ -59,7 +59,7 @@ func (h *Host) addUpstream(ctx context.Context, spec UpstreamSpec, origin string
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil && origin != originAPI {
-		h.refused[spec.Name] = PluginInfo{Name: spec.Name, Kind: kindUpstream, Origin: origin, Path: upstreamPath(spec),
+		h.refused[spec.Name] = SourceInfo{Name: spec.Name, Kind: kindUpstream, Origin: origin, Path: upstreamPath(spec),
 			State: StateRefused, Error: err.Error()}
 	} else if err == nil {
 		delete(h.refused, spec.Name)
@@ -92,7 +92,7 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 	}
 	// The source's instance stays installed for the upstream's lifetime:
 	// the Source itself answers CodeToolUnavailable while it is down, so
-	// syncUpstream only mirrors its state for Plugins.
+	// syncUpstream only mirrors its state for Sources.
 	src.setRunning(in)
 	h.syncUpstream(src, p) // re-read once: the list may have moved since admit described it
 	sctx, stop := context.WithCancel(context.Background())
@@ -172,7 +172,7 @@ func (h *Host) Upstreams() []UpstreamInfo {
 	return out
 }
 
-// upstreamPath is what Plugins shows as an upstream's path.
+// upstreamPath is what Sources shows as an upstream's path.
 func upstreamPath(spec UpstreamSpec) string {
 	if spec.URL != "" {
 		return spec.URL

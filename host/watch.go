@@ -191,7 +191,7 @@ func (h *Host) syncDir(ctx context.Context) {
 	for name, s := range have {
 		if dp, ok := want[name]; !ok || dp.stamp != s.stamp {
 			h.log.Info("plugin removed from plugins dir or changed", "plugin", name)
-			if err := h.RemovePlugin(ctx, name); err != nil {
+			if err := h.RemoveSource(ctx, name); err != nil {
 				h.log.Error("remove plugin", "plugin", name, "err", err)
 			}
 			continue
@@ -214,7 +214,7 @@ func (h *Host) syncDir(ctx context.Context) {
 		}
 		h.mu.Lock()
 		if err != nil {
-			h.refused[name] = PluginInfo{Name: name, Kind: kindPlugin, Origin: originDir, Path: dp.spec.Path,
+			h.refused[name] = SourceInfo{Name: name, Kind: kindPlugin, Origin: originDir, Path: dp.spec.Path,
 				SHA256: dp.spec.SHA256, State: StateRefused, Error: err.Error(), stamp: dp.stamp}
 		} else {
 			delete(h.refused, name)

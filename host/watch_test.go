@@ -55,7 +55,7 @@ func TestHotAddRemove(t *testing.T) {
 	if string(out) != `{"key":"k","text":"hot"}` {
 		t.Fatalf("result %s", out)
 	}
-	p := h.Plugins()
+	p := h.Sources()
 	if len(p) != 1 || p[0].Name != "test" || p[0].Origin != originDir {
 		t.Fatalf("plugins %+v", p)
 	}
@@ -94,8 +94,8 @@ func TestDirRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHost(t, WithPluginsDir(dir))
-	states := map[string]PluginInfo{}
-	for _, p := range h.Plugins() {
+	states := map[string]SourceInfo{}
+	for _, p := range h.Sources() {
 		states[p.Name] = p
 	}
 	if states["test"].State != StateRunning {

@@ -56,13 +56,13 @@ type RunLister interface {
 	List(ctx context.Context, f memory.Filter) ([]memory.RunSummary, error)
 }
 
-// PluginAdmin is the host's hot add/remove API for plugins and upstream
-// MCP servers (RemovePlugin and Plugins cover both); *host.Host satisfies it.
-type PluginAdmin interface {
+// SourceAdmin is the host's hot add/remove API for plugins and upstream
+// MCP servers (RemoveSource and Sources cover every kind of source); *host.Host satisfies it.
+type SourceAdmin interface {
 	AddPlugin(ctx context.Context, spec host.PluginSpec) error
 	AddUpstream(ctx context.Context, spec host.UpstreamSpec) error
-	RemovePlugin(ctx context.Context, name string) error
-	Plugins() []host.PluginInfo
+	RemoveSource(ctx context.Context, name string) error
+	Sources() []host.SourceInfo
 }
 
 // SamplingEngine builds an engine that plans with the given model. The

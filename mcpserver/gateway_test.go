@@ -175,7 +175,7 @@ func TestGatewayPublishesCatalog(t *testing.T) {
 		t.Fatalf("clock__now: %v", got)
 	}
 	before = lc.count()
-	if err := e.host.RemovePlugin(context.Background(), "clock"); err != nil {
+	if err := e.host.RemoveSource(context.Background(), "clock"); err != nil {
 		t.Fatal(err)
 	}
 	testwait.Until(t, 30*time.Second, "list_changed after remove", func() bool { return lc.count() > before })

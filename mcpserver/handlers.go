@@ -260,7 +260,7 @@ func (s *Server) handleAddPlugin(ctx context.Context, _ mcp.CallToolRequest, raw
 		return nil, err
 	}
 	s.log.Info("plugin added over MCP", "plugin", spec.Name, "user", identityFrom(ctx).User)
-	return okResult(map[string]any{"added": spec.Name, "plugins": s.opts.Admin.Plugins()})
+	return okResult(map[string]any{"added": spec.Name, "plugins": s.opts.Admin.Sources()})
 }
 
 func (s *Server) handleRemovePlugin(ctx context.Context, _ mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
@@ -270,15 +270,15 @@ func (s *Server) handleRemovePlugin(ctx context.Context, _ mcp.CallToolRequest, 
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
-	if err := s.opts.Admin.RemovePlugin(ctx, a.Name); err != nil {
+	if err := s.opts.Admin.RemoveSource(ctx, a.Name); err != nil {
 		return nil, err
 	}
 	s.log.Info("plugin removed over MCP", "plugin", a.Name, "user", identityFrom(ctx).User)
-	return okResult(map[string]any{"removed": a.Name, "plugins": s.opts.Admin.Plugins()})
+	return okResult(map[string]any{"removed": a.Name, "plugins": s.opts.Admin.Sources()})
 }
 
 func (s *Server) handleListPlugins(context.Context, mcp.CallToolRequest, json.RawMessage) (*mcp.CallToolResult, error) {
-	return okResult(map[string]any{"plugins": s.opts.Admin.Plugins()})
+	return okResult(map[string]any{"plugins": s.opts.Admin.Sources()})
 }
 
 // hitView is one search hit as clients see it.

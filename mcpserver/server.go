@@ -28,7 +28,7 @@ type Options struct {
 	Sampling SamplingEngine
 	Runs     RunLister   // list_runs
 	Catalog  Catalog     // ordo://catalog
-	Admin    PluginAdmin // add_plugin, add_upstream, remove_plugin, list_plugins
+	Admin    SourceAdmin // add_plugin, add_upstream, remove_plugin, list_plugins
 	// LookupEnv resolves add_upstream's bearer_token_env on the server
 	// (default os.LookupEnv). The admin role may name any variable it sees.
 	LookupEnv func(key string) (string, bool)

@@ -125,8 +125,8 @@ func TestStdioAdminAsksThePerson(t *testing.T) {
 	e := newEnv(t)
 	c := e.stdioClient(t, clientOpts{opts: []client.ClientOption{client.WithElicitationHandler(h)}})
 	code, body := toolError(t, c, "add_plugin", map[string]any{"name": "sneaky", "path": exe, "args": []any{"--serve", "a b"}})
-	if code != contracts.CodeRejected || len(e.host.Plugins()) != 1 {
-		t.Fatalf("declined add_plugin: %d %v, sources %v", code, body, e.host.Plugins())
+	if code != contracts.CodeRejected || len(e.host.Sources()) != 1 {
+		t.Fatalf("declined add_plugin: %d %v, sources %v", code, body, e.host.Sources())
 	}
 	h.mu.Lock()
 	msg := h.seen[0].Message

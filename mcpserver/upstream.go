@@ -95,7 +95,7 @@ func (s *Server) handleAddUpstream(ctx context.Context, _ mcp.CallToolRequest, r
 		return nil, err
 	}
 	s.log.Info("upstream added over MCP", "upstream", spec.Name, "transport", spec.Transport(), "user", identityFrom(ctx).User)
-	plugins := s.opts.Admin.Plugins()
+	plugins := s.opts.Admin.Sources()
 	tools := []string{}
 	for _, p := range plugins {
 		if p.Name == spec.Name {

@@ -39,7 +39,7 @@ func Ready(ctx context.Context, store memory.Checkpointer, src Sources) Readines
 	}
 	_, err := store.List(ctx, memory.Filter{Limit: 1})
 	add(Check{Name: "store", OK: err == nil})
-	for _, p := range src.Plugins() {
+	for _, p := range src.Sources() {
 		if p.Kind != "plugin" || p.Origin != "config" {
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 
 // Sources is the host's report on its tool sources; *host.Host has it.
 type Sources interface {
-	Plugins() []host.PluginInfo
+	Sources() []host.SourceInfo
 	Upstreams() []host.UpstreamInfo
 }
 
@@ -80,7 +80,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(ageDesc, age)
 	}
-	for _, p := range c.src.Plugins() {
+	for _, p := range c.src.Sources() {
 		if p.Kind != "plugin" {
 			continue
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 type adminData struct {
-	Plugins []host.PluginInfo
+	Plugins []host.SourceInfo
 	Config  string
 	Error   *contracts.Error
 	Done    string
@@ -27,7 +27,7 @@ func (c *Console) showAdmin(w http.ResponseWriter, r *http.Request, s *session, 
 		writeJSONError(w, status, contracts.AsError(err))
 		return
 	}
-	d := adminData{Plugins: c.opts.Admin.Plugins(), Config: string(c.opts.Config), Done: done}
+	d := adminData{Plugins: c.opts.Admin.Sources(), Config: string(c.opts.Config), Done: done}
 	if err != nil {
 		d.Error = contracts.AsError(err)
 	}
@@ -63,7 +63,7 @@ func (c *Console) addPlugin(w http.ResponseWriter, r *http.Request, s *session) 
 
 func (c *Console) removePlugin(w http.ResponseWriter, r *http.Request, s *session) {
 	name := strings.TrimSpace(r.PostFormValue("name"))
-	if err := c.opts.Admin.RemovePlugin(r.Context(), name); err != nil {
+	if err := c.opts.Admin.RemoveSource(r.Context(), name); err != nil {
 		c.showAdmin(w, r, s, httpStatus(err), err, "")
 		return
 	}

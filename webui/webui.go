@@ -45,7 +45,7 @@ type Options struct {
 	Engine    Engine
 	Runs      mcpserver.RunLister   // the runs list
 	Catalog   mcpserver.Catalog     // the tools page
-	Admin     mcpserver.PluginAdmin // admin pages (optional)
+	Admin     mcpserver.SourceAdmin // admin pages (optional)
 	Templates Templates             // saved templates (optional)
 	// Config is the running configuration as shown to admins, secrets
 	// already hidden (what `ordo config show` prints).

@@ -176,7 +176,7 @@ func TestHTTPUpstreamRefused(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if len(h.Plugins()) != 0 || len(h.List()) != 0 {
-		t.Fatalf("left behind: %+v", h.Plugins())
+	if len(h.Sources()) != 0 || len(h.List()) != 0 {
+		t.Fatalf("left behind: %+v", h.Sources())
 	}
 }

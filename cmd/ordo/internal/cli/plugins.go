@@ -46,7 +46,7 @@ func newPluginsListCmd(g *globals) *cobra.Command {
 		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withApp(cmd, func(a *app.App) error {
-				ps := a.Host.Plugins()
+				ps := a.Host.Sources()
 				if asJSON {
 					return writeJSON(g.io.Out, ps)
 				}
@@ -123,7 +123,7 @@ mounts it without a restart. NAME defaults to the package or program the command
 			}
 			var tools []string
 			var started string // the checksum of the binary that started
-			for _, p := range h.Plugins() {
+			for _, p := range h.Sources() {
 				if p.Name == name {
 					tools, started = p.Tools, p.SHA256
 				}

@@ -73,7 +73,7 @@ func (h *Host) admitPlugin(ctx context.Context, src *source, spec PluginSpec) er
 	if err != nil {
 		return err
 	}
-	src.spec = spec
+	src.spec, src.path = spec, spec.Path
 	if tools, ok := h.cachedTools(spec); ok {
 		if err := h.admitTools(src, tools); err != nil {
 			return err
@@ -340,7 +340,7 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 		client.Kill()
 		return nil, err
 	}
-	return &instance{prov: p, client: client, version: version}, nil
+	return &instance{prov: p, plugin: p, version: version}, nil
 }
 
 // startError codes go-plugin's start failures.
@@ -429,11 +429,11 @@ func (h *Host) supervise(ctx context.Context, src *source) {
 			continue
 		}
 		var why error
-		if in.client.Exited() {
+		if in.plugin.client.Exited() {
 			why = errors.New("plugin process exited")
 		} else if time.Since(lastHealth) >= h.opts.healthInterval {
 			lastHealth = time.Now()
-			why = in.prov.(*grpcProvider).health(ctx, h.opts.startTimeout)
+			why = in.plugin.health(ctx, h.opts.startTimeout)
 		}
 		in.release()
 		if why == nil || ctx.Err() != nil {

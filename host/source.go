@@ -6,9 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-plugin"
-
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host/mcpsource"
 )
 
 // Kinds and origins of sources, as SourceInfo reports them.
@@ -60,7 +59,8 @@ func checkName(name string) error {
 // stopping it can wait for them (drain).
 type instance struct {
 	prov    ToolProvider
-	client  *plugin.Client // nil unless a plugin process
+	plugin  *grpcProvider     // prov, when a plugin process (nil otherwise)
+	up      *mcpsource.Source // prov, when an upstream MCP server (nil otherwise)
 	version string
 
 	mu       sync.Mutex
@@ -104,13 +104,10 @@ func (in *instance) drain(ctx context.Context) {
 func (in *instance) stop() { _ = in.prov.Close() }
 
 func (in *instance) pid() int {
-	if in.client == nil {
+	if in.plugin == nil {
 		return 0
 	}
-	if rc := in.client.ReattachConfig(); rc != nil {
-		return rc.Pid
-	}
-	return 0
+	return in.plugin.pid
 }
 
 // source is a named supplier of tools and its current instance.
@@ -119,6 +116,7 @@ type source struct {
 	kind   string
 	origin string
 	spec   PluginSpec // plugins only; SHA256 is always set once admitted
+	path   string     // what Sources shows: a plugin's binary, an upstream's command or URL
 	stamp  string     // directory plugins: what the file looked like when loaded
 
 	mu       sync.Mutex
@@ -246,7 +244,7 @@ func (s *source) currentVersion() string {
 func (s *source) info() SourceInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	info := SourceInfo{Name: s.name, Kind: s.kind, Origin: s.origin, Path: s.spec.Path, SHA256: s.spec.SHA256,
+	info := SourceInfo{Name: s.name, Kind: s.kind, Origin: s.origin, Path: s.path, SHA256: s.spec.SHA256,
 		Version: s.version, State: s.state, Restarts: s.restarts, Error: s.lastErr}
 	if s.cur != nil {
 		info.PID = s.cur.pid()

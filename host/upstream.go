@@ -85,8 +85,8 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 		return err
 	}
 	src := newSource(spec.Name, kindUpstream, origin)
-	src.spec = PluginSpec{Name: spec.Name, Path: upstreamPath(spec)}
-	in := &instance{prov: p, version: p.Info().Server}
+	src.path = upstreamPath(spec)
+	in := &instance{prov: p, up: p, version: p.Info().Server}
 	if err := h.admit(ctx, src, in); err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (h *Host) Upstreams() []UpstreamInfo {
 		if cur == nil {
 			continue
 		}
-		out = append(out, UpstreamInfo{Info: cur.prov.(*mcpsource.Source).Info(), Origin: origin, State: state, Tools: h.cat.names(s)})
+		out = append(out, UpstreamInfo{Info: cur.up.Info(), Origin: origin, State: state, Tools: h.cat.names(s)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -12,6 +12,7 @@ import (
 	"github.com/ordo-run/ordo/agent/policy"
 	"github.com/ordo-run/ordo/agent/prompts"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/patterns"
@@ -28,7 +29,7 @@ import (
 type Tools interface {
 	Lookup(name string) (*contracts.Tool, bool)
 	List() []*contracts.Tool
-	Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string) (json.RawMessage, error)
+	Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string, opts ...host.CallOption) (json.RawMessage, error)
 }
 
 // Availability is implemented by Tools that know when a tool's source is

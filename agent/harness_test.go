@@ -12,6 +12,7 @@ import (
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/agent/llm/openai"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -55,7 +56,7 @@ func (tt *testTools) List() []*contracts.Tool {
 	return out
 }
 
-func (tt *testTools) Call(ctx context.Context, name string, payload json.RawMessage, key string) (json.RawMessage, error) {
+func (tt *testTools) Call(ctx context.Context, name string, payload json.RawMessage, key string, _ ...host.CallOption) (json.RawMessage, error) {
 	t, ok := tt.cat[name]
 	if !ok {
 		return nil, contracts.Errorf(contracts.CodeUnknownTool, "no tool %s", name)

@@ -288,11 +288,12 @@ func (e *Engine) call(ctx context.Context, o outcome) outcome {
 			attribute.String("ordo.tool", o.tool.Name()), attribute.Int("ordo.step.attempt", o.started.Attempt))
 		defer func() { endSpan(span, nil, o.err) }()
 	}
+	var opts []host.CallOption
 	if r := o.action.Retries; r != nil && r.MaxAttempts > 0 {
 		// The action's retries bound the one retry loop, the host's: it
 		// repeats errors marked Retryable under the call's own key.
 		backoff := time.Duration(r.BackoffMS) * time.Millisecond
-		ctx = host.WithCallRetry(ctx, host.RetryPolicy{MaxAttempts: r.MaxAttempts, BaseDelay: backoff, MaxDelay: max(backoff, 2*time.Second)})
+		opts = append(opts, host.WithRetries(host.RetryPolicy{MaxAttempts: r.MaxAttempts, BaseDelay: backoff, MaxDelay: max(backoff, 2*time.Second)}))
 	}
 	if o.action.TimeoutMS > 0 {
 		var cancel context.CancelFunc
@@ -301,7 +302,7 @@ func (e *Engine) call(ctx context.Context, o outcome) outcome {
 	}
 	var toolLLM []llm.Usage
 	ctx = llm.WithObserver(ctx, func(_ string, u llm.Usage) { toolLLM = append(toolLLM, u) })
-	o.result, o.err = e.deps.Tools.Call(ctx, o.tool.Name(), o.started.Payload, o.started.IdempotencyKey)
+	o.result, o.err = e.deps.Tools.Call(ctx, o.tool.Name(), o.started.Payload, o.started.IdempotencyKey, opts...)
 	o.started.Payload = redact(o.tool, o.started.Payload)
 	o.toolLLM = toolLLM
 	return o

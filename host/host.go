@@ -152,12 +152,16 @@ func (h *Host) Subscribe(ctx context.Context) <-chan CatalogEvent { return h.cat
 // CodeToolTimeout, CodeToolCrashed (retried first when the tool is
 // idempotent, or idempotent with the call's key), CodeToolFailed
 // (Retryable when the tool said so), CodeToolInvalidOutput, CodeToolUnavailable.
-func (h *Host) Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string) (json.RawMessage, error) {
+func (h *Host) Call(ctx context.Context, tool string, payload json.RawMessage, idempotencyKey string, opts ...CallOption) (json.RawMessage, error) {
 	t, ok := h.Lookup(tool)
 	if !ok {
 		return nil, contracts.Errorf(contracts.CodeUnknownTool, "no tool %q in the catalog", tool).With("tool", tool)
 	}
-	return h.invoker.Invoke(ctx, &Invocation{Tool: t, Payload: payload, IdempotencyKey: idempotencyKey})
+	inv := &Invocation{Tool: t, Payload: payload, IdempotencyKey: idempotencyKey}
+	for _, o := range opts {
+		o(inv)
+	}
+	return h.invoker.Invoke(ctx, inv)
 }
 
 // dispatch is the innermost invoker: it hands the call to the tool's

@@ -215,11 +215,11 @@ func TestInProcessProvider(t *testing.T) {
 		t.Fatalf("details %v", ce.Details)
 	}
 	// A call's own retry policy replaces the host's.
-	_, err = h.Call(WithCallRetry(ctx, RetryPolicy{MaxAttempts: 1}), "test.flaky", json.RawMessage(`{"id":"once","failures":1}`), "k")
+	_, err = h.Call(ctx, "test.flaky", json.RawMessage(`{"id":"once","failures":1}`), "k", WithRetries(RetryPolicy{MaxAttempts: 1}))
 	if ce := testerr.Code(t, err, contracts.CodeToolFailed); !ce.Retryable || ce.Details["attempts"] != nil {
 		t.Fatalf("one attempt: %+v", ce)
 	}
-	out, err = h.Call(WithCallRetry(ctx, RetryPolicy{MaxAttempts: 5}), "test.flaky", json.RawMessage(`{"id":"five","failures":4}`), "k")
+	out, err = h.Call(ctx, "test.flaky", json.RawMessage(`{"id":"five","failures":4}`), "k", WithRetries(RetryPolicy{MaxAttempts: 5}))
 	if err != nil || string(out) != `{"attempts":5}` {
 		t.Fatalf("five attempts: %s %v", out, err)
 	}

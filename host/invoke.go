@@ -17,7 +17,19 @@ type Invocation struct {
 	IdempotencyKey string
 	// Attempt counts from 1; Retry sets it for the layers below.
 	Attempt int
+	// Retries, when set, is this call's own retry policy (an action's
+	// retries, WithRetries) in place of the host's.
+	Retries *RetryPolicy
 }
+
+// CallOption adjusts one call (Host.Call).
+type CallOption func(*Invocation)
+
+// WithRetries makes p the retry policy of one call, in place of the
+// host's (WithRetry): the engine passes an action's own retries this way,
+// so tool calls are retried in one layer, here, under one rule (Retryable
+// errors only, one idempotency key).
+func WithRetries(p RetryPolicy) CallOption { return func(inv *Invocation) { inv.Retries = &p } }
 
 // Invoker runs an invocation. It is the one method every layer of tool
 // invocation implements, as http.Handler is for net/http.
@@ -136,22 +148,11 @@ type RetryPolicy struct {
 // DefaultRetryPolicy is three attempts, 100 ms then 200 ms apart (jittered).
 var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}
 
-// callRetryKey carries a per-call RetryPolicy (WithCallRetry).
-type callRetryKey struct{}
-
-// WithCallRetry returns ctx carrying p as the retry policy of the calls
-// made with it, in place of the host's (WithRetry): the engine passes an
-// action's own retries this way, so tool calls are retried in one layer,
-// here, under one rule (Retryable errors only, one idempotency key).
-func WithCallRetry(ctx context.Context, p RetryPolicy) context.Context {
-	return context.WithValue(ctx, callRetryKey{}, p)
-}
-
 // Retry repeats an attempt whose error is Retryable, with exponential
 // backoff and jitter (each delay uniform in [d/2, d]), until it succeeds,
 // the attempts are spent or ctx ends. Other errors return at once. Every
-// attempt carries the same idempotency key. A policy set on ctx with
-// WithCallRetry replaces p for that call.
+// attempt carries the same idempotency key. A call's own policy
+// (WithRetries) replaces p for that call.
 //
 // Retryable is the one definition of what may be retried: an error is
 // marked so only where repeating the call is known to be safe and useful —
@@ -164,8 +165,8 @@ func Retry(p RetryPolicy) Middleware {
 	return func(next Invoker) Invoker {
 		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
 			p := p
-			if cp, ok := ctx.Value(callRetryKey{}).(RetryPolicy); ok {
-				p = cp
+			if inv.Retries != nil {
+				p = *inv.Retries
 			}
 			delay := p.BaseDelay
 			for attempt := 1; ; attempt++ {

@@ -211,6 +211,7 @@ type Engine struct {
 	leaseMu sync.Mutex
 	leases  map[string]*lease // runs this engine drives now
 	args    sync.Map          // run id -> a direct call's arguments, while Call or Confirm drives it
+	typed   typedSecrets      // secret values people typed, kept out of the run log (secrets.go)
 	today   dayCache          // what users' finished runs used today
 	steer   steering          // the drives a pause or cancel made here reaches (steer.go)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/host/mcpsource"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/embedded"
 	"github.com/ordo-run/ordo/memory/patterns"
@@ -112,6 +113,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		host.WithDataDir(cfg.DataDir),
 		host.WithPlugins(PluginSpecs(cfg, log)...),
 		host.WithPluginsDir(cfg.PluginsDir),
+		host.WithUpstreamOpener(mcpsource.Open),
 		host.WithUpstreams(upstreamSpecs(cfg, o.Env, log)...),
 		host.WithMiddleware(a.Metrics.ToolCalls()),
 		host.WithStartGate(o.PluginStartGate),

@@ -161,7 +161,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 // subscribed per call (agent.WithEvents); every event also reaches the MCP
 // server's event streams (runEvents).
 func (a *App) deps(m llm.LLM) agent.Deps {
-	return agent.Deps{
+	d := agent.Deps{
 		Events: func(ev agent.Event) {
 			a.Metrics.Event(ev)
 			if f := a.runEvents.Load(); f != nil {
@@ -174,9 +174,11 @@ func (a *App) deps(m llm.LLM) agent.Deps {
 		Requests:    requester(a.Store),
 		Recommender: a.Recommender,
 		Logger:      a.Log.With("component", "engine"),
-		Memory:      a.Patterns,
-		Collector:   a.collector,
 	}
+	if a.Patterns != nil { // a nil *patterns.Memory would be a non-nil PatternMemory
+		d.Memory, d.Collector = a.Patterns, a.collector
+	}
+	return d
 }
 
 // OpenStore opens the configured run store, creating the data directory

@@ -89,9 +89,9 @@ func WithUpstreamOpener(open UpstreamOpener) Option {
 }
 
 // WithUpstreams declares upstream MCP servers (from configuration) to
-// mount in New (see WithUpstreamOpener). One that cannot be reached yet is kept, without tools,
-// and retried with backoff; one with a bad spec is reported by Sources
-// and Upstreams as refused.
+// mount in New with the WithUpstreamOpener opener. One that cannot be
+// reached yet is kept, without tools, and retried with backoff; one with a
+// bad spec is reported by Sources and Upstreams as refused.
 func WithUpstreams(specs ...UpstreamSpec) Option {
 	return func(o *options) { o.upstreams = append(o.upstreams, specs...) }
 }

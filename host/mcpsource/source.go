@@ -45,7 +45,7 @@ type Source struct {
 	restarts int
 	upSince  time.Time
 
-	changed chan struct{} // to the host: re-read Info and Tools (capacity 1)
+	changed chan struct{} // to the host: re-read Status and Describe (capacity 1)
 	nudge   chan struct{} // a call failed oddly: re-list now (capacity 1)
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -56,7 +56,8 @@ type Source struct {
 // Open is the host.UpstreamOpener for MCP servers: it checks spec,
 // connects, reads the tool list and starts supervising. Errors:
 // CodeInvalidInput (bad spec, naming the field) and, unless opts.Lazy,
-// CodePluginRefused when the upstream cannot be reached.
+// CodePluginRefused when the upstream cannot be reached. opts come from
+// the host, every field set.
 func Open(ctx context.Context, spec host.UpstreamSpec, opts host.UpstreamOptions) (host.UpstreamSource, error) {
 	if err := spec.Check(); err != nil {
 		return nil, err
@@ -218,7 +219,7 @@ func (s *Source) signal() {
 }
 
 // Changed receives a value whenever the tool list or the connection state
-// may have changed; read Info and Tools then. Signals coalesce.
+// may have changed; read Status and Describe then. Signals coalesce.
 func (s *Source) Changed() <-chan struct{} { return s.changed }
 
 // Describe returns the contracts of the upstream's tools as last listed

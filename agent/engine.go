@@ -15,7 +15,6 @@ import (
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/memory"
-	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/recommender"
 
 	// Users' timezones resolve on machines without a zoneinfo database.
@@ -121,8 +120,9 @@ type Deps struct {
 	Events      func(Event)
 	// Memory is the user's pattern memory and Collector feeds it finished
 	// runs in the background; Config.Memory says what they are used for.
-	Memory    *patterns.Memory
-	Collector *patterns.Collector
+	// Leave both nil, not a typed nil pointer, when memory is off.
+	Memory    PatternMemory
+	Collector RunCollector
 	// Requests carries pause and cancel requests between processes (see
 	// steer.go); nil means Store's, when Store is a memory.Requester.
 	Requests memory.Requester

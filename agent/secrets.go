@@ -149,6 +149,17 @@ func (e *Engine) restoreTypedSecrets(run *contracts.Run, version int, a contract
 	return json.Marshal(obj)
 }
 
+// secretPaths are the paths among fields that lie in tool's secret fields.
+func secretPaths(tool *contracts.Tool, fields []string) []string {
+	var out []string
+	for _, f := range fields {
+		if secretField(tool, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // holdsRedacted reports whether v is the marker or holds it somewhere.
 func holdsRedacted(v any) bool {
 	switch v := v.(type) {

@@ -58,6 +58,9 @@ func TestTypedSecretsStayOutOfTheLog(t *testing.T) {
 	// An answer to a secret field: recorded redacted, the call gets it.
 	r, err := e.Run(ctx, Request{Plan: mustPlan(t, putPlan), UserID: "ann"})
 	wantStatus(t, r, err, contracts.RunInterrupted)
+	if in := r.Interrupt; len(in.Fields) != 2 || len(in.Secret) != 1 || in.Secret[0] != "$.token" {
+		t.Fatalf("the interrupt names %v secret among %v", in.Secret, in.Fields)
+	}
 	r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.key": "k1", "$.token": "s3cret-1"}, By: "ann"})
 	wantStatus(t, r, err, contracts.RunInterrupted) // step approval, payload shown redacted
 	if r.Interrupt.Kind != contracts.InterruptStepApproval || strings.Contains(string(r.Interrupt.Payload), "s3cret") {

@@ -73,7 +73,7 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 		return o, &contracts.Interrupt{
 			Kind: contracts.InterruptInputRequired, Message: "values needed for " + describeAction(a) + ": " + strings.Join(fields, ", "),
 			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: payload, Fields: fields,
-			Suggestions: e.inputSuggestions(ctx, run, tool, fields),
+			Secret: secretPaths(tool, fields), Suggestions: e.inputSuggestions(ctx, run, tool, fields),
 		}, nil
 	}
 	if !approved && e.needsApproval(run, a) {

@@ -207,10 +207,13 @@ type Interrupt struct {
 	Tool        string                    `json:"tool,omitempty"`
 	Payload     json.RawMessage           `json:"payload,omitempty"` // step_approval: the bound payload
 	Fields      []string                  `json:"fields,omitempty"`  // input_required: paths still MISSING
-	Attempt     int                       `json:"attempt,omitempty"` // verify_question: the attempt the critic judged
-	Budget      *BudgetStop               `json:"budget,omitempty"`  // budget_exceeded
-	Error       *Error                    `json:"error,omitempty"`   // step_failed: the last attempt's error
-	CreatedAt   time.Time                 `json:"created_at"`
+	// Secret lists the Fields that lie in the tool's secret_fields: a
+	// client asks for them without showing what is typed (input_required).
+	Secret    []string    `json:"secret,omitempty"`
+	Attempt   int         `json:"attempt,omitempty"` // verify_question: the attempt the critic judged
+	Budget    *BudgetStop `json:"budget,omitempty"`  // budget_exceeded
+	Error     *Error      `json:"error,omitempty"`   // step_failed: the last attempt's error
+	CreatedAt time.Time   `json:"created_at"`
 }
 
 // DecisionKind is a person's answer to an interrupt.

@@ -120,6 +120,9 @@ func (s *Server) finish(ctx context.Context, req mcp.CallToolRequest, run *contr
 	if err != nil {
 		return nil, err
 	}
+	if in := run.Interrupt; run.Status == contracts.RunInterrupted && in != nil && len(in.Secret) > 0 {
+		return runResult(run, mode, secretNote(run))
+	}
 	if run.Status == contracts.RunInterrupted && run.Interrupt != nil && s.elicits(ctx, req, mode) {
 		params := elicitationFor(run)
 		state := stateElicit + run.ID + ":" + strconv.FormatInt(run.Seq, 10)

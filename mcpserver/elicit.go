@@ -15,6 +15,16 @@ import (
 // as MCP elicitation requires: a decision enum for approvals (with the new
 // limit for a spent budget), one text field per question or missing input
 // otherwise.
+// secretNote says where a person enters the secret values an interrupt
+// asks for: MCP forbids asking for sensitive values by elicitation, so the
+// run waits with this note instead of an elicitation form.
+func secretNote(run *contracts.Run) string {
+	return fmt.Sprintf("%s needs secret values for %s, which MCP elicitation may not ask for: enter them in the web console "+
+		"(/ui/run?id=%s on `ordo serve --http`) or with `ordo runs resume %s` in a terminal, where they are typed unseen; "+
+		"approve with answers also takes them, through this client. Ordo records them redacted.",
+		run.Interrupt.Tool, strings.Join(run.Interrupt.Secret, ", "), run.ID, run.ID)
+}
+
 func elicitationFor(run *contracts.Run) mcp.ElicitationParams {
 	in := run.Interrupt
 	props := map[string]any{}

@@ -80,6 +80,7 @@ type InterruptView struct {
 	Tool      string                  `json:"tool,omitempty"`
 	Payload   json.RawMessage         `json:"payload,omitempty"`
 	Fields    []string                `json:"fields,omitempty"`
+	Secret    []string                `json:"secret,omitempty"` // input_required: the Fields that are secret (see Note)
 	Mermaid   string                  `json:"mermaid,omitempty"`
 	Budget    *contracts.BudgetStop   `json:"budget,omitempty"` // budget_exceeded: approve with answers.limit
 	Error     *contracts.Error        `json:"error,omitempty"`  // step_failed: why the last attempt failed
@@ -120,7 +121,7 @@ func newRunView(run *contracts.Run, mode viewMode) *RunView {
 	}
 	if in := run.Interrupt; in != nil && run.Status == contracts.RunInterrupted {
 		v.Interrupt = &InterruptView{Kind: in.Kind, Message: in.Message, Questions: in.Questions, ActionID: in.ActionID,
-			Tool: in.Tool, Payload: in.Payload, Fields: in.Fields, Mermaid: in.Mermaid, Budget: in.Budget, Error: in.Error, Decisions: decisionsFor(in.Kind),
+			Tool: in.Tool, Payload: in.Payload, Fields: in.Fields, Secret: in.Secret, Mermaid: in.Mermaid, Budget: in.Budget, Error: in.Error, Decisions: decisionsFor(in.Kind),
 			Suggestions: in.Suggestions}
 		if mode == planView {
 			switch in.Kind {

@@ -88,6 +88,7 @@ type decisionForm struct {
 type ansField struct {
 	Name       string
 	Suggestion string
+	Secret     bool // typed unseen, never prefilled
 }
 
 func newRunView(run *contracts.Run) *runView {
@@ -142,10 +143,14 @@ func formFor(run *contracts.Run, in *contracts.Interrupt, d contracts.DecisionKi
 		}
 	case contracts.DecisionAnswer:
 		for _, q := range in.Questions {
-			f.Fields = append(f.Fields, ansField{q, in.Suggestions[q]})
+			f.Fields = append(f.Fields, ansField{Name: q, Suggestion: in.Suggestions[q]})
 		}
 		for _, p := range in.Fields {
-			f.Fields = append(f.Fields, ansField{p, in.Suggestions[p]})
+			if slices.Contains(in.Secret, p) {
+				f.Fields = append(f.Fields, ansField{Name: p, Secret: true})
+				continue
+			}
+			f.Fields = append(f.Fields, ansField{Name: p, Suggestion: in.Suggestions[p]})
 		}
 		if len(f.Fields) == 0 {
 			f.Fields = []ansField{{Name: "answer"}}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,13 +20,17 @@ type Prompter struct {
 	out   io.Writer
 	by    string
 	lines chan string
-	err   error // why lines closed
+	err   error         // why lines closed
+	echo  func(on bool) // turns the terminal's echo off for a secret; nil: not a terminal
 }
 
 // NewPrompter reads answers from in and writes questions to out. by is
 // recorded as who decided.
 func NewPrompter(in io.Reader, out io.Writer, by string) *Prompter {
 	p := &Prompter{out: out, by: by, lines: make(chan string)}
+	if f, ok := in.(*os.File); ok {
+		p.echo = echoSwitch(f)
+	}
 	go func() {
 		sc := bufio.NewScanner(in)
 		sc.Buffer(make([]byte, 64<<10), 4<<20)
@@ -57,6 +62,18 @@ func (p *Prompter) readLine(ctx context.Context, prompt string) (string, error) 
 	}
 }
 
+// readSecret is readLine with the terminal's echo off.
+func (p *Prompter) readSecret(ctx context.Context, prompt string) (string, error) {
+	if p.echo == nil {
+		return p.readLine(ctx, prompt)
+	}
+	p.echo(false)
+	defer p.echo(true)
+	line, err := p.readLine(ctx, prompt)
+	fmt.Fprintln(p.out) // the Enter that ended the line was not echoed either
+	return line, err
+}
+
 // Decide asks for the decision run's interrupt needs. It returns io.EOF
 // when input ends first: the run then stays interrupted.
 func (p *Prompter) Decide(ctx context.Context, run *contracts.Run) (contracts.Decision, error) {
@@ -71,10 +88,10 @@ func (p *Prompter) Decide(ctx context.Context, run *contracts.Run) (contracts.De
 		return p.stepApproval(ctx, in)
 	case contracts.InterruptClarify:
 		fmt.Fprintln(p.out, "answer each question (/proceed plans without answers, /reject stops the run):")
-		return p.answers(ctx, in.Questions, in.Suggestions, true)
+		return p.answers(ctx, in.Questions, in.Suggestions, nil, true)
 	case contracts.InterruptInputRequired:
 		fmt.Fprintf(p.out, "%s %s needs values (JSON, or plain text for a string; /reject stops the run):\n", in.ActionID, in.Tool)
-		return p.answers(ctx, in.Fields, in.Suggestions, false)
+		return p.answers(ctx, in.Fields, in.Suggestions, in.Secret, false)
 	case contracts.InterruptBudgetExceeded:
 		return p.budget(ctx, in.Budget)
 	case contracts.InterruptStepFailed:
@@ -172,7 +189,7 @@ func (p *Prompter) stepApproval(ctx context.Context, in *contracts.Interrupt) (c
 // answers asks each question in turn; a value that parses as JSON is kept
 // as JSON, anything else as text. "/reject" rejects instead, and where
 // proceed is offered (clarify) "/proceed" plans without answers.
-func (p *Prompter) answers(ctx context.Context, questions []string, suggestions map[string]string, proceed bool) (contracts.Decision, error) {
+func (p *Prompter) answers(ctx context.Context, questions []string, suggestions map[string]string, secret []string, proceed bool) (contracts.Decision, error) {
 	d := p.decision(contracts.DecisionAnswer, "")
 	d.Answers = map[string]any{}
 	for _, q := range questions {
@@ -180,7 +197,13 @@ func (p *Prompter) answers(ctx context.Context, questions []string, suggestions 
 		if s, ok := suggestions[q]; ok {
 			prompt += " [" + s + "]"
 		}
-		line, err := p.readLine(ctx, prompt+" > ")
+		var line string
+		var err error
+		if slices.Contains(secret, q) {
+			line, err = p.readSecret(ctx, prompt+" (secret, not shown) > ")
+		} else {
+			line, err = p.readLine(ctx, prompt+" > ")
+		}
 		if err != nil {
 			return contracts.Decision{}, err
 		}

@@ -1,0 +1,130 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// openPTY opens a pseudo-terminal pair: what is written to the master is
+// typed on the terminal (the replica), whose echo comes back on the master.
+func openPTY(t *testing.T) (master, replica *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return m, r
+}
+
+// A secret field is typed with the terminal's echo off, and echo comes
+// back after it; an ordinary field is echoed as typed.
+func TestSecretAnswerIsNotEchoed(t *testing.T) {
+	master, replica := openPTY(t)
+	echoOn := func() bool {
+		tt, err := unix.IoctlGetTermios(int(replica.Fd()), unix.TCGETS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tt.Lflag&unix.ECHO != 0
+	}
+	if !echoOn() {
+		t.Fatal("a new terminal echoes")
+	}
+	echoed := &syncBuffer{}
+	go func() {
+		buf := make([]byte, 1024)
+		for {
+			n, err := master.Read(buf)
+			echoed.Write(buf[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	out := &syncBuffer{}
+	p := NewPrompter(replica, out, "ann")
+	in := &contracts.Interrupt{Kind: contracts.InterruptInputRequired, ActionID: "a1", Tool: "vault.put",
+		Fields: []string{"$.key", "$.token"}, Secret: []string{"$.token"}}
+	type result struct {
+		d   contracts.Decision
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		d, err := p.Decide(context.Background(), &contracts.Run{ID: "r1", Interrupt: in})
+		done <- result{d, err}
+	}()
+	waitFor(t, func() bool { return strings.Contains(out.String(), "$.key > ") })
+	if _, err := master.WriteString("k1\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(out.String(), "(secret, not shown) > ") })
+	if echoOn() {
+		t.Fatal("echo is on while the secret is typed")
+	}
+	if _, err := master.WriteString("s3cret\n"); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.d.Answers["$.key"] != "k1" || r.d.Answers["$.token"] != "s3cret" {
+		t.Fatalf("decision %+v, %v", r.d, r.err)
+	}
+	if !echoOn() {
+		t.Fatal("echo stays off after the secret")
+	}
+	time.Sleep(50 * time.Millisecond) // let the echo of what was typed arrive
+	if s := echoed.String(); !strings.Contains(s, "k1") || strings.Contains(s, "s3cret") {
+		t.Fatalf("the terminal showed %q", s)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that two goroutines may use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls cond for up to ten seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}

@@ -1,18 +1,17 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // openPTY opens a pseudo-terminal pair: what is written to the master is
@@ -53,7 +52,7 @@ func TestSecretAnswerIsNotEchoed(t *testing.T) {
 	if !echoOn() {
 		t.Fatal("a new terminal echoes")
 	}
-	echoed := &syncBuffer{}
+	echoed := &screen{}
 	go func() {
 		buf := make([]byte, 1024)
 		for {
@@ -64,7 +63,7 @@ func TestSecretAnswerIsNotEchoed(t *testing.T) {
 			}
 		}
 	}()
-	out := &syncBuffer{}
+	out := &screen{}
 	p := NewPrompter(replica, out, "ann")
 	in := &contracts.Interrupt{Kind: contracts.InterruptInputRequired, ActionID: "a1", Tool: "vault.put",
 		Fields: []string{"$.key", "$.token"}, Secret: []string{"$.token"}}
@@ -77,11 +76,11 @@ func TestSecretAnswerIsNotEchoed(t *testing.T) {
 		d, err := p.Decide(context.Background(), &contracts.Run{ID: "r1", Interrupt: in})
 		done <- result{d, err}
 	}()
-	waitFor(t, func() bool { return strings.Contains(out.String(), "$.key > ") })
+	testwait.Until(t, 10*time.Second, "the key prompt", func() bool { return strings.Contains(out.String(), "$.key > ") })
 	if _, err := master.WriteString("k1\n"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return strings.Contains(out.String(), "(secret, not shown) > ") })
+	testwait.Until(t, 10*time.Second, "the secret prompt", func() bool { return strings.Contains(out.String(), "(secret, not shown) > ") })
 	if echoOn() {
 		t.Fatal("echo is on while the secret is typed")
 	}
@@ -101,30 +100,3 @@ func TestSecretAnswerIsNotEchoed(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer that two goroutines may use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor polls cond for up to ten seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-	}
-}

@@ -99,4 +99,3 @@ func TestSecretAnswerIsNotEchoed(t *testing.T) {
 		t.Fatalf("the terminal showed %q", s)
 	}
 }
-

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +48,10 @@ var printer = message.NewPrinter(language.English)
 
 // violations flattens a validation error into its leaves, sorted so that
 // the same input always reports the same first violation.
-func violations(ve *jsonschema.ValidationError) []Violation {
+// A violation inside a field of secret (top-level payload fields) says
+// which keyword failed but not the message, which may quote the value
+// (a pattern or format violation does): errors reach run records and logs.
+func violations(ve *jsonschema.ValidationError, secret []string) []Violation {
 	var out []Violation
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
@@ -61,11 +65,16 @@ func violations(ve *jsonschema.ValidationError) []Violation {
 		if _, frag, ok := strings.Cut(e.SchemaURL, "#"); ok {
 			kw = frag
 		}
-		out = append(out, Violation{
+		v := Violation{
 			InstanceLocation: jsonPointer(e.InstanceLocation),
 			KeywordLocation:  kw + jsonPointer(e.ErrorKind.KeywordPath()),
-			Message:          e.ErrorKind.LocalizedString(printer),
-		})
+		}
+		if len(e.InstanceLocation) > 0 && slices.Contains(secret, e.InstanceLocation[0]) {
+			v.Message = "the value (secret, not shown) fails " + path.Base(v.KeywordLocation)
+		} else {
+			v.Message = e.ErrorKind.LocalizedString(printer)
+		}
+		out = append(out, v)
 	}
 	walk(ve)
 	slices.SortStableFunc(out, func(a, b Violation) int {
@@ -86,11 +95,11 @@ func jsonPointer(tokens []string) string {
 // validate checks v against sch and turns a failure into a coded error
 // whose details carry the first violation and the full list.
 func validate(sch *jsonschema.Schema, v any, code Code, what string) error {
-	return schemaError(sch.Validate(v), code, what)
+	return schemaError(sch.Validate(v), code, what, nil)
 }
 
 // schemaError is validate's error for sch.Validate's err (nil for nil).
-func schemaError(err error, code Code, what string) error {
+func schemaError(err error, code Code, what string, secret []string) error {
 	if err == nil {
 		return nil
 	}
@@ -98,7 +107,7 @@ func schemaError(err error, code Code, what string) error {
 	if !errors.As(err, &ve) {
 		return Errorf(code, "%s: %w", what, err)
 	}
-	vs := violations(ve)
+	vs := violations(ve, secret)
 	first := vs[0]
 	return Errorf(code, "%s: at %s: %s", what, displayLocation(first.InstanceLocation), first.Message).
 		With("instance_location", first.InstanceLocation).

@@ -144,7 +144,11 @@ func (t *Tool) check(sch *jsonschema.Schema, v any, code Code, side string) erro
 		return Errorf(code, "%s of %s: %w", side, t.Name(), err).With("tool", t.Name())
 	}
 	if err := sch.Validate(jv); err != nil {
-		return AsError(schemaError(err, code, side+" of "+t.Name())).With("tool", t.Name())
+		var secret []string
+		if sch == t.input {
+			secret = t.Contract.SecretFields
+		}
+		return AsError(schemaError(err, code, side+" of "+t.Name(), secret)).With("tool", t.Name())
 	}
 	return nil
 }

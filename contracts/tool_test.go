@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -199,5 +200,28 @@ func TestErrorsIsByCode(t *testing.T) {
 	var back map[string]any
 	if err := json.Unmarshal(data, &back); err != nil || back["code"] != float64(CodeSchemaViolation) {
 		t.Fatalf("JSON %s", data)
+	}
+}
+
+// A violation inside a secret field names the keyword, never the value
+// (a pattern or format message would quote it); other fields keep the
+// library's message.
+func TestSecretFieldViolationHidesTheValue(t *testing.T) {
+	tl, err := NewTool(Contract{Tool: "vault.put", Service: "vault", Description: "d", RiskLevel: RiskWrite, SecretFields: []string{"token"},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{
+		 "token":{"type":"string","pattern":"^[0-9]+$"},
+		 "creds":{"type":"object"},
+		 "mail":{"type":"string","format":"email"}}}`),
+		OutputSchema: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tl.ValidateInput(json.RawMessage(`{"token":"s3cret-value","mail":"not-a-mail"}`))
+	raw, _ := json.Marshal(AsError(err))
+	if strings.Contains(err.Error(), "s3cret") || strings.Contains(string(raw), "s3cret") {
+		t.Fatalf("the secret leaks: %s", raw)
+	}
+	if !strings.Contains(string(raw), "fails pattern") || !strings.Contains(string(raw), "not-a-mail") {
+		t.Fatalf("want the secret's keyword and the other field's message: %s", raw)
 	}
 }

@@ -120,33 +120,67 @@ func (e *Engine) hideTypedSecrets(runID string, in contracts.Interrupt, d contra
 	return d
 }
 
-// restoreTypedSecrets puts the secret values typed for action a back into
-// the payload its decisions give; a secret field still holding the marker
-// becomes contracts.Missing, so the person is asked for it again.
-func (e *Engine) restoreTypedSecrets(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, payload json.RawMessage) (json.RawMessage, error) {
+// restoreSecrets puts real values back into the secret fields of the
+// payload action a's decisions give, where people saw or sent the marker:
+// what they typed (held in memory), else what the plan itself binds
+// there (planBound); a field with neither becomes contracts.Missing, so
+// the person is asked for it.
+func (e *Engine) restoreSecrets(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, payload json.RawMessage) (json.RawMessage, error) {
 	if len(tool.Contract.SecretFields) == 0 || len(payload) == 0 {
 		return payload, nil
 	}
+	var err error
 	if typed := e.typed.get(e.now(), run.ID, secretKey(version, a.ID)); len(typed) > 0 {
-		var err error
 		if payload, err = applyAnswers(payload, typed); err != nil {
 			return nil, err
 		}
 	}
 	var obj map[string]any
-	if err := json.Unmarshal(payload, &obj); err != nil {
+	if json.Unmarshal(payload, &obj) != nil {
 		return payload, nil
 	}
+	var bound map[string]any
 	changed := false
 	for _, f := range tool.Contract.SecretFields {
-		if holdsRedacted(obj[f]) {
-			obj[f], changed = contracts.Missing, true
+		if !holdsRedacted(obj[f]) {
+			continue
 		}
+		if bound == nil {
+			if bound, err = planBound(a, tool, state); err != nil {
+				return nil, err
+			}
+		}
+		if v, ok := bound[f]; ok && !holdsRedacted(v) {
+			obj[f] = v
+		} else {
+			obj[f] = contracts.Missing
+		}
+		changed = true
 	}
 	if !changed {
 		return payload, nil
 	}
 	return json.Marshal(obj)
+}
+
+// redactBound is payload as an input_required interrupt shows it: the
+// secret fields it already holds redacted (restoreSecrets puts them back),
+// the MISSING ones left to say what is asked.
+func redactBound(tool *contracts.Tool, payload json.RawMessage) json.RawMessage {
+	var obj map[string]any
+	if len(tool.Contract.SecretFields) == 0 || json.Unmarshal(payload, &obj) != nil {
+		return redact(tool, payload)
+	}
+	var bound []string
+	for _, f := range tool.Contract.SecretFields {
+		if v, ok := obj[f]; ok && v != contracts.Missing {
+			bound = append(bound, f)
+		}
+	}
+	if r, ok := contracts.Redact(payload, bound).(json.RawMessage); ok {
+		return r
+	}
+	return nil
 }
 
 // secretPaths are the paths among fields that lie in tool's secret fields.

@@ -47,11 +47,14 @@ func noSecret(t *testing.T, store interface {
 	}
 }
 
-func TestTypedSecretsStayOutOfTheLog(t *testing.T) {
+func TestSecretsStayOutOfTheLog(t *testing.T) {
 	ctx := context.Background()
 	var got []string
 	var mu sync.Mutex
-	tt := newTools(t, vaultTool(&got, &mu))
+	mint := tool("vault.mint", contracts.RiskRead, `{"type":"object"}`,
+		`{"type":"object","required":["token"],"properties":{"token":{"type":"string"}}}`, map[string]string{"token": "$.token"},
+		returns(map[string]any{"token": "minted-s3cret"}))
+	tt := newTools(t, vaultTool(&got, &mu), mint)
 	store := newStore()
 	e := New(Config{}, Deps{Tools: tt, Store: store})
 
@@ -101,9 +104,31 @@ func TestTypedSecretsStayOutOfTheLog(t *testing.T) {
 	wantStatus(t, r, err, contracts.RunCompleted)
 	noSecret(t, store, r, "s3cret-4")
 
+	// An edit that sends the shown marker back: the plan's own value is used.
+	r, err = e.Run(ctx, Request{Plan: mustPlan(t, edit), UserID: "ann"})
+	wantStatus(t, r, err, contracts.RunInterrupted)
+	r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionEdit, Payload: json.RawMessage(`{"key":"k5","token":"[REDACTED]"}`), By: "ann"})
+	wantStatus(t, r, err, contracts.RunCompleted)
+
+	// A token the run bound itself (from an earlier step's result) is not
+	// shown in the question for the missing key, and is the one sent.
+	minted := `{"version":"1.0","goal":"mint and store","timezone":"UTC","actions":[
+	 {"id":"m1","tool":"vault.mint","intent":"read","requires":[],"produces":["token"],"inputs":{}},
+	 {"id":"a1","tool":"vault.put","intent":"write","requires":["token"],"produces":[],"inputs":{}}]}`
+	r, err = e.Run(ctx, Request{Plan: mustPlan(t, minted), UserID: "ann"})
+	wantStatus(t, r, err, contracts.RunInterrupted)
+	if in := r.Interrupt; in.Kind != contracts.InterruptInputRequired || strings.Contains(string(in.Payload), "minted") ||
+		!strings.Contains(string(in.Payload), `"key":"MISSING"`) || len(in.Secret) != 0 {
+		t.Fatalf("question %+v payload %s", in, in.Payload)
+	}
+	r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.key": "k6"}, By: "ann"})
+	wantStatus(t, r, err, contracts.RunInterrupted)
+	r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionApprove, By: "ann"})
+	wantStatus(t, r, err, contracts.RunCompleted)
+
 	mu.Lock()
 	defer mu.Unlock()
-	if want := []string{"s3cret-1", "s3cret-3", "s3cret-4"}; strings.Join(got, ",") != strings.Join(want, ",") {
+	if want := []string{"s3cret-1", "s3cret-3", "s3cret-4", "plan-token", "minted-s3cret"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("the tool got tokens %v, want %v", got, want)
 	}
 	// What an engine's own runs held is gone when they end; the run the

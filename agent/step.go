@@ -48,7 +48,7 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 			return o, in, nil
 		}
 	}
-	payload, approved, err := e.approvedPayload(run, version, a, tool)
+	payload, approved, err := e.approvedPayload(run, version, a, tool, state)
 	if err != nil {
 		return o, nil, err
 	}
@@ -72,7 +72,7 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 	if fields := contracts.FindMissing(payload); len(fields) > 0 {
 		return o, &contracts.Interrupt{
 			Kind: contracts.InterruptInputRequired, Message: "values needed for " + describeAction(a) + ": " + strings.Join(fields, ", "),
-			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: payload, Fields: fields,
+			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: redactBound(tool, payload), Fields: fields,
 			Secret: secretPaths(tool, fields), Suggestions: e.inputSuggestions(ctx, run, tool, fields),
 		}, nil
 	}
@@ -115,9 +115,9 @@ func (e *Engine) needsApproval(run *contracts.Run, a contracts.Action) bool {
 
 // approvedPayload reads the person's decisions on this action: approved
 // (with an edited payload, if they edited it) or input given for MISSING
-// fields (merged into the payload the interrupt showed), with the secret
-// values they typed put back (restoreTypedSecrets).
-func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool) (json.RawMessage, bool, error) {
+// fields (merged into the payload the interrupt showed), with real values
+// put back where secret fields hold the marker (restoreSecrets).
+func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any) (json.RawMessage, bool, error) {
 	var payload json.RawMessage
 	approved := false
 	for _, d := range run.Decisions {
@@ -140,7 +140,7 @@ func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Ac
 			payload = merged
 		}
 	}
-	payload, err := e.restoreTypedSecrets(run, version, a, tool, payload)
+	payload, err := e.restoreSecrets(run, version, a, tool, state, payload)
 	return payload, approved, err
 }
 
@@ -177,11 +177,10 @@ func applyAnswers(payload json.RawMessage, answers map[string]any) (json.RawMess
 	return b, nil
 }
 
-// bind builds a payload from literal inputs, input_bindings and required
-// state keys named like schema fields. Only if required fields are still
-// unbound (or a critic asked for changes) does one filler LLM call fill
-// the rest; without a model they become MISSING.
-func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, feedback string) (json.RawMessage, error) {
+// planBound is the payload the plan itself gives action a: its literal
+// inputs, its input_bindings and the required state keys named like schema
+// fields — no model call, so the same every time it is asked.
+func planBound(a contracts.Action, tool *contracts.Tool, state map[string]any) (map[string]any, error) {
 	payload := cloneValue(a.Inputs).(map[string]any)
 	// Shorter paths first, so "values" bound whole is then refined by
 	// "values.page_url".
@@ -201,12 +200,24 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 			}
 		}
 	}
-	props, required := tool.InputFields()
+	props, _ := tool.InputFields()
 	for _, key := range a.Requires {
 		if _, bound := payload[key]; !bound && props[key] {
 			payload[key] = state[key]
 		}
 	}
+	return payload, nil
+}
+
+// bind builds a payload from what the plan gives (planBound). Only if required fields are still
+// unbound (or a critic asked for changes) does one filler LLM call fill
+// the rest; without a model they become MISSING.
+func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, feedback string) (json.RawMessage, error) {
+	payload, err := planBound(a, tool, state)
+	if err != nil {
+		return nil, err
+	}
+	_, required := tool.InputFields()
 	var unbound []string
 	for _, f := range required {
 		if _, ok := payload[f]; !ok {

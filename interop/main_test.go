@@ -9,12 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testbuild"
 )
 
@@ -59,24 +58,7 @@ func needNode(t *testing.T) {
 type server struct {
 	url  string // http://127.0.0.1:PORT/mcp
 	cmd  *exec.Cmd
-	logs *logBuffer
-}
-
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs *syncbuf.Buffer
 }
 
 // ordoEnv is a fresh home and data directory for one ordo, with the
@@ -109,7 +91,7 @@ func serveHTTP(t *testing.T, user, role, token string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, logs: &logBuffer{}}
+	s := &server{cmd: cmd, logs: &syncbuf.Buffer{}}
 	t.Cleanup(func() {
 		cancel()
 		_ = cmd.Wait()

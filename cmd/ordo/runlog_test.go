@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 )
@@ -203,24 +203,6 @@ func TestRunsReplayEventsCompact(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// syncBuffer is a bytes buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestRunsEventsFollow follows an interrupted run from one process while
 // another resumes it; the follower prints every entry once and ends when
 // the run completes.
@@ -238,7 +220,7 @@ func TestRunsEventsFollow(t *testing.T) {
 	defer cancel()
 	follow := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "runs", "events", run.ID, "--follow", "--json")
 	follow.Dir, follow.Env = repoRoot, e.vars
-	var out, errb syncBuffer
+	var out, errb syncbuf.Buffer
 	follow.Stdout, follow.Stderr = &out, &errb
 	if err := follow.Start(); err != nil {
 		t.Fatal(err)

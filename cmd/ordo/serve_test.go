@@ -20,6 +20,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // TestGoalPlannedByModel: with an OpenAI-compatible endpoint configured
@@ -166,14 +167,7 @@ func TestServeStdio(t *testing.T) {
 	if _, err := c.Initialize(ctx, initRequest()); err != nil {
 		t.Fatal(err)
 	}
-	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
+	names := testmcp.ToolNames(t, c)
 	for _, want := range []string{"plan", "execute", "approve", "call_tool", "sheets__query"} {
 		if !strings.Contains(strings.Join(names, " "), want) {
 			t.Errorf("tools %v lack %s", names, want)

@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // TestServePicksUpSavedUpstream: a running `ordo serve` with no config
@@ -54,7 +56,7 @@ func TestServePicksUpSavedUpstream(t *testing.T) {
 	if _, err := c.Initialize(ctx, initRequest()); err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(listedTools(t, c), "ordo__list_runs") {
+	if slices.Contains(testmcp.ToolNames(t, c), "ordo__list_runs") {
 		t.Fatal("the upstream is there before it was added")
 	}
 
@@ -80,7 +82,7 @@ func TestServePicksUpSavedUpstream(t *testing.T) {
 // it; ctx bounds the wait.
 func waitForTool(t *testing.T, ctx context.Context, c *client.Client, name string, present bool) {
 	t.Helper()
-	for slices.Contains(listedTools(t, c), name) != present {
+	for slices.Contains(testmcp.ToolNames(t, c), name) != present {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("tool %s present=%v never came", name, present)

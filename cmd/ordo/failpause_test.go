@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -82,15 +81,7 @@ func TestPauseCancelRetryFromAnotherProcess(t *testing.T) {
 	defer cancel()
 	driver := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "run", "--plan", plan, "--yes", "--json")
 	driver.Dir, driver.Env = repoRoot, e.vars
-	var out bytes.Buffer
-	driver.Stdout = &out
-	stderr, err := driver.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := driver.Start(); err != nil {
-		t.Fatal(err)
-	}
+	out, stderr := started(t, driver)
 	t.Cleanup(func() { driver.Process.Kill(); driver.Wait() })
 	lines := make(chan string, 64)
 	go func() {

@@ -99,15 +99,7 @@ func TestResumeHeldRun(t *testing.T) {
 	}
 
 	waiter := command("runs", "resume", id, "--wait", "--json")
-	var out bytes.Buffer
-	waiter.Stdout = &out
-	stderr, err := waiter.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := waiter.Start(); err != nil {
-		t.Fatal(err)
-	}
+	out, stderr := started(t, waiter)
 	sc := bufio.NewScanner(stderr)
 	var seen strings.Builder
 	for !strings.Contains(seen.String(), "waiting for it") && sc.Scan() {

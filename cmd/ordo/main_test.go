@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/testbuild"
 )
@@ -93,6 +95,22 @@ func (e *env) ordo(stdin string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
+// started starts cmd with its stdout going to the buffer it returns and
+// its stderr to be read, as the process writes it, from the pipe.
+func started(t *testing.T, cmd *exec.Cmd) (*bytes.Buffer, io.ReadCloser) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return &out, stderr
+}
+
 func (r result) want(t *testing.T, code int) {
 	t.Helper()
 	if r.code != code {
@@ -110,6 +128,21 @@ func (r result) run(t *testing.T) *contracts.Run {
 }
 
 const firstRun = "examples/first-run.plan.json"
+
+// widgetPlan is a planner's answer that reads the Widget rows (six) of the
+// example sales sheet.
+const widgetPlan = `{"version":"1.0","goal":"list widget sales","timezone":"UTC","actions":[
+	{"id":"widgets","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],
+	 "inputs":{"file":"examples/data/sales.csv","where":"product = Widget","select":["month","units"]}}]}`
+
+// withModel gives e's ordo a model: a scripted OpenAI-compatible server
+// answering replies, which it returns. Approvals are off, so a run goes
+// from goal to answer.
+func (e *env) withModel(replies ...llmtest.Reply) *llmtest.Server {
+	srv := llmtest.New(e.t, replies...)
+	e.vars = append(e.vars, "ORDO_LLM_BASE_URL="+srv.URL, "ORDO_LLM_MODEL=test-model", "OPENAI_API_KEY=sk-test", "ORDO_HITL_ENABLED=false")
+	return srv
+}
 
 func TestFirstRunCompletes(t *testing.T) {
 	t.Parallel()

@@ -30,15 +30,11 @@ import (
 func TestGoalPlannedByModel(t *testing.T) {
 	t.Parallel()
 	const key = "sk-test-DO-NOT-LOG-4242"
-	plan := `{"version":"1.0","goal":"list widget sales","timezone":"UTC","actions":[
-		{"id":"widgets","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],
-		 "inputs":{"file":"examples/data/sales.csv","where":"product = Widget","select":["month","units"]}}]}`
-	srv := llmtest.New(t,
-		llmtest.Reply{Role: "planner", Content: plan},
-		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."})
 	e := newEnv(t)
-	e.vars = append(e.vars, "ORDO_LLM_BASE_URL="+srv.URL, "ORDO_LLM_MODEL=test-model",
-		"OPENAI_API_KEY="+key, "ORDO_LOG_LEVEL=debug", "ORDO_HITL_ENABLED=false")
+	srv := e.withModel(
+		llmtest.Reply{Role: "planner", Content: widgetPlan},
+		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."})
+	e.vars = append(e.vars, "OPENAI_API_KEY="+key, "ORDO_LOG_LEVEL=debug") // over withModel's key: the last value counts
 	r := e.ordo("", "run", "List the widget sales", "--json")
 	r.want(t, 0)
 	run := r.run(t)
@@ -74,12 +70,7 @@ func TestCtrlCLeavesResumableRun(t *testing.T) {
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "run", "--plan", firstRun, "--json")
 	cmd.Dir, cmd.Env = repoRoot, e.vars
 	stdin, _ := cmd.StdinPipe()
-	stderr, _ := cmd.StderrPipe()
-	var stdout strings.Builder
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdout, stderr := started(t, cmd)
 	sc := bufio.NewScanner(stderr)
 	sc.Split(scanPrompts)
 	var seen strings.Builder

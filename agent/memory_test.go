@@ -12,7 +12,6 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/plugins/sdk"
-	"github.com/ordo-run/ordo/recommender"
 )
 
 const cityQuestion = `{"version":"1.0","goal":"?","timezone":"UTC","actions":[],"clarification_questions":["Which city?"]}`
@@ -215,17 +214,7 @@ func TestStepAutoApprovedByMemory(t *testing.T) {
 func TestToolAdviceShapesCandidates(t *testing.T) {
 	ctx := t.Context()
 	tt := newTools(t, weatherTool(returns(map[string]any{"forecast": "sunny"})), searchTool(), notesTool(), chatTool(), sheetsTool())
-	rec, err := recommender.New(recommender.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cs []contracts.Contract
-	for _, tl := range tt.List() {
-		cs = append(cs, tl.Contract)
-	}
-	if err := rec.Upsert(ctx, cs...); err != nil {
-		t.Fatal(err)
-	}
+	rec := indexed(t, tt)
 	goal := "get the weather forecast: search Seoul"
 	m, srv := scripted(t, planner(weatherPlan), planner(weatherPlan))
 	deps, mem := withMemory(t, Deps{Tools: tt, LLM: m, Store: newStore(), Recommender: rec})

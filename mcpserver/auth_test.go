@@ -115,7 +115,7 @@ func TestLoadConcurrentSessions(t *testing.T) {
 			word := fmt.Sprintf("word%02d", i)
 			res, err := callRaw(c, "execute", map[string]any{"plan": upperPlan(word), "options": map[string]any{"auto_approve": true}}, nil)
 			if err != nil || res.IsError {
-				errs <- fmt.Errorf("session %d: %v %s", i, err, text(res))
+				errs <- fmt.Errorf("session %d: %v %s", i, err, testmcp.Text(res))
 				return
 			}
 			var view map[string]any

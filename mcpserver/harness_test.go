@@ -20,6 +20,7 @@ import (
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -297,7 +298,7 @@ func call(t *testing.T, c *client.Client, name string, args map[string]any) map[
 		t.Fatalf("%s: %v", name, err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: tool error: %s", name, text(res))
+		t.Fatalf("%s: tool error: %s", name, testmcp.Text(res))
 	}
 	return structured(t, res)
 }
@@ -317,14 +318,14 @@ func toolError(t *testing.T, c *client.Client, name string, args map[string]any)
 		t.Fatalf("%s: protocol error %v, want a tool error", name, err)
 	}
 	if !res.IsError {
-		t.Fatalf("%s: succeeded, want a tool error: %s", name, text(res))
+		t.Fatalf("%s: succeeded, want a tool error: %s", name, testmcp.Text(res))
 	}
 	if res.StructuredContent != nil || len(res.RawStructuredContent) > 0 {
 		t.Fatalf("%s: a tool error must not carry structured content (it would break the output schema)", name)
 	}
 	var body map[string]any
-	if err := json.Unmarshal([]byte(text(res)), &body); err != nil {
-		t.Fatalf("%s: tool error text is not the error object: %q", name, text(res))
+	if err := json.Unmarshal([]byte(testmcp.Text(res)), &body); err != nil {
+		t.Fatalf("%s: tool error text is not the error object: %q", name, testmcp.Text(res))
 	}
 	code, _ := body["code"].(float64)
 	return contracts.Code(code), body
@@ -346,16 +347,6 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 		t.Fatalf("structured content is not an object: %s (%v)", raw, err)
 	}
 	return m
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // --- client-side handlers ---

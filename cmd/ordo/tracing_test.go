@@ -18,6 +18,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // otlpReceiver is a local OTLP/HTTP trace receiver: it decodes what the
@@ -138,7 +140,7 @@ func TestTracesOfARun(t *testing.T) {
 		return res
 	}
 	if res := call(map[string]any{"goal": "greet the world", "options": map[string]any{"auto_approve": true}}); res.IsError {
-		t.Fatalf("planned run: %s", resultText(res))
+		t.Fatalf("planned run: %s", testmcp.Text(res))
 	}
 	spans := otlp.waitFor(t, ctx, "tools/call execute", "ordo.run", "ordo.plan", "chat test-model", "ordo.step",
 		"execute_tool text.template", "ordo.plugin.v1.ToolPlugin/Call")
@@ -191,7 +193,7 @@ func TestTracesOfARun(t *testing.T) {
 	_ = json.Unmarshal([]byte(`{"version":"1.0","goal":"read nothing","timezone":"UTC","actions":[
 		{"id":"read","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],"inputs":{"file":"no-such-file.csv"}}]}`), &failing)
 	if res := call(map[string]any{"plan": failing, "options": map[string]any{"auto_approve": true}}); !res.IsError {
-		t.Fatalf("a run reading a missing file: %s", resultText(res))
+		t.Fatalf("a run reading a missing file: %s", testmcp.Text(res))
 	}
 	spans = otlp.waitFor(t, ctx, "execute_tool sheets.query")
 	if s := spans["execute_tool sheets.query"][0]; s.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || attr(s, "error.type") == "" {

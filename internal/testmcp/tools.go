@@ -2,6 +2,7 @@ package testmcp
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -25,4 +26,15 @@ func ToolNames(tb testing.TB, c Lister) []string {
 		names = append(names, tool.Name)
 	}
 	return names
+}
+
+// Text is the text content of a tool result, its parts joined.
+func Text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }

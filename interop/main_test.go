@@ -25,23 +25,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		var err error
-		if repoRoot, err = testbuild.Root(); err != nil {
-			panic(err)
-		}
-		tmp, err := os.MkdirTemp("", "ordo-interop-")
-		if err != nil {
-			panic(err)
-		}
-		defer os.RemoveAll(tmp)
-		binDir = filepath.Join(tmp, "bin")
-		if err := testbuild.Ordo(binDir); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		return m.Run()
-	}())
+	os.Exit(testbuild.Main(m, "ordo-interop-", func(root, _, bin string) error {
+		repoRoot, binDir = root, bin
+		return nil
+	}))
 }
 
 // needNode skips the test when node or npm is missing; CI has both.

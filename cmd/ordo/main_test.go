@@ -29,27 +29,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		var err error
-		if repoRoot, err = testbuild.Root(); err != nil {
-			panic(err)
-		}
-		tmp, err := os.MkdirTemp("", "ordo-cli-test-")
-		if err != nil {
-			panic(err)
-		}
-		defer os.RemoveAll(tmp)
-		binDir = filepath.Join(tmp, "bin")
-		hello = filepath.Join(tmp, "plugin-hello")
-		if err = testbuild.Ordo(binDir); err == nil {
-			err = testbuild.Build(hello, "./examples/plugin-hello")
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		return m.Run()
-	}())
+	os.Exit(testbuild.Main(m, "ordo-cli-test-", func(root, tmp, bin string) error {
+		repoRoot, binDir, hello = root, bin, filepath.Join(tmp, "plugin-hello")
+		return testbuild.Build(hello, "./examples/plugin-hello")
+	}))
 }
 
 // env is one isolated user: a home and a data directory of its own.

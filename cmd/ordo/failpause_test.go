@@ -96,15 +96,9 @@ func TestPauseCancelRetryFromAnotherProcess(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the run never reached the chat webhook")
 	}
-	r := e.ordo("", "runs", "list", "--json")
-	r.want(t, 0)
-	var rows []struct{ ID, Status string }
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0].Status != "running" {
-		t.Fatalf("runs %+v (%v)", rows, err)
-	}
-	id := rows[0].ID
+	id := e.onlyRun(t, "running")
 
-	r = e.ordo("", "--config", cfg, "runs", "pause", id, "--wait", "0")
+	r := e.ordo("", "--config", cfg, "runs", "pause", id, "--wait", "0")
 	r.want(t, 3)
 	if !strings.Contains(r.stderr, "pause requested") {
 		t.Fatalf("pause:\n%s", r.stderr)

@@ -80,15 +80,9 @@ func TestResumeHeldRun(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("the run never reached the chat webhook:\n%s", firstErr.String())
 	}
-	r := e.ordo("", "runs", "list", "--json")
-	r.want(t, 0)
-	var rows []struct{ ID, Status string }
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0].Status != "running" {
-		t.Fatalf("runs %+v (%v)", rows, err)
-	}
-	id := rows[0].ID
+	id := e.onlyRun(t, "running")
 
-	r = e.ordo("", "--config", cfg, "runs", "resume", id)
+	r := e.ordo("", "--config", cfg, "runs", "resume", id)
 	r.want(t, 1)
 	m := heldMessage.FindStringSubmatch(r.stderr)
 	if m == nil {

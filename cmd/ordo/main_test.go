@@ -118,6 +118,19 @@ const widgetPlan = `{"version":"1.0","goal":"list widget sales","timezone":"UTC"
 	{"id":"widgets","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],
 	 "inputs":{"file":"examples/data/sales.csv","where":"product = Widget","select":["month","units"]}}]}`
 
+// onlyRun fails t unless `runs list` lists one run, in status, and
+// returns its id.
+func (e *env) onlyRun(t *testing.T, status string) string {
+	t.Helper()
+	r := e.ordo("", "runs", "list", "--json")
+	r.want(t, 0)
+	var rows []struct{ ID, Status string }
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0].Status != status {
+		t.Fatalf("runs %+v (%v), want one %s", rows, err, status)
+	}
+	return rows[0].ID
+}
+
 // withModel gives e's ordo a model: a scripted OpenAI-compatible server
 // answering replies, which it returns. Approvals are off, so a run goes
 // from goal to answer.
@@ -425,12 +438,7 @@ func TestRunsPruneAndVersion(t *testing.T) {
 	if !strings.Contains(r.stdout, "pruned 1 ") {
 		t.Errorf("prune: %s", r.stdout)
 	}
-	r = e.ordo("", "runs", "list", "--json")
-	var rows []struct{ Status string }
-	json.Unmarshal([]byte(r.stdout), &rows)
-	if len(rows) != 1 || rows[0].Status != "interrupted" {
-		t.Errorf("after prune: %+v", rows)
-	}
+	e.onlyRun(t, "interrupted")
 	r = e.ordo("", "version")
 	r.want(t, 0)
 	if !strings.HasPrefix(r.stdout, "ordo ") {

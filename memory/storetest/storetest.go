@@ -263,6 +263,27 @@ func testNotFound(t *testing.T, s memory.Checkpointer) {
 	}
 }
 
+// listCase is a List filter and the ids of the runs it finds, in order.
+type listCase struct {
+	name string
+	f    memory.Filter
+	want []string
+}
+
+// listed lists tc's filter from s, fails t unless it finds tc's runs, and
+// returns their summaries.
+func listed(t *testing.T, s memory.Checkpointer, tc listCase) []memory.RunSummary {
+	t.Helper()
+	got, err := s.List(context.Background(), tc.f)
+	if err != nil {
+		t.Fatalf("%s: %v", tc.name, err)
+	}
+	if !reflect.DeepEqual(ids(got), tc.want) {
+		t.Fatalf("%s: got %v, want %v", tc.name, ids(got), tc.want)
+	}
+	return got
+}
+
 func ids(list []memory.RunSummary) []string {
 	out := []string{}
 	for _, r := range list {
@@ -281,11 +302,7 @@ func testList(t *testing.T, s memory.Checkpointer) {
 	r2 := SimpleRun("r2", "bo", contracts.RunCompleted, 2, at(5)) // r2 moves to newest
 	mustSave(t, s, r2)
 
-	cases := []struct {
-		name string
-		f    memory.Filter
-		want []string
-	}{
+	cases := []listCase{
 		{"all newest first", memory.Filter{}, []string{"r2", "r4", "r3", "r1"}},
 		{"status", memory.Filter{Status: []contracts.RunStatus{contracts.RunCompleted}}, []string{"r2", "r1"}},
 		{"statuses", memory.Filter{Status: []contracts.RunStatus{contracts.RunInterrupted, contracts.RunFailed}}, []string{"r4", "r3"}},
@@ -298,13 +315,7 @@ func testList(t *testing.T, s memory.Checkpointer) {
 		{"none", memory.Filter{UserID: "nobody"}, []string{}},
 	}
 	for _, tc := range cases {
-		got, err := s.List(ctx, tc.f)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if !reflect.DeepEqual(ids(got), tc.want) {
-			t.Fatalf("%s: got %v, want %v", tc.name, ids(got), tc.want)
-		}
+		listed(t, s, tc)
 	}
 	all, _ := s.List(ctx, memory.Filter{Limit: 1})
 	want := memory.Summarize(r2)

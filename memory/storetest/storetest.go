@@ -263,6 +263,14 @@ func testNotFound(t *testing.T, s memory.Checkpointer) {
 	}
 }
 
+func ids(list []memory.RunSummary) []string {
+	out := []string{}
+	for _, r := range list {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
 // listCase is a List filter and the ids of the runs it finds, in order.
 type listCase struct {
 	name string
@@ -282,14 +290,6 @@ func listed(t *testing.T, s memory.Checkpointer, tc listCase) []memory.RunSummar
 		t.Fatalf("%s: got %v, want %v", tc.name, ids(got), tc.want)
 	}
 	return got
-}
-
-func ids(list []memory.RunSummary) []string {
-	out := []string{}
-	for _, r := range list {
-		out = append(out, r.ID)
-	}
-	return out
 }
 
 func testList(t *testing.T, s memory.Checkpointer) {

@@ -70,8 +70,7 @@ func TestFirstRunHintsWork(t *testing.T) {
 	os.WriteFile(cfg, []byte("data_dir: from-file\n"), 0o600)
 	e.vars = append(e.vars, "ORDO_DATA_DIR="+filepath.Join(e.home, "from-env"))
 	r = e.ordo("", "--config", cfg, "--data-dir", dir, "run", "--plan", firstRun, "--yes", "--json")
-	r.want(t, 0)
-	id := r.run(t).ID
+	id := r.wantRun(t, 0).ID
 	if !strings.Contains(r.stderr, "(store "+filepath.Join(dir, "ordo.db")+")") {
 		t.Errorf("the store line does not name --data-dir's store:\n%s", r.stderr)
 	}

@@ -25,8 +25,7 @@ func TestRunStepFailedRetrySkipAndRetryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.ordo("approve\nt {\"file\":\"now.csv\"}\n", "run", "--plan", plan, "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	reads := stepsOf(run, "read")
 	if len(reads) != 2 || reads[0].Status != contracts.StepFailed || reads[1].Status != contracts.StepSucceeded ||
 		!strings.Contains(string(reads[1].Payload), "now.csv") || !strings.Contains(r.stderr, "failed: [t]ry again") {
@@ -37,8 +36,7 @@ func TestRunStepFailedRetrySkipAndRetryRun(t *testing.T) {
 	}
 
 	r = e.ordo("approve\ns\na\n", "run", "--plan", plan, "--json")
-	r.want(t, 1)
-	src := r.run(t)
+	src := r.wantRun(t, 1)
 	if src.Status != contracts.RunFailed || src.Error.Code != contracts.CodeUnsatisfiedRequires || stepsOf(src, "read")[1].Status != contracts.StepSkipped {
 		t.Fatalf("skip then abort: %s %+v %+v", src.Status, src.Error, src.Steps)
 	}
@@ -46,8 +44,7 @@ func TestRunStepFailedRetrySkipAndRetryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = e.ordo("", "runs", "retry", src.ID, "--from", "read", "--yes", "--json")
-	r.want(t, 0)
-	fork := r.run(t)
+	fork := r.wantRun(t, 0)
 	if fork.Status != contracts.RunCompleted || fork.ID == src.ID || !stepsOf(fork, "greet")[0].StartedAt.Equal(stepsOf(src, "greet")[0].StartedAt) {
 		t.Fatalf("retry: %s %+v", fork.Status, fork.Steps)
 	}

@@ -101,6 +101,13 @@ func (r result) want(t *testing.T, code int) {
 	}
 }
 
+// wantRun is want, then run: r exited code with the run record it returns.
+func (r result) wantRun(t *testing.T, code int) *contracts.Run {
+	t.Helper()
+	r.want(t, code)
+	return r.run(t)
+}
+
 func (r result) run(t *testing.T) *contracts.Run {
 	t.Helper()
 	var run contracts.Run
@@ -144,8 +151,7 @@ func TestFirstRunCompletes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "run", "--plan", firstRun, "--yes", "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	if run.Status != contracts.RunCompleted || run.Result == nil || run.Result.Answer == "" {
 		t.Fatalf("run %s, result %+v", run.Status, run.Result)
 	}
@@ -201,8 +207,7 @@ func TestInteractiveApproval(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("approve\nyes\n", "run", "--plan", firstRun, "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	if run.Status != contracts.RunCompleted {
 		t.Fatalf("status %s", run.Status)
 	}
@@ -227,8 +232,7 @@ func TestResumeFinishesInterruptedRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "run", "--plan", firstRun, "--json")
-	r.want(t, 3)
-	run := r.run(t)
+	run := r.wantRun(t, 3)
 	if run.Status != contracts.RunInterrupted || run.Interrupt == nil || run.Interrupt.Kind != contracts.InterruptPlanApproval {
 		t.Fatalf("status %s, interrupt %+v", run.Status, run.Interrupt)
 	}
@@ -596,8 +600,7 @@ func TestMemoryAndTemplates(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "run", "--plan", firstRun, "--yes", "--json")
-	r.want(t, 0)
-	first := r.run(t)
+	first := r.wantRun(t, 0)
 	interrupted := e.ordo("", "run", "--plan", firstRun, "--json").run(t)
 	r = e.ordo("", "runs", "save-template", interrupted.ID, "q1")
 	r.want(t, 2) // only a completed run's plan can be a template
@@ -608,8 +611,7 @@ func TestMemoryAndTemplates(t *testing.T) {
 	}
 
 	r = e.ordo("", "run", "--template", "q1", "--input", "write_page.title=Q1 again", "--input", `compose_post.values.who="the team"`, "--yes", "--json")
-	r.want(t, 0)
-	again := r.run(t)
+	again := r.wantRun(t, 0)
 	if again.Status != contracts.RunCompleted || again.Plans[0].Source != "template" || again.Goal != first.Goal {
 		t.Fatalf("template run: %s, source %s, goal %q", again.Status, again.Plans[0].Source, again.Goal)
 	}

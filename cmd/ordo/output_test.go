@@ -27,8 +27,7 @@ func TestRunsShowIsATable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	done := e.ordo("", "run", "--plan", firstRun, "--yes", "--json")
-	done.want(t, 0)
-	run := done.run(t)
+	run := done.wantRun(t, 0)
 	waiting := e.ordo("a\n", "run", "--plan", firstRun, "--json")
 	waiting.want(t, 3)
 

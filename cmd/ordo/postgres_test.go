@@ -31,8 +31,7 @@ func TestPostgresStore(t *testing.T) {
 	}
 
 	r = e.ordo("", "run", "--plan", firstRun, "--json", "--store", dsn)
-	r.want(t, 3)
-	id := r.run(t).ID
+	id := r.wantRun(t, 3).ID
 	outputs := r.stdout + r.stderr
 	// Without --store, ORDO_STORE=embedded: the run is not there.
 	r = e.ordo("", "runs", "show", id)

@@ -75,8 +75,7 @@ func TestRunsForkRetriesFailedStep(t *testing.T) {
 	e, plan, root := chainEnv(t)
 	e.vars = append(e.vars, "ORDO_ON_FAILURE=fail") // no model: the failed step would ask the person
 	r := e.ordo("approve\n", "run", "--plan", plan, "--json")
-	r.want(t, 1)
-	src := r.run(t)
+	src := r.wantRun(t, 1)
 	if src.Status != contracts.RunFailed || len(stepsOf(src, "greet")) != 1 || stepsOf(src, "report") != nil {
 		t.Fatalf("source run: %s %+v", src.Status, src.Steps)
 	}
@@ -95,8 +94,7 @@ func TestRunsForkRetriesFailedStep(t *testing.T) {
 
 	// The fork asks for its plan approval on stdin, like `ordo run`.
 	r = e.ordo("approve\n", "runs", "fork", src.ID, "--from", "read", "--json")
-	r.want(t, 0)
-	fork := r.run(t)
+	fork := r.wantRun(t, 0)
 	if fork.ID == src.ID || fork.Status != contracts.RunCompleted || fork.Result == nil {
 		t.Fatalf("fork: %s %+v", fork.Status, fork.Result)
 	}
@@ -135,8 +133,7 @@ func TestRunsReplayEventsCompact(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.ordo("", "run", "--plan", plan, "--yes", "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 
 	r = e.ordo("", "runs", "replay", run.ID)
 	r.want(t, 0)
@@ -213,8 +210,7 @@ func TestRunsEventsFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.ordo("", "run", "--plan", plan, "--json") // no answer: waits for plan approval
-	r.want(t, 3)
-	run := r.run(t)
+	run := r.wantRun(t, 3)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -36,8 +36,7 @@ func TestGoalPlannedByModel(t *testing.T) {
 		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."})
 	e.vars = append(e.vars, "OPENAI_API_KEY="+key, "ORDO_LOG_LEVEL=debug") // over withModel's key: the last value counts
 	r := e.ordo("", "run", "List the widget sales", "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	if run.LLMCalls["planner"] != 1 || run.LLMCalls["composer"] != 1 || run.Result.Answer != "Widgets sold in six rows of Q1." {
 		t.Errorf("llm calls %v, answer %q", run.LLMCalls, run.Result.Answer)
 	}

@@ -23,8 +23,7 @@ func TestKoreanGoalSeesEveryBundledTool(t *testing.T) {
 		llmtest.Reply{Role: "planner", Content: plan},
 		llmtest.Reply{Role: "composer", Content: "회의 노트가 없습니다."})
 	r := e.ordo("", "run", "제목에 '회의'가 들어간 노트 페이지들을 찾아줘", "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	if run.Status != contracts.RunCompleted || run.LLMCalls["planner"] != 1 {
 		t.Fatalf("status %s, llm calls %v", run.Status, run.LLMCalls)
 	}

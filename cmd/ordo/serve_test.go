@@ -89,7 +89,7 @@ func TestCtrlCLeavesResumableRun(t *testing.T) {
 		t.Fatalf("exit: %v\n%s", err, seen.String())
 	}
 	var run contracts.Run
-	if err := json.Unmarshal([]byte(stdout.String()), &run); err != nil {
+	if err := json.Unmarshal(stdout.Bytes(), &run); err != nil {
 		t.Fatal(err)
 	}
 	if run.Status != contracts.RunInterrupted || run.Interrupt.Kind != contracts.InterruptStepApproval {

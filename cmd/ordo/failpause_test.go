@@ -96,10 +96,7 @@ func TestPauseCancelRetryFromAnotherProcess(t *testing.T) {
 	id := e.onlyRun(t, "running")
 
 	r := e.ordo("", "--config", cfg, "runs", "pause", id, "--wait", "0")
-	r.want(t, 3)
-	if !strings.Contains(r.stderr, "pause requested") {
-		t.Fatalf("pause:\n%s", r.stderr)
-	}
+	r.wantErr(t, 3, "pause requested")
 	var seen strings.Builder
 	for line := range lines { // the driver hears the request while its step still runs
 		seen.WriteString(line + "\n")

@@ -101,6 +101,24 @@ func (r result) want(t *testing.T, code int) {
 	}
 }
 
+// wantOut is want, then that r's stdout holds text.
+func (r result) wantOut(t *testing.T, code int, text string) {
+	t.Helper()
+	r.want(t, code)
+	if !strings.Contains(r.stdout, text) {
+		t.Fatalf("stdout lacks %q:\n%s\nstderr:\n%s", text, r.stdout, r.stderr)
+	}
+}
+
+// wantErr is want, then that r's stderr holds text.
+func (r result) wantErr(t *testing.T, code int, text string) {
+	t.Helper()
+	r.want(t, code)
+	if !strings.Contains(r.stderr, text) {
+		t.Fatalf("stderr lacks %q:\n%s", text, r.stderr)
+	}
+}
+
 // wantRun is want, then run: r exited code with the run record it returns.
 func (r result) wantRun(t *testing.T, code int) *contracts.Run {
 	t.Helper()
@@ -327,10 +345,7 @@ func TestBadConfig(t *testing.T) {
 	unknown := filepath.Join(e.home, "unknown.yaml")
 	os.WriteFile(unknown, []byte("parallelism: 2\nplugin_dir: /x\n"), 0o600)
 	r := e.ordo("", "--config", unknown, "run", "--plan", firstRun)
-	r.want(t, 2)
-	if !strings.Contains(r.stderr, "config key plugin_dir: unknown key") {
-		t.Errorf("unknown key not named:\n%s", r.stderr)
-	}
+	r.wantErr(t, 2, "config key plugin_dir: unknown key")
 }
 
 func TestBadPlanFile(t *testing.T) {
@@ -371,10 +386,7 @@ func TestPluginsAddListRemove(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "plugins", "add", hello, "--name", "hello")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "hello.greet") {
-		t.Errorf("add did not report the tool:\n%s", r.stdout)
-	}
+	r.wantOut(t, 0, "hello.greet")
 	manifest, err := os.ReadFile(filepath.Join(e.data, "plugins.d", "hello.sha256"))
 	if err != nil || len(strings.Fields(string(manifest))[0]) != 64 {
 		t.Fatalf("manifest %q: %v", manifest, err)
@@ -419,10 +431,7 @@ func TestPluginsAddListRemove(t *testing.T) {
 		t.Errorf("add --json: %+v, %v\n%s", added, err, r.stdout)
 	}
 	r = e.ordo("", "plugins", "remove", "hello", "--json")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, `"removed": "hello"`) {
-		t.Errorf("remove --json:\n%s", r.stdout)
-	}
+	r.wantOut(t, 0, `"removed": "hello"`)
 	r = e.ordo("", "tools", "list")
 	r.want(t, 0)
 	if strings.Contains(r.stdout, "hello.greet") || !strings.Contains(r.stdout, "notes.create_page") {
@@ -438,10 +447,7 @@ func TestRunsPruneAndVersion(t *testing.T) {
 	e.ordo("", "run", "--plan", firstRun, "--yes").want(t, 0)
 	e.ordo("", "run", "--plan", firstRun).want(t, 3) // interrupted: never pruned
 	r := e.ordo("", "runs", "prune", "--older-than", "1ns")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "pruned 1 ") {
-		t.Errorf("prune: %s", r.stdout)
-	}
+	r.wantOut(t, 0, "pruned 1 ")
 	e.onlyRun(t, "interrupted")
 	r = e.ordo("", "version")
 	r.want(t, 0)
@@ -511,10 +517,7 @@ func TestPluginsAddUpstream(t *testing.T) {
 	os.WriteFile(cfg, []byte("# mine\nparallelism: 2\n"), 0o600)
 	inner := filepath.Join(binDir, "ordo") + " serve"
 	r := e.ordo("", "--config", cfg, "plugins", "add", "--mcp", inner, "--name", "inner", "--save")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "inner.list_runs") {
-		t.Errorf("add did not list the upstream's tools:\n%s", r.stdout)
-	}
+	r.wantOut(t, 0, "inner.list_runs")
 	saved, _ := os.ReadFile(cfg)
 	if !strings.Contains(string(saved), "# mine") || !strings.Contains(string(saved), "name: inner") {
 		t.Errorf("saved config:\n%s", saved)
@@ -605,10 +608,7 @@ func TestMemoryAndTemplates(t *testing.T) {
 	r = e.ordo("", "runs", "save-template", interrupted.ID, "q1")
 	r.want(t, 2) // only a completed run's plan can be a template
 	r = e.ordo("", "runs", "save-template", first.ID, "q1")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, `template "q1" of user "local" (5 actions)`) {
-		t.Errorf("save-template: %s", r.stdout)
-	}
+	r.wantOut(t, 0, `template "q1" of user "local" (5 actions)`)
 
 	r = e.ordo("", "run", "--template", "q1", "--input", "write_page.title=Q1 again", "--input", `compose_post.values.who="the team"`, "--yes", "--json")
 	again := r.wantRun(t, 0)
@@ -676,18 +676,12 @@ func TestMemoryAndTemplates(t *testing.T) {
 
 	// Forget: nothing without a target or --all; one by id; a template by name; a namespace.
 	r = e.ordo("", "memory", "forget")
-	r.want(t, 2)
-	if !strings.Contains(r.stderr, "--all") {
-		t.Errorf("forget without a target:\n%s", r.stderr)
-	}
+	r.wantErr(t, 2, "--all")
 	e.ordo("", "memory", "forget", byNS["tool"][0], "--template", "q1").want(t, 2)
 	e.ordo("", "memory", "forget", byNS["tool"][0]).want(t, 0)
 	e.ordo("", "memory", "forget", byNS["tool"][0]).want(t, 2) // gone: a typo is not success
 	r = e.ordo("", "memory", "forget", "--template", "q1")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "forgot 1 workflow record(s)") {
-		t.Errorf("forget --template: %s", r.stdout)
-	}
+	r.wantOut(t, 0, "forgot 1 workflow record(s)")
 	e.ordo("", "run", "--template", "q1", "--yes").want(t, 2)
 	r = e.ordo("", "memory", "forget", "--namespace", "tool", "--all")
 	r.want(t, 0)

@@ -177,10 +177,7 @@ func TestRunsReplayEventsCompact(t *testing.T) {
 
 	// compact folds the finished run; it replays and shows the same.
 	r = e.ordo("", "runs", "compact")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "compacted 1 finished run(s)") {
-		t.Fatalf("compact: %s", r.stdout)
-	}
+	r.wantOut(t, 0, "compacted 1 finished run(s)")
 	r = e.ordo("", "runs", "replay", run.ID)
 	r.want(t, 0)
 	if !strings.Contains(r.stdout, "1 log entries") || !strings.Contains(r.stdout, "snapshot") || !strings.Contains(r.stdout, "ok: ") {
@@ -192,10 +189,7 @@ func TestRunsReplayEventsCompact(t *testing.T) {
 		t.Fatalf("after compact: seq %d steps %d %s", got.Seq, len(got.Steps), got.Status)
 	}
 	r = e.ordo("", "runs", "compact", "--older-than", "1h")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "compacted 0 finished run(s) older than 1h0m0s") {
-		t.Fatalf("compact --older-than: %s", r.stdout)
-	}
+	r.wantOut(t, 0, "compacted 0 finished run(s) older than 1h0m0s")
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/embedded"
+	"github.com/ordo-run/ordo/memory/storetest"
 )
 
 func noopPlan(n int) string {
@@ -71,21 +74,71 @@ func BenchmarkInterruptResumeCycle(b *testing.B) {
 			return st
 		}},
 	}
+	cycle := func(store memory.Checkpointer) {
+		ctx := context.Background()
+		run, err := New(Config{}, Deps{Tools: tt, Store: store}).Run(ctx, Request{Plan: plan})
+		if err != nil || run.Status != contracts.RunInterrupted {
+			b.Fatal(err)
+		}
+		run, err = New(Config{}, Deps{Tools: tt, Store: store}).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionApprove})
+		if err != nil || run.Status != contracts.RunCompleted {
+			b.Fatal(err)
+		}
+	}
 	for _, s := range stores {
 		b.Run(s.name, func(b *testing.B) {
 			store := s.open()
 			defer store.Close()
-			ctx := context.Background()
 			for b.Loop() {
-				run, err := New(Config{}, Deps{Tools: tt, Store: store}).Run(ctx, Request{Plan: plan})
-				if err != nil || run.Status != contracts.RunInterrupted {
-					b.Fatal(err)
-				}
-				run, err = New(Config{}, Deps{Tools: tt, Store: store}).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionApprove})
-				if err != nil || run.Status != contracts.RunCompleted {
-					b.Fatal(err)
-				}
+				cycle(store)
 			}
 		})
 	}
+	// ratio runs the in-memory cycle, the embedded one and the embedded
+	// store's floor for a cycle — the three writes that must be durable (a
+	// new run, one waiting for a person, one finished), with no engine —
+	// in turn, and reports their medians: floor-ratio, (in-memory cycle +
+	// floor) / in-memory cycle, is the best ratio any engine could reach on
+	// this disk.
+	b.Run("ratio", func(b *testing.B) {
+		mem, emb, bare := stores[0].open(), stores[2].open(), stores[2].open()
+		defer mem.Close()
+		defer emb.Close()
+		defer bare.Close()
+		floor := func(i int) {
+			ctx := context.Background()
+			run := storetest.SimpleRun(fmt.Sprintf("floor-%d", i), "bench", contracts.RunRunning, 1, storetest.Base)
+			for _, st := range []contracts.RunStatus{contracts.RunRunning, contracts.RunInterrupted, contracts.RunCompleted} {
+				run.Status = st
+				if err := bare.Save(ctx, run); err != nil {
+					b.Fatal(err)
+				}
+				run.Seq++
+			}
+		}
+		var ml, el, fl []time.Duration
+		i := 0
+		for b.Loop() {
+			t0 := time.Now()
+			cycle(mem)
+			t1 := time.Now()
+			cycle(emb)
+			t2 := time.Now()
+			floor(i)
+			ml, el, fl = append(ml, t1.Sub(t0)), append(el, t2.Sub(t1)), append(fl, time.Since(t2))
+			i++
+		}
+		m, e, f := median(ml), median(el), median(fl)
+		b.ReportMetric(float64(m.Microseconds()), "memory-µs")
+		b.ReportMetric(float64(e.Microseconds()), "embedded-µs")
+		b.ReportMetric(float64(f.Microseconds()), "floor-µs")
+		b.ReportMetric(float64(e)/float64(m), "ratio")
+		b.ReportMetric(float64(m+f)/float64(m), "floor-ratio")
+	})
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/memory"
-	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/recommender"
 
 	// Users' timezones resolve on machines without a zoneinfo database.
@@ -121,8 +120,9 @@ type Deps struct {
 	Events      func(Event)
 	// Memory is the user's pattern memory and Collector feeds it finished
 	// runs in the background; Config.Memory says what they are used for.
-	Memory    *patterns.Memory
-	Collector *patterns.Collector
+	// Leave both nil, not a typed nil pointer, when memory is off.
+	Memory    PatternMemory
+	Collector RunCollector
 	// Requests carries pause and cancel requests between processes (see
 	// steer.go); nil means Store's, when Store is a memory.Requester.
 	Requests memory.Requester
@@ -211,6 +211,7 @@ type Engine struct {
 	leaseMu sync.Mutex
 	leases  map[string]*lease // runs this engine drives now
 	args    sync.Map          // run id -> a direct call's arguments, while Call or Confirm drives it
+	typed   typedSecrets      // secret values people typed, kept out of the run log (secrets.go)
 	today   dayCache          // what users' finished runs used today
 	steer   steering          // the drives a pause or cancel made here reaches (steer.go)
 }

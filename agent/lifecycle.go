@@ -104,6 +104,9 @@ func (e *Engine) save(ctx context.Context, run *contracts.Run) error {
 	if o, _ := ctx.Value(owedKey{}).(*owed); o != nil {
 		o.due = false
 	}
+	if run.Status.Final() {
+		e.typed.forget(run.ID)
+	}
 	if err := e.saved(ctx, run, leased); err != nil {
 		return err
 	}

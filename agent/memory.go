@@ -35,6 +35,30 @@ type MemoryConfig struct {
 	AutoApprove bool `json:"auto_approve"`
 }
 
+// PatternMemory is what the engine asks of the user's pattern memory
+// (memory/patterns' *Memory is one): past plans as examples, tool advice,
+// remembered clarifications and inputs, approval predictions, and saved
+// plan templates. Its values are patterns' types; its implementation is
+// not the engine's concern.
+type PatternMemory interface {
+	Examples(ctx context.Context, user, goal string, k int) ([]patterns.Example, error)
+	ToolAdvice(ctx context.Context, user, goal string) (patterns.ToolAdvice, error)
+	Clarification(ctx context.Context, user, goal string) (*patterns.Clarification, error)
+	InputSuggestions(ctx context.Context, user, tool string, fields []string) (map[string]string, error)
+	PredictApproval(ctx context.Context, user, tool string) (patterns.Prediction, error)
+	SaveTemplate(ctx context.Context, user, name string, plan contracts.Plan) error
+	Template(ctx context.Context, user, name string) (patterns.Template, error)
+	Templates(ctx context.Context, user string) ([]patterns.Template, error)
+	MatchTemplate(ctx context.Context, user, goal string) (*patterns.TemplateMatch, error)
+}
+
+// RunCollector takes finished runs for pattern memory to consolidate in
+// the background (memory/patterns' *Collector is one); Submit reports
+// false when it cannot take the run.
+type RunCollector interface {
+	Submit(run *contracts.Run) bool
+}
+
 // clarificationsMark starts the clarification answers withAnswers appends
 // to a goal; pattern memory cuts there to find the goal as asked.
 const clarificationsMark = "\n\nClarifications:"

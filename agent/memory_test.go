@@ -34,7 +34,7 @@ func flush(t *testing.T, d Deps) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if err := d.Collector.Flush(ctx); err != nil {
+	if err := d.Collector.(*patterns.Collector).Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -58,7 +58,7 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 		d.By = "unknown"
 	}
 	record := func() {
-		run.Decisions = append(run.Decisions, contracts.DecisionRecord{Interrupt: in, Decision: d, At: e.now()})
+		run.Decisions = append(run.Decisions, contracts.DecisionRecord{Interrupt: in, Decision: e.hideTypedSecrets(run.ID, in, d), At: e.now()})
 		run.Interrupt = nil
 		e.emit(ctx, run, EventResumed, in.ActionID, in.Tool, fmt.Sprintf("%s %s by %s", in.Kind, d.Kind, d.By))
 	}

@@ -115,7 +115,8 @@ func (e *Engine) needsApproval(run *contracts.Run, a contracts.Action) bool {
 
 // approvedPayload reads the person's decisions on this action: approved
 // (with an edited payload, if they edited it) or input given for MISSING
-// fields (merged into the payload the interrupt showed).
+// fields (merged into the payload the interrupt showed), with the secret
+// values they typed put back (restoreTypedSecrets).
 func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool) (json.RawMessage, bool, error) {
 	var payload json.RawMessage
 	approved := false
@@ -139,7 +140,8 @@ func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Ac
 			payload = merged
 		}
 	}
-	return payload, approved, nil
+	payload, err := e.restoreTypedSecrets(run, version, a, tool, payload)
+	return payload, approved, err
 }
 
 // applyAnswers sets answered fields ("$.a.b", "a.b" or "a") in payload.

@@ -14,6 +14,7 @@ import (
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/host/mcpsource"
 	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -45,7 +46,7 @@ func TestUnavailableUpstreamToolRefusedUntilItReturns(t *testing.T) {
 	addr := ln.Addr().String()
 	hs := serveCalc(ln)
 	t.Cleanup(func() { hs.Close() })
-	h, err := host.New(host.WithRetry(host.RetryPolicy{MaxAttempts: 1}))
+	h, err := host.New(host.WithRetry(host.RetryPolicy{MaxAttempts: 1}), host.WithUpstreamOpener(mcpsource.Open))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,9 @@ import (
 )
 
 // Code classifies an error for users and clients. The thousands digit is the
-// category (seed 001 §8.1): 1 validation, 2 auth, 3 session, 4 agent,
-// 5 human-in-the-loop, 6 tool, 7 LLM, 8 external, 9 internal.
+// category, so a client can act on a code it does not know: 1 validation,
+// 2 auth, 3 session, 4 agent, 5 human-in-the-loop, 6 tool, 7 LLM,
+// 8 external, 9 internal.
 type Code int
 
 // Validation errors (1000s): the input was wrong; nothing was changed.

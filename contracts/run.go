@@ -164,7 +164,8 @@ type StepRecord struct {
 // InterruptKind names why a run waits for a person.
 type InterruptKind string
 
-// Interrupt kinds (seeds 001 §4.3 and 002).
+// Interrupt kinds: each is a different question to a person, with its own
+// decisions (agent.Decisions), so a client can render the right form.
 const (
 	InterruptClarify       InterruptKind = "clarify"
 	InterruptPlanApproval  InterruptKind = "plan_approval"

@@ -18,6 +18,7 @@ type options struct {
 	pluginsDir     string
 	plugins        []PluginSpec
 	upstreams      []UpstreamSpec
+	openUpstream   UpstreamOpener
 	retry          RetryPolicy
 	defaultTimeout time.Duration
 	drainTimeout   time.Duration
@@ -87,6 +88,8 @@ func (o *options) check() error {
 		return bad("health_interval", o.healthInterval)
 	case o.restartMin <= 0 || o.restartMax < o.restartMin:
 		return bad("restart_backoff", [2]time.Duration{o.restartMin, o.restartMax})
+	case len(o.upstreams) > 0 && o.openUpstream == nil:
+		return contracts.Errorf(contracts.CodeInvalidConfig, "host: upstreams declared without WithUpstreamOpener").With("field", "upstream_opener")
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // ToolProvider is a source of tools: a plugin process, Go functions in this
-// process, or an upstream MCP server (package mcpsource). The host only
+// process, or an upstream server (an UpstreamSource). The host only
 // ever talks to tools through it.
 type ToolProvider interface {
 	// Describe returns the contracts of the tools the provider serves.

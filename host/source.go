@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
-	"github.com/ordo-run/ordo/host/mcpsource"
 )
 
 // Kinds and origins of sources, as SourceInfo reports them.
@@ -59,8 +58,8 @@ func checkName(name string) error {
 // stopping it can wait for them (drain).
 type instance struct {
 	prov    ToolProvider
-	plugin  *grpcProvider     // prov, when a plugin process (nil otherwise)
-	up      *mcpsource.Source // prov, when an upstream MCP server (nil otherwise)
+	plugin  *grpcProvider  // prov, when a plugin process (nil otherwise)
+	up      UpstreamSource // prov, when an upstream server (nil otherwise)
 	version string
 
 	mu       sync.Mutex
@@ -217,10 +216,6 @@ func (s *source) setDown(state string, err error) *instance {
 	return old
 }
 
-// connectivity is a provider that can be installed yet unable to take
-// calls: an upstream MCP server whose connection is down.
-type connectivity interface{ Connected() bool }
-
 // available reports whether a call to the source would reach a provider.
 func (s *source) available() bool {
 	s.mu.Lock()
@@ -231,8 +226,7 @@ func (s *source) available() bool {
 		defer s.mu.Unlock()
 		return s.state == StateStarting // a call waits for it
 	}
-	c, ok := cur.prov.(connectivity)
-	return !ok || c.Connected()
+	return cur.up == nil || cur.up.Connected() // an upstream stays installed while down
 }
 
 func (s *source) currentVersion() string {

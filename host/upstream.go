@@ -2,23 +2,78 @@ package host
 
 import (
 	"context"
+	"log/slog"
 	"sort"
-	"strings"
+	"time"
 
 	"github.com/ordo-run/ordo/contracts"
-	"github.com/ordo-run/ordo/host/mcpsource"
 )
 
-// UpstreamSpec declares an upstream MCP server (stdio command or
-// streamable-HTTP URL); see mcpsource.Spec.
-type UpstreamSpec = mcpsource.Spec
+// UpstreamSource is a live upstream tool server as the host mounts it: a
+// ToolProvider that stays installed while its server is down (calls then
+// fail with CodeToolUnavailable), reports its state, and signals when its
+// tools or health moved. The host never speaks the server's protocol: an
+// UpstreamOpener (package mcpsource's Open, for MCP) makes the source.
+type UpstreamSource interface {
+	ToolProvider
+	// Changed receives a value whenever the tools or the connection may
+	// have changed; the host then re-reads Status and Describe. Signals
+	// coalesce.
+	Changed() <-chan struct{}
+	// Connected reports whether a call can reach the server now.
+	Connected() bool
+	// Status reports the current state for admin listings.
+	Status() UpstreamStatus
+}
 
-// ToolOverride adjusts one upstream tool's risk, scopes, tags or timeout.
-type ToolOverride = mcpsource.ToolOverride
+// UpstreamOpener checks spec, connects and starts following the server.
+// Errors: CodeInvalidInput (bad spec, naming the field) and, unless
+// opts.Lazy, CodePluginRefused when the server cannot be reached (leaving
+// nothing running).
+type UpstreamOpener func(ctx context.Context, spec UpstreamSpec, opts UpstreamOptions) (UpstreamSource, error)
+
+// UpstreamOptions are the host's settings an UpstreamOpener follows.
+type UpstreamOptions struct {
+	Logger *slog.Logger
+	// StartTimeout bounds connecting, the handshake and one tool listing.
+	StartTimeout time.Duration
+	// RestartMin and RestartMax bound the reconnect backoff, which
+	// doubles per failure.
+	RestartMin, RestartMax time.Duration
+	// Lazy makes the opener succeed even when the first connection fails:
+	// the source starts down, without tools, and keeps trying (upstreams
+	// declared in configuration). Otherwise it fails and leaves nothing
+	// running (admin commands).
+	Lazy bool
+}
+
+// UpstreamStatus is what an upstream source reports of itself. It never
+// holds Env values or the bearer token.
+type UpstreamStatus struct {
+	Name      string        `json:"name"`
+	Transport string        `json:"transport"` // stdio | http
+	Command   []string      `json:"command,omitempty"`
+	URL       string        `json:"url,omitempty"`
+	Connected bool          `json:"connected"`
+	PID       int           `json:"pid,omitempty"`
+	Server    string        `json:"server,omitempty"`   // name/version the upstream reported
+	Protocol  string        `json:"protocol,omitempty"` // protocol version in use
+	Restarts  int           `json:"restarts"`           // reconnections after the first
+	ToolsHash string        `json:"tools_hash,omitempty"`
+	Skipped   []SkippedTool `json:"skipped,omitempty"`
+	Error     string        `json:"error,omitempty"` // why it is (or last was) down
+}
+
+// SkippedTool is an upstream tool left out of the catalog and why (its
+// schema does not compile, say). The rest of the upstream still serves.
+type SkippedTool struct {
+	Tool  string `json:"tool"`
+	Error string `json:"error"`
+}
 
 // UpstreamInfo describes an upstream source for admin commands.
 type UpstreamInfo struct {
-	mcpsource.Info
+	UpstreamStatus
 	Origin string   `json:"origin"` // config | api
 	State  string   `json:"state"`  // running | restarting | refused
 	Tools  []string `json:"tools,omitempty"`
@@ -26,10 +81,17 @@ type UpstreamInfo struct {
 
 const kindUpstream = "upstream"
 
+// WithUpstreamOpener sets how the host mounts upstream servers (for MCP,
+// mcpsource.Open); without it, WithUpstreams fails New and AddUpstream
+// fails with CodePluginRefused.
+func WithUpstreamOpener(open UpstreamOpener) Option {
+	return func(o *options) { o.openUpstream = open }
+}
+
 // WithUpstreams declares upstream MCP servers (from configuration) to
-// mount in New. One that cannot be reached yet is kept, without tools,
-// and retried with backoff; one with a bad spec is reported by Sources
-// and Upstreams as refused.
+// mount in New with the WithUpstreamOpener opener. One that cannot be
+// reached yet is kept, without tools, and retried with backoff; one with a
+// bad spec is reported by Sources and Upstreams as refused.
 func WithUpstreams(specs ...UpstreamSpec) Option {
 	return func(o *options) { o.upstreams = append(o.upstreams, specs...) }
 }
@@ -59,7 +121,7 @@ func (h *Host) addUpstream(ctx context.Context, spec UpstreamSpec, origin string
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil && origin != originAPI {
-		h.refused[spec.Name] = SourceInfo{Name: spec.Name, Kind: kindUpstream, Origin: origin, Path: upstreamPath(spec),
+		h.refused[spec.Name] = SourceInfo{Name: spec.Name, Kind: kindUpstream, Origin: origin, Path: spec.path(),
 			State: StateRefused, Error: err.Error()}
 	} else if err == nil {
 		delete(h.refused, spec.Name)
@@ -74,7 +136,11 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 	if err := h.nameFree(spec.Name); err != nil {
 		return err
 	}
-	p, err := mcpsource.Open(ctx, spec, mcpsource.Options{
+	if h.opts.openUpstream == nil {
+		return contracts.Errorf(contracts.CodePluginRefused, "upstream %q: this host mounts no upstream servers (no WithUpstreamOpener)", spec.Name).
+			With("upstream", spec.Name)
+	}
+	p, err := h.opts.openUpstream(ctx, spec, UpstreamOptions{
 		Logger:       h.log.With("upstream", spec.Name),
 		StartTimeout: h.opts.startTimeout,
 		RestartMin:   h.opts.restartMin,
@@ -85,8 +151,8 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 		return err
 	}
 	src := newSource(spec.Name, kindUpstream, origin)
-	src.path = upstreamPath(spec)
-	in := &instance{prov: p, up: p, version: p.Info().Server}
+	src.path = spec.path()
+	in := &instance{prov: p, up: p, version: p.Status().Server}
 	if err := h.admit(ctx, src, in); err != nil {
 		return err
 	}
@@ -105,7 +171,7 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 
 // followUpstream applies the upstream's changes (tools, health) to the
 // catalog and the source until ctx ends (removal or Close).
-func (h *Host) followUpstream(ctx context.Context, src *source, p *mcpsource.Source) {
+func (h *Host) followUpstream(ctx context.Context, src *source, p UpstreamSource) {
 	defer close(src.supDone)
 	for {
 		select {
@@ -121,8 +187,8 @@ func (h *Host) followUpstream(ctx context.Context, src *source, p *mcpsource.Sou
 // p's tools (emitting Added, Changed, Removed). A signal that changed no
 // tool (a reconnection) costs one contract hash per tool: describe keeps
 // the compiled tools and the catalog emits nothing.
-func (h *Host) syncUpstream(src *source, p *mcpsource.Source) {
-	info := p.Info()
+func (h *Host) syncUpstream(src *source, p UpstreamSource) {
+	info := p.Status()
 	src.mu.Lock()
 	if !src.retired {
 		src.state, src.lastErr, src.restarts = StateRunning, info.Error, info.Restarts
@@ -155,7 +221,7 @@ func (h *Host) Upstreams() []UpstreamInfo {
 	var out []UpstreamInfo
 	for _, r := range h.refused {
 		if r.Kind == kindUpstream {
-			out = append(out, UpstreamInfo{Info: mcpsource.Info{Name: r.Name, Error: r.Error}, Origin: r.Origin, State: r.State})
+			out = append(out, UpstreamInfo{UpstreamStatus: UpstreamStatus{Name: r.Name, Error: r.Error}, Origin: r.Origin, State: r.State})
 		}
 	}
 	h.mu.Unlock()
@@ -166,16 +232,8 @@ func (h *Host) Upstreams() []UpstreamInfo {
 		if cur == nil {
 			continue
 		}
-		out = append(out, UpstreamInfo{Info: cur.up.Info(), Origin: origin, State: state, Tools: h.cat.names(s)})
+		out = append(out, UpstreamInfo{UpstreamStatus: cur.up.Status(), Origin: origin, State: state, Tools: h.cat.names(s)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// upstreamPath is what Sources shows as an upstream's path.
-func upstreamPath(spec UpstreamSpec) string {
-	if spec.URL != "" {
-		return spec.URL
-	}
-	return strings.Join(spec.Command, " ")
 }

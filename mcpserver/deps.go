@@ -15,11 +15,11 @@ import (
 // server drives. Plan stops before execution; Execute and Resume run until
 // the run completes, fails or waits for a person.
 type Engine interface {
-	Plan(ctx context.Context, req Request) (*contracts.Run, error)
+	Plan(ctx context.Context, req agent.Request) (*contracts.Run, error)
 	// Run plans and executes in one call, holding the run's lease from
 	// its first write to its stop, so no server's death leaves the run
 	// between the two with nobody to finish it.
-	Run(ctx context.Context, req Request) (*contracts.Run, error)
+	Run(ctx context.Context, req agent.Request) (*contracts.Run, error)
 	Execute(ctx context.Context, runID string) (*contracts.Run, error)
 	Resume(ctx context.Context, runID string, d contracts.Decision) (*contracts.Run, error)
 	Get(ctx context.Context, runID string) (*contracts.Run, error)
@@ -33,12 +33,6 @@ type Engine interface {
 	// ToolCandidates chooses tools for a plan (search_tools, write_plan).
 	ToolCandidates(ctx context.Context, q agent.ToolQuery) ([]agent.Candidate, error)
 }
-
-// Request is the engine's run request.
-type Request = agent.Request
-
-// Event is one engine event, used for progress and log notifications.
-type Event = agent.Event
 
 // Catalog is the live tool catalog (the host).
 type Catalog interface {

@@ -63,7 +63,7 @@ func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, n *notif
 	} else {
 		jctx, j.cancel = context.WithCancel(ctx)
 	}
-	jctx = agent.WithEvents(jctx, func(ev Event) {
+	jctx = agent.WithEvents(jctx, func(ev agent.Event) {
 		j.event(ev)
 		s.subs.runChanged(jctx, ev.RunID)
 	})
@@ -213,10 +213,10 @@ type job struct {
 	timeout time.Duration
 
 	mu   sync.Mutex
-	sink func(Event)
+	sink func(agent.Event)
 }
 
-func (j *job) setSink(fn func(Event)) {
+func (j *job) setSink(fn func(agent.Event)) {
 	j.mu.Lock()
 	j.sink = fn
 	j.mu.Unlock()
@@ -225,7 +225,7 @@ func (j *job) setSink(fn func(Event)) {
 // event forwards an engine event to the request currently driving the
 // job. A parked job is blocked waiting for its model's answer and emits
 // nothing; the request that answers installs its sink before resuming it.
-func (j *job) event(ev Event) {
+func (j *job) event(ev agent.Event) {
 	j.mu.Lock()
 	fn := j.sink
 	j.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
 )
 
@@ -280,7 +281,7 @@ func writeSSE(w http.ResponseWriter, seq int64, event string, v any) error {
 // The server hears the events of the runs its own tool calls drive; pass
 // it the engine's other events (agent.Deps.Events) to wake streams on
 // those too.
-func (s *Server) RunEvent(ev Event) { s.runWatch.wake(ev.RunID) }
+func (s *Server) RunEvent(ev agent.Event) { s.runWatch.wake(ev.RunID) }
 
 // EndStreams ends every event stream (they hold their connections
 // open): call it when the HTTP server shuts down

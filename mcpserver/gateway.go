@@ -159,8 +159,8 @@ func (g *gateway) follow(events <-chan host.CatalogEvent) {
 	}
 }
 
-// apply publishes added and changed tools and withdraws removed ones; the
-// mcp-go server notifies every session once per AddTools/DeleteTools.
+// apply publishes added and changed tools and withdraws removed ones,
+// through Server.publish, in one change per burst.
 func (g *gateway) apply(batch []host.CatalogEvent) {
 	last := map[string]host.CatalogEvent{}
 	for _, ev := range batch {
@@ -203,12 +203,7 @@ func (g *gateway) apply(batch []host.CatalogEvent) {
 		adds = append(adds, server.ServerTool{Tool: tool, Handler: g.handler(id)})
 	}
 	g.mu.Unlock()
-	if len(dels) > 0 {
-		g.s.mcp.DeleteTools(dels...)
-	}
-	if len(adds) > 0 {
-		g.s.mcp.AddTools(adds...)
-	}
+	g.s.publish(adds, dels)
 }
 
 // gatewayName is a catalog id as an MCP tool name: "." becomes "__", which

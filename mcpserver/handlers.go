@@ -27,8 +27,8 @@ type runArgs struct {
 // request builds the engine request for a goal or a caller-supplied plan.
 // Without a model the caller must supply the plan, and is told where the
 // plan schema is.
-func (s *Server) request(ctx context.Context, req mcp.CallToolRequest, a runArgs) (Request, error) {
-	r := Request{Goal: strings.TrimSpace(a.Goal), Context: a.Context, Session: a.Session, UserID: identityFrom(ctx).User, Options: a.Options}
+func (s *Server) request(ctx context.Context, req mcp.CallToolRequest, a runArgs) (agent.Request, error) {
+	r := agent.Request{Goal: strings.TrimSpace(a.Goal), Context: a.Context, Session: a.Session, UserID: identityFrom(ctx).User, Options: a.Options}
 	r.Options.Services = a.Services
 	// The caller's auto_approve answers configured approvals only: a policy
 	// confirmation is for the person (the schema does not offer this field).

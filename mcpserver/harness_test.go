@@ -20,6 +20,7 @@ import (
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/host/mcpsource"
 	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/memory"
@@ -94,7 +95,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 // (plus extra), and a recommender indexing the host's whole catalog.
 func newStack(t *testing.T, cfg agent.Config, hostOpts []host.Option, extra ...sdk.Tool) (*env, *host.Host, *recommender.Recommender) {
 	t.Helper()
-	h, err := host.New(hostOpts...)
+	h, err := host.New(append([]host.Option{host.WithUpstreamOpener(mcpsource.Open)}, hostOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

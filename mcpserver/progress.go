@@ -54,7 +54,7 @@ func (s *Server) newNotifier(ctx context.Context, req mcp.CallToolRequest) *noti
 
 // event is the job's event sink. It runs on the engine's goroutine, so
 // every notification of the call is queued before the call returns.
-func (n *notifier) event(ev Event) {
+func (n *notifier) event(ev agent.Event) {
 	n.s.runWatch.wake(ev.RunID) // event streams following the run read on
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -126,7 +126,7 @@ func (n *notifier) delivered() {
 	}
 }
 
-func describeEvent(ev Event) string {
+func describeEvent(ev agent.Event) string {
 	parts := []string{ev.Kind}
 	if ev.ActionID != "" {
 		parts = append(parts, ev.ActionID)

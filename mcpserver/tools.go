@@ -90,6 +90,7 @@ func (s *Server) toolDefs() []*toolDef {
 
 func (s *Server) registerTools() error {
 	s.tools = map[string]*toolDef{}
+	var own []server.ServerTool
 	for _, d := range s.toolDefs() {
 		in, err := loadSchema(d.input)
 		if err != nil {
@@ -123,12 +124,26 @@ func (s *Server) registerTools() error {
 			o(&tool)
 		}
 		s.tools[d.name] = d
-		s.mcp.AddTool(tool, s.wrap(d))
+		own = append(own, server.ServerTool{Tool: tool, Handler: s.wrap(d)})
 	}
+	s.publish(own, nil)
 	if hooks := s.mcp.GetHooks(); hooks != nil {
 		hooks.AddOnRequestInitialization(s.refuseStdioAdmin)
 	}
 	return nil
+}
+
+// publish is the one place tools are added to or removed from the mcp-go
+// server: Ordo's own tools (registerTools) and the catalog tools the
+// gateway publishes and withdraws (gateway.apply). The server notifies
+// every session once per non-empty change.
+func (s *Server) publish(add []server.ServerTool, remove []string) {
+	if len(remove) > 0 {
+		s.mcp.DeleteTools(remove...)
+	}
+	if len(add) > 0 {
+		s.mcp.AddTools(add...)
+	}
 }
 
 // refuseStdioAdmin answers a stdio client's call of an admin tool when

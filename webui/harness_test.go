@@ -20,6 +20,7 @@ import (
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/host/mcpsource"
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/memory"
@@ -78,7 +79,7 @@ func newStack(t *testing.T) *stack { return newStackWith(t, agent.DefaultConfig(
 func newStackWith(t *testing.T, cfg agent.Config, model llm.LLM) *stack {
 	t.Helper()
 	ctx := context.Background()
-	h, err := host.New()
+	h, err := host.New(host.WithUpstreamOpener(mcpsource.Open))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,12 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/jsonbound"
 )
+
+// clientVersion is the client version Ordo announces in the handshake.
+const clientVersion = "dev"
 
 // conn is one session with an upstream: one process, or one HTTP session.
 // A dead conn is replaced, never revived.
@@ -39,7 +43,7 @@ type conn struct {
 // open stream. Over HTTP the client negotiates: a 2026-07-28 server sends
 // tools/list_changed on a subscriptions/listen stream, opened here; an
 // older one is re-listed every poll interval and after a failed call.
-func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*conn, error) {
+func dial(ctx context.Context, spec host.UpstreamSpec, log *slog.Logger) (*conn, error) {
 	c := &conn{changed: make(chan struct{}, 1), dead: make(chan struct{})}
 	var tr transport.Interface
 	if spec.URL != "" {
@@ -82,7 +86,7 @@ func dial(ctx context.Context, spec Spec, log *slog.Logger, version string) (*co
 		return nil, err
 	}
 	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "ordo", Version: version}
+	req.Params.ClientInfo = mcp.Implementation{Name: "ordo", Version: clientVersion}
 	res, err := c.client.Initialize(ctx, req)
 	if err != nil {
 		err = c.exitReason(err)
@@ -157,10 +161,10 @@ type proc struct {
 }
 
 // Upstream processes get these variables of Ordo's environment, and no
-// others, plus their Spec.Env.
+// others, plus their UpstreamSpec.Env.
 var passEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "TZ"}
 
-func startProc(spec Spec, log *slog.Logger) (*proc, *os.File, *os.File, error) {
+func startProc(spec host.UpstreamSpec, log *slog.Logger) (*proc, *os.File, *os.File, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, nil, err

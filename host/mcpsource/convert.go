@@ -13,20 +13,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 )
-
-// Skipped is an upstream tool left out of the catalog and why (its schema
-// does not compile, say). The rest of the upstream still serves.
-type Skipped struct {
-	Tool  string `json:"tool"`
-	Error string `json:"error"`
-}
 
 // toolSet is one tools/list turned into contracts.
 type toolSet struct {
 	contracts []contracts.Contract
 	upstream  map[string]string // catalog id -> upstream tool name
-	skipped   []Skipped
+	skipped   []host.SkippedTool
 	hash      string // of the upstream's raw list: an unchanged re-list signals nothing (whether a tool changed is the catalog's contract hash)
 }
 
@@ -47,12 +41,12 @@ var (
 // spelling; others have every character outside [A-Za-z0-9_-] replaced by
 // "_" and, if that collides, a short hash of the original name appended,
 // so ids are stable whatever order the upstream lists its tools in.
-func buildTools(source string, tools []mcp.Tool, overrides map[string]ToolOverride) toolSet {
+func buildTools(source string, tools []mcp.Tool, overrides map[string]host.ToolOverride) toolSet {
 	set := toolSet{upstream: map[string]string{}, hash: hashTools(tools)}
 	byName := map[string]mcp.Tool{}
 	for _, t := range tools {
 		if _, dup := byName[t.Name]; dup || t.Name == "" {
-			set.skipped = append(set.skipped, Skipped{Tool: t.Name, Error: "empty or duplicate tool name"})
+			set.skipped = append(set.skipped, host.SkippedTool{Tool: t.Name, Error: "empty or duplicate tool name"})
 			continue
 		}
 		byName[t.Name] = t
@@ -82,7 +76,7 @@ func buildTools(source string, tools []mcp.Tool, overrides map[string]ToolOverri
 			_, err = contracts.NewTool(c)
 		}
 		if err != nil {
-			set.skipped = append(set.skipped, Skipped{Tool: n, Error: err.Error()})
+			set.skipped = append(set.skipped, host.SkippedTool{Tool: n, Error: err.Error()})
 			continue
 		}
 		set.contracts = append(set.contracts, c)
@@ -93,14 +87,14 @@ func buildTools(source string, tools []mcp.Tool, overrides map[string]ToolOverri
 
 // override finds the override for an upstream tool by its upstream name or
 // its catalog id.
-func override(o map[string]ToolOverride, name, id string) ToolOverride {
+func override(o map[string]host.ToolOverride, name, id string) host.ToolOverride {
 	if v, ok := o[name]; ok {
 		return v
 	}
 	return o[id]
 }
 
-func contractFor(source, id string, t mcp.Tool, o ToolOverride) (contracts.Contract, error) {
+func contractFor(source, id string, t mcp.Tool, o host.ToolOverride) (contracts.Contract, error) {
 	in := mcp.ToolArgumentsSchema(t.InputSchema)
 	if in.Type == "" {
 		in.Type = "object"

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 )
 
 func hint(b bool) *bool { return &b }
@@ -69,7 +70,7 @@ func TestContractsFromSchemas(t *testing.T) {
 	 {"name":"poke","inputSchema":{},"annotations":{"destructiveHint":true,"idempotentHint":true}},
 	 {"name":"broken","inputSchema":{"type":"object","properties":{"x":{"type":"nonsense"}}}},
 	 {"name":"","inputSchema":{"type":"object"}}]`)
-	set := buildTools("up", ts, map[string]ToolOverride{
+	set := buildTools("up", ts, map[string]host.ToolOverride{
 		"up.poke": {Risk: contracts.RiskWrite, Scopes: []string{"poke:all"}, Tags: []string{contracts.TagAdmin}, TimeoutMS: 500}})
 	if len(set.contracts) != 2 || len(set.skipped) != 2 {
 		t.Fatalf("contracts %d skipped %+v", len(set.contracts), set.skipped)
@@ -119,32 +120,6 @@ func TestResultValue(t *testing.T) {
 	e := toolError("up", "up.read", res)
 	if e.Code != contracts.CodeToolFailed || e.Retryable || !strings.Contains(e.Message, "no such file") || e.Details["upstream"] != "up" {
 		t.Fatalf("%+v", e)
-	}
-}
-
-func TestSpecCheck(t *testing.T) {
-	ok := Spec{Name: "fs", Command: []string{"npx", "-y", "x"}}
-	if err := ok.Check(); err != nil {
-		t.Fatal(err)
-	}
-	for field, s := range map[string]Spec{
-		"name":                    {Name: "Bad.Name", Command: []string{"x"}},
-		"command":                 {Name: "a"},
-		"url":                     {Name: "a", URL: "ftp://x"},
-		"bearer_token":            {Name: "a", Command: []string{"x"}, BearerToken: "t"},
-		"env":                     {Name: "a", Command: []string{"x"}, Env: map[string]string{"A=B": "c"}},
-		"poll_interval":           {Name: "a", Command: []string{"x"}, PollInterval: -1},
-		"overrides.read.risk":     {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Risk: "huge"}}},
-		"overrides.read.tags":     {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Tags: []string{"fun"}}}},
-		"overrides.read.scopes":   {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Scopes: []string{" "}}}},
-		"overrides.w.timeout_ms":  {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"w": {TimeoutMS: -5}}},
-		"bearer_token/line break": {Name: "a", URL: "http://h/mcp", BearerToken: "a\nb"},
-	} {
-		err := s.Check()
-		want := strings.Split(field, "/")[0]
-		if ce := contracts.AsError(err); ce == nil || ce.Code != contracts.CodeInvalidInput || ce.Details["field"] != want {
-			t.Errorf("%s: %v", field, err)
-		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package mcpsource
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,45 +16,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/tracemeta"
 )
 
-// Options tune a Source; zero values take the defaults.
-type Options struct {
-	Logger *slog.Logger
-	// StartTimeout bounds connecting, the handshake and one tools/list
-	// (default 10 s). `npx -y` downloads at first start: install first or
-	// raise it.
-	StartTimeout time.Duration
-	// RestartMin and RestartMax bound the reconnect backoff, which doubles
-	// per failure (default 100 ms to 30 s).
-	RestartMin, RestartMax time.Duration
-	// Lazy makes Open succeed even when the first connection fails: the
-	// source starts down, without tools, and keeps trying (for upstreams
-	// declared in configuration). Otherwise Open fails and leaves nothing
-	// running (for admin commands).
-	Lazy bool
-	// Version is the client version Ordo announces.
-	Version string
-}
-
-func (o *Options) defaults() {
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 10 * time.Second
-	}
-	if o.RestartMin <= 0 {
-		o.RestartMin = 100 * time.Millisecond
-	}
-	if o.RestartMax < o.RestartMin {
-		o.RestartMax = max(30*time.Second, o.RestartMin)
-	}
-	if o.Version == "" {
-		o.Version = "dev"
-	}
-}
+// DefaultPollInterval is the re-list period when an UpstreamSpec sets none.
+const DefaultPollInterval = 30 * time.Second
 
 // stableAfter is how long a connection must last for the backoff to
 // start again from RestartMin.
@@ -63,11 +31,11 @@ const stableAfter = 10 * time.Second
 // every tools/call, for upstreams that care.
 const IdempotencyMetaKey = "ordo/idempotency_key"
 
-// Source is a live upstream MCP server as a tool provider. It is safe for
-// concurrent use.
+// Source is a live upstream MCP server as a host.UpstreamSource. It is
+// safe for concurrent use.
 type Source struct {
-	spec Spec
-	opts Options
+	spec host.UpstreamSpec
+	opts host.UpstreamOptions
 	log  *slog.Logger
 
 	mu       sync.Mutex
@@ -77,7 +45,7 @@ type Source struct {
 	restarts int
 	upSince  time.Time
 
-	changed chan struct{} // to the host: re-read Info and Tools (capacity 1)
+	changed chan struct{} // to the host: re-read Status and Describe (capacity 1)
 	nudge   chan struct{} // a call failed oddly: re-list now (capacity 1)
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -85,14 +53,15 @@ type Source struct {
 	once    sync.Once
 }
 
-// Open checks spec, connects, reads the tool list and starts supervising.
-// Errors: CodeInvalidInput (bad spec, naming the field) and, unless
-// opts.Lazy, CodePluginRefused when the upstream cannot be reached.
-func Open(ctx context.Context, spec Spec, opts Options) (*Source, error) {
+// Open is the host.UpstreamOpener for MCP servers: it checks spec,
+// connects, reads the tool list and starts supervising. Errors:
+// CodeInvalidInput (bad spec, naming the field) and, unless opts.Lazy,
+// CodePluginRefused when the upstream cannot be reached. opts come from
+// the host, every field set.
+func Open(ctx context.Context, spec host.UpstreamSpec, opts host.UpstreamOptions) (host.UpstreamSource, error) {
 	if err := spec.Check(); err != nil {
 		return nil, err
 	}
-	opts.defaults()
 	s := &Source{spec: spec, opts: opts, log: opts.Logger, changed: make(chan struct{}, 1),
 		nudge: make(chan struct{}, 1), done: make(chan struct{})}
 	c, set, err := s.connect(ctx)
@@ -116,7 +85,7 @@ func Open(ctx context.Context, spec Spec, opts Options) (*Source, error) {
 func (s *Source) connect(ctx context.Context) (*conn, toolSet, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
 	defer cancel()
-	c, err := dial(ctx, s.spec, s.log, s.opts.Version)
+	c, err := dial(ctx, s.spec, s.log)
 	if err != nil {
 		return nil, toolSet{}, err
 	}
@@ -145,7 +114,7 @@ func (s *Source) install(c *conn, set toolSet) {
 // run keeps the source connected and its tool list current until ctx ends.
 func (s *Source) run(ctx context.Context) {
 	defer close(s.done)
-	poll := time.NewTicker(s.spec.pollInterval())
+	poll := time.NewTicker(cmp.Or(s.spec.PollInterval, DefaultPollInterval))
 	defer poll.Stop()
 	backoff := s.opts.RestartMin
 	for {
@@ -250,21 +219,15 @@ func (s *Source) signal() {
 }
 
 // Changed receives a value whenever the tool list or the connection state
-// may have changed; read Info and Tools then. Signals coalesce.
+// may have changed; read Status and Describe then. Signals coalesce.
 func (s *Source) Changed() <-chan struct{} { return s.changed }
 
 // Describe returns the contracts of the upstream's tools as last listed
 // (also while it is down: its tools stay known, calls fail as unavailable).
 func (s *Source) Describe(context.Context) ([]contracts.Contract, error) {
-	cs, _ := s.Tools()
-	return cs, nil
-}
-
-// Tools returns the contracts and the hash of the tool list they came from.
-func (s *Source) Tools() ([]contracts.Contract, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.tools.contracts), s.tools.hash
+	return slices.Clone(s.tools.contracts), nil
 }
 
 // Call runs one upstream tool. Errors: CodeToolUnavailable (the upstream
@@ -368,23 +331,6 @@ func (s *Source) unavailable(tool string, cause error) *contracts.Error {
 	return e
 }
 
-// Info describes the source for admin listings. It never holds Env values
-// or the bearer token.
-type Info struct {
-	Name      string    `json:"name"`
-	Transport string    `json:"transport"` // stdio | http
-	Command   []string  `json:"command,omitempty"`
-	URL       string    `json:"url,omitempty"`
-	Connected bool      `json:"connected"`
-	PID       int       `json:"pid,omitempty"`
-	Server    string    `json:"server,omitempty"`   // name/version the upstream reported
-	Protocol  string    `json:"protocol,omitempty"` // MCP protocol version in use
-	Restarts  int       `json:"restarts"`           // reconnections after the first
-	ToolsHash string    `json:"tools_hash,omitempty"`
-	Skipped   []Skipped `json:"skipped,omitempty"`
-	Error     string    `json:"error,omitempty"` // why it is (or last was) down
-}
-
 // Connected reports whether the upstream is connected now; while it is
 // not, calls fail with CodeToolUnavailable.
 func (s *Source) Connected() bool {
@@ -393,11 +339,11 @@ func (s *Source) Connected() bool {
 	return s.conn != nil
 }
 
-// Info reports the current state.
-func (s *Source) Info() Info {
+// Status reports the current state.
+func (s *Source) Status() host.UpstreamStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	info := Info{Name: s.spec.Name, Transport: s.spec.Transport(), Command: slices.Clone(s.spec.Command), URL: s.spec.URL,
+	info := host.UpstreamStatus{Name: s.spec.Name, Transport: s.spec.Transport(), Command: slices.Clone(s.spec.Command), URL: s.spec.URL,
 		Restarts: s.restarts, ToolsHash: s.tools.hash, Skipped: slices.Clone(s.tools.skipped), Error: s.lastErr}
 	if s.conn != nil {
 		info.Connected, info.PID, info.Server, info.Protocol = true, s.conn.pid(), s.conn.server, s.conn.proto

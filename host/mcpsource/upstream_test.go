@@ -16,6 +16,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/host/mcpsource"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
 
@@ -26,6 +27,7 @@ func newHost(t testing.TB, opts ...host.Option) *host.Host {
 		host.WithDataDir(t.TempDir()),
 		host.WithRestartBackoff(50*time.Millisecond, 500*time.Millisecond),
 		host.WithStartTimeout(30 * time.Second),
+		host.WithUpstreamOpener(mcpsource.Open),
 	}
 	h, err := host.New(append(base, opts...)...)
 	if err != nil {

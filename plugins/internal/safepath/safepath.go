@@ -42,9 +42,6 @@ func Open(envVar, dir string) (*Root, error) {
 	return &Root{dir: abs, fs: r}, nil
 }
 
-// Dir is the root's absolute, symlink-free path.
-func (r *Root) Dir() string { return r.dir }
-
 // FS is the confined file system that all I/O under the root goes through.
 func (r *Root) FS() *os.Root { return r.fs }
 

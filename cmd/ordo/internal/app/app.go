@@ -20,6 +20,7 @@ import (
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/host/mcpsource"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/embedded"
 	"github.com/ordo-run/ordo/memory/patterns"
@@ -112,6 +113,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		host.WithDataDir(cfg.DataDir),
 		host.WithPlugins(PluginSpecs(cfg, log)...),
 		host.WithPluginsDir(cfg.PluginsDir),
+		host.WithUpstreamOpener(mcpsource.Open),
 		host.WithUpstreams(upstreamSpecs(cfg, o.Env, log)...),
 		host.WithMiddleware(a.Metrics.ToolCalls()),
 		host.WithStartGate(o.PluginStartGate),
@@ -159,7 +161,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 // subscribed per call (agent.WithEvents); every event also reaches the MCP
 // server's event streams (runEvents).
 func (a *App) deps(m llm.LLM) agent.Deps {
-	return agent.Deps{
+	d := agent.Deps{
 		Events: func(ev agent.Event) {
 			a.Metrics.Event(ev)
 			if f := a.runEvents.Load(); f != nil {
@@ -172,9 +174,11 @@ func (a *App) deps(m llm.LLM) agent.Deps {
 		Requests:    requester(a.Store),
 		Recommender: a.Recommender,
 		Logger:      a.Log.With("component", "engine"),
-		Memory:      a.Patterns,
-		Collector:   a.collector,
 	}
+	if a.Patterns != nil { // a nil *patterns.Memory would be a non-nil PatternMemory
+		d.Memory, d.Collector = a.Patterns, a.collector
+	}
+	return d
 }
 
 // OpenStore opens the configured run store, creating the data directory

@@ -58,7 +58,7 @@ func (g *globals) addUpstream(cmd *cobra.Command, name string, f upstreamFlags) 
 		return contracts.Errorf(contracts.CodeInvalidInput, "the variable %s (--token-env) is unset or empty: export it with the upstream's bearer token", f.tokenEnv).
 			With("field", "token_env")
 	}
-	h, err := host.New(host.WithLogger(log.With("component", "host")), host.WithDataDir(cfg.DataDir))
+	h, err := host.New(host.WithLogger(log.With("component", "host")), host.WithDataDir(cfg.DataDir), host.WithUpstreamOpener(mcpsource.Open))
 	if err != nil {
 		return err
 	}

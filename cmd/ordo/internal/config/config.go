@@ -6,7 +6,7 @@ import (
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
-	"github.com/ordo-run/ordo/host/mcpsource"
+	"github.com/ordo-run/ordo/host"
 )
 
 // StoreEmbedded selects the single-file store under the data directory.
@@ -136,19 +136,19 @@ type Plugin struct {
 // HTTP (URL). Its bearer token comes from the variable BearerTokenEnv
 // names, never from the file.
 type Upstream struct {
-	Name           string                            `yaml:"name"`
-	Command        []string                          `yaml:"command,omitempty"`
-	Env            map[string]string                 `yaml:"env,omitempty"`
-	URL            string                            `yaml:"url,omitempty"`
-	BearerTokenEnv string                            `yaml:"bearer_token_env,omitempty"`
-	PollInterval   time.Duration                     `yaml:"poll_interval,omitempty"`
-	Overrides      map[string]mcpsource.ToolOverride `yaml:"overrides,omitempty"`
+	Name           string                       `yaml:"name"`
+	Command        []string                     `yaml:"command,omitempty"`
+	Env            map[string]string            `yaml:"env,omitempty"`
+	URL            string                       `yaml:"url,omitempty"`
+	BearerTokenEnv string                       `yaml:"bearer_token_env,omitempty"`
+	PollInterval   time.Duration                `yaml:"poll_interval,omitempty"`
+	Overrides      map[string]host.ToolOverride `yaml:"overrides,omitempty"`
 }
 
 // Spec is the host's declaration of the upstream, with its token read
 // from env.
-func (u Upstream) Spec(env Env) mcpsource.Spec {
-	s := mcpsource.Spec{Name: u.Name, Command: u.Command, Env: u.Env, URL: u.URL,
+func (u Upstream) Spec(env Env) host.UpstreamSpec {
+	s := host.UpstreamSpec{Name: u.Name, Command: u.Command, Env: u.Env, URL: u.URL,
 		PollInterval: u.PollInterval, Overrides: u.Overrides}
 	if u.BearerTokenEnv != "" {
 		s.BearerToken, _ = env(u.BearerTokenEnv)

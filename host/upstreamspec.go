@@ -1,4 +1,4 @@
-package mcpsource
+package host
 
 import (
 	"fmt"
@@ -12,9 +12,10 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
-// Spec declares one upstream MCP server: exactly one of Command (stdio) or
-// URL (streamable HTTP).
-type Spec struct {
+// UpstreamSpec declares one upstream MCP server: exactly one of Command
+// (stdio) or URL (streamable HTTP). The host checks and keeps it, like a
+// PluginSpec; speaking to the server is the UpstreamOpener's job.
+type UpstreamSpec struct {
 	// Name is the source name and the service of every tool ("NAME.tool"):
 	// lower-case letters, digits, _ and -, starting with a letter.
 	Name string `json:"name" yaml:"name"`
@@ -34,8 +35,8 @@ type Spec struct {
 	PollInterval time.Duration `json:"poll_interval,omitempty" yaml:"poll_interval,omitempty"`
 }
 
-// ToolOverride replaces what Ordo would derive from a tool's annotations.
-// Empty fields keep the derived value.
+// ToolOverride replaces what Ordo would derive from an upstream tool's
+// annotations. Empty fields keep the derived value.
 type ToolOverride struct {
 	Risk      contracts.Risk `json:"risk,omitempty" yaml:"risk,omitempty"`
 	Scopes    []string       `json:"scopes,omitempty" yaml:"scopes,omitempty"`
@@ -43,20 +44,17 @@ type ToolOverride struct {
 	TimeoutMS int            `json:"timeout_ms,omitempty" yaml:"timeout_ms,omitempty"`
 }
 
-// DefaultPollInterval is the re-list period when a Spec sets none.
-const DefaultPollInterval = 30 * time.Second
-
-var sourceNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+var upstreamNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
 
 // Check reports the first bad field as CodeInvalidInput with detail
 // "field" (e.g. "url", "overrides.write_file.risk").
-func (s Spec) Check() error {
+func (s UpstreamSpec) Check() error {
 	bad := func(field, format string, args ...any) error {
 		return contracts.Errorf(contracts.CodeInvalidInput, "upstream %q: %s: "+format, append([]any{s.Name, field}, args...)...).
 			With("field", field).With("upstream", s.Name)
 	}
-	if !sourceNamePattern.MatchString(s.Name) {
-		return bad("name", "must match %s", sourceNamePattern)
+	if !upstreamNamePattern.MatchString(s.Name) {
+		return bad("name", "must match %s", upstreamNamePattern)
 	}
 	switch {
 	case len(s.Command) == 0 && s.URL == "":
@@ -121,84 +119,17 @@ var knownTags = []string{contracts.TagPII, contracts.TagExternalSend, contracts.
 	contracts.TagDelete, contracts.TagSharePublic}
 
 // Transport says how the upstream is reached: "stdio" or "http".
-func (s Spec) Transport() string {
+func (s UpstreamSpec) Transport() string {
 	if s.URL != "" {
 		return "http"
 	}
 	return "stdio"
 }
 
-func (s Spec) pollInterval() time.Duration {
-	if s.PollInterval > 0 {
-		return s.PollInterval
+// path is what Sources shows as the upstream's path.
+func (s UpstreamSpec) path() string {
+	if s.URL != "" {
+		return s.URL
 	}
-	return DefaultPollInterval
-}
-
-// SplitCommand splits a command line the way a POSIX shell splits words
-// (single quotes, double quotes with \" \\ \$ \` escapes, backslash
-// escapes, blanks), without expansion, so `ordo plugins add --mcp 'npx -y
-// PKG ARGS'` can be stored as a Spec.Command. An unterminated quote or
-// trailing backslash is CodeInvalidInput.
-func SplitCommand(line string) ([]string, error) {
-	var (
-		words  []string
-		cur    strings.Builder
-		inWord bool
-	)
-	bad := func(msg string) error {
-		return contracts.Errorf(contracts.CodeInvalidInput, "command %q: %s", line, msg).With("field", "command")
-	}
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\'':
-			end := strings.IndexByte(line[i+1:], '\'')
-			if end < 0 {
-				return nil, bad("unterminated single quote")
-			}
-			cur.WriteString(line[i+1 : i+1+end])
-			i += end + 1
-			inWord = true
-		case c == '"':
-			inWord = true
-			closed := false
-			for i++; i < len(line); i++ {
-				if line[i] == '"' {
-					closed = true
-					break
-				}
-				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\"\\$`", line[i+1]) >= 0 {
-					i++
-				}
-				cur.WriteByte(line[i])
-			}
-			if !closed {
-				return nil, bad("unterminated double quote")
-			}
-		case c == '\\':
-			if i+1 >= len(line) {
-				return nil, bad("trailing backslash")
-			}
-			i++
-			cur.WriteByte(line[i])
-			inWord = true
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	if len(words) == 0 {
-		return nil, bad("empty")
-	}
-	return words, nil
+	return strings.Join(s.Command, " ")
 }

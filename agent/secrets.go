@@ -1,0 +1,171 @@
+package agent
+
+import (
+	"encoding/json"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// What a person types into a tool's secret_fields — an answer to an
+// input_required question, a field of an edited or retried payload — never
+// reaches the run log, and so never an event, a client or the console:
+// the decision is recorded with those values redacted and the engine that
+// takes the decision keeps the real ones in memory for the call it allows
+// (for an hour at the most).
+// A run resumed by another process, or after a restart, finds only the
+// marker and asks the person for the values again (input_required) rather
+// than calling the tool with it.
+
+// typedSecrets holds the secret values people typed, per run, plan version
+// and action, until the run ends here or, when another process finishes
+// it, for typedSecretsTTL.
+type typedSecrets struct {
+	mu sync.Mutex
+	m  map[string]*runSecrets
+}
+
+type runSecrets struct {
+	at     time.Time                 // when the last value was typed
+	values map[string]map[string]any // action key -> payload path -> value
+}
+
+// typedSecretsTTL bounds how long a typed value waits for its call; the
+// person is asked again after it.
+const typedSecretsTTL = time.Hour
+
+func secretKey(version int, actionID string) string {
+	return "v" + strconv.Itoa(version) + "/" + actionID
+}
+
+func (s *typedSecrets) keep(now time.Time, runID, key string, values map[string]any) {
+	if len(values) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, r := range s.m {
+		if now.Sub(r.at) > typedSecretsTTL {
+			delete(s.m, id)
+		}
+	}
+	if s.m == nil {
+		s.m = map[string]*runSecrets{}
+	}
+	r := s.m[runID]
+	if r == nil {
+		r = &runSecrets{values: map[string]map[string]any{}}
+		s.m[runID] = r
+	}
+	r.at = now
+	if r.values[key] == nil {
+		r.values[key] = map[string]any{}
+	}
+	maps.Copy(r.values[key], values)
+}
+
+func (s *typedSecrets) get(now time.Time, runID, key string) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.m[runID]
+	if r == nil || now.Sub(r.at) > typedSecretsTTL {
+		return nil
+	}
+	return maps.Clone(r.values[key])
+}
+
+// forget drops a finished run's values.
+func (s *typedSecrets) forget(runID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, runID)
+}
+
+// hideTypedSecrets returns d as the run records it: the answers to
+// secret fields and the secret fields of an edited or retried payload
+// replaced by contracts.Redacted. The real values are kept for the run's
+// call (see typedSecrets). A value that already is the marker (a payload
+// shown redacted and sent back unedited) is left as it is.
+func (e *Engine) hideTypedSecrets(runID string, in contracts.Interrupt, d contracts.Decision) contracts.Decision {
+	tool, ok := e.deps.Tools.Lookup(in.Tool)
+	if !ok || len(tool.Contract.SecretFields) == 0 {
+		return d
+	}
+	kept := map[string]any{}
+	if len(d.Answers) > 0 {
+		answers := maps.Clone(d.Answers)
+		for path, v := range d.Answers {
+			if secretField(tool, path) && v != contracts.Redacted {
+				kept[path] = v
+				answers[path] = contracts.Redacted
+			}
+		}
+		d.Answers = answers
+	}
+	if len(d.Payload) > 0 {
+		var obj map[string]any
+		if json.Unmarshal(d.Payload, &obj) == nil {
+			for _, f := range tool.Contract.SecretFields {
+				if v, ok := obj[f]; ok && v != contracts.Redacted {
+					kept["$."+f] = v
+				}
+			}
+			d.Payload = redact(tool, d.Payload)
+		}
+	}
+	e.typed.keep(e.now(), runID, secretKey(in.PlanVersion, in.ActionID), kept)
+	return d
+}
+
+// restoreTypedSecrets puts the secret values typed for action a back into
+// the payload its decisions give; a secret field still holding the marker
+// becomes contracts.Missing, so the person is asked for it again.
+func (e *Engine) restoreTypedSecrets(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, payload json.RawMessage) (json.RawMessage, error) {
+	if len(tool.Contract.SecretFields) == 0 || len(payload) == 0 {
+		return payload, nil
+	}
+	if typed := e.typed.get(e.now(), run.ID, secretKey(version, a.ID)); len(typed) > 0 {
+		var err error
+		if payload, err = applyAnswers(payload, typed); err != nil {
+			return nil, err
+		}
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(payload, &obj); err != nil {
+		return payload, nil
+	}
+	changed := false
+	for _, f := range tool.Contract.SecretFields {
+		if holdsRedacted(obj[f]) {
+			obj[f], changed = contracts.Missing, true
+		}
+	}
+	if !changed {
+		return payload, nil
+	}
+	return json.Marshal(obj)
+}
+
+// holdsRedacted reports whether v is the marker or holds it somewhere.
+func holdsRedacted(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return v == contracts.Redacted
+	case map[string]any:
+		for _, x := range v {
+			if holdsRedacted(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if holdsRedacted(x) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+// vaultTool is a destructive tool (so each call waits for step approval)
+// whose token field is secret; it records the tokens it was called with.
+func vaultTool(got *[]string, mu *sync.Mutex) sdk.Tool {
+	vault := tool("vault.put", contracts.RiskDestructive,
+		`{"type":"object","required":["key","token"],"properties":{"key":{"type":"string"},"token":{"type":"string"}}}`,
+		`{"type":"object"}`, nil, func(_ context.Context, c sdk.Call) (any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			*got = append(*got, c.Payload["token"].(string))
+			return map[string]any{}, nil
+		})
+	vault.Contract.SecretFields = []string{"token"}
+	return vault
+}
+
+const putPlan = `{"version":"1.0","goal":"store","timezone":"UTC","actions":[
+ {"id":"a1","tool":"vault.put","intent":"write","requires":[],"produces":[],"inputs":{}}]}`
+
+// noSecret fails if the run, as returned or as its store's log holds it,
+// contains secret.
+func noSecret(t *testing.T, store interface {
+	Log(context.Context, string, int64, int) ([]contracts.RunDelta, error)
+}, run *contracts.Run, secret string) {
+	t.Helper()
+	log, err := store.Log(context.Background(), run.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, v := range map[string]any{"log": log, "run": run} {
+		if raw, _ := json.Marshal(v); strings.Contains(string(raw), secret) {
+			t.Fatalf("the %s holds the secret: %s", what, raw)
+		}
+	}
+}
+
+func TestTypedSecretsStayOutOfTheLog(t *testing.T) {
+	ctx := context.Background()
+	var got []string
+	var mu sync.Mutex
+	tt := newTools(t, vaultTool(&got, &mu))
+	store := newStore()
+	e := New(Config{}, Deps{Tools: tt, Store: store})
+
+	// An answer to a secret field: recorded redacted, the call gets it.
+	r, err := e.Run(ctx, Request{Plan: mustPlan(t, putPlan), UserID: "ann"})
+	wantStatus(t, r, err, contracts.RunInterrupted)
+	r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.key": "k1", "$.token": "s3cret-1"}, By: "ann"})
+	wantStatus(t, r, err, contracts.RunInterrupted) // step approval, payload shown redacted
+	if r.Interrupt.Kind != contracts.InterruptStepApproval || strings.Contains(string(r.Interrupt.Payload), "s3cret") {
+		t.Fatalf("approval = %+v", r.Interrupt)
+	}
+	r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionApprove, By: "ann"})
+	wantStatus(t, r, err, contracts.RunCompleted)
+	noSecret(t, store, r, "s3cret-1")
+	if answer := r.Decisions[0].Decision.Answers["$.token"]; answer != contracts.Redacted {
+		t.Fatalf("recorded answer = %v", answer)
+	}
+
+	// Approved by another engine (another process): the typed value is
+	// gone, so the person is asked for it again, never the marker sent.
+	r, err = e.Run(ctx, Request{Plan: mustPlan(t, putPlan), UserID: "ann"})
+	wantStatus(t, r, err, contracts.RunInterrupted)
+	r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.key": "k2", "$.token": "s3cret-2"}, By: "ann"})
+	wantStatus(t, r, err, contracts.RunInterrupted)
+	second := r.ID
+	other := New(Config{}, Deps{Tools: tt, Store: store})
+	r, err = other.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionApprove, By: "ann"})
+	wantStatus(t, r, err, contracts.RunInterrupted)
+	if in := r.Interrupt; in.Kind != contracts.InterruptInputRequired || len(in.Fields) != 1 || in.Fields[0] != "$.token" {
+		t.Fatalf("want the token asked again, got %+v", in)
+	}
+	// The call was approved already; the answer lets it run.
+	r, err = other.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.token": "s3cret-3"}, By: "ann"})
+	wantStatus(t, r, err, contracts.RunCompleted)
+	noSecret(t, store, r, "s3cret-2")
+	noSecret(t, store, r, "s3cret-3")
+
+	// A secret typed into an edited payload: recorded redacted, sent as typed.
+	edit := `{"version":"1.0","goal":"store","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"vault.put","intent":"write","requires":[],"produces":[],"inputs":{"key":"k4","token":"plan-token"}}]}`
+	r, err = e.Run(ctx, Request{Plan: mustPlan(t, edit), UserID: "ann"})
+	wantStatus(t, r, err, contracts.RunInterrupted)
+	r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionEdit, Payload: json.RawMessage(`{"key":"k4","token":"s3cret-4"}`), By: "ann"})
+	wantStatus(t, r, err, contracts.RunCompleted)
+	noSecret(t, store, r, "s3cret-4")
+
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"s3cret-1", "s3cret-3", "s3cret-4"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("the tool got tokens %v, want %v", got, want)
+	}
+	// What an engine's own runs held is gone when they end; the run the
+	// other engine finished leaves this one its value for an hour.
+	if len(other.typed.m) != 0 || len(e.typed.m) != 1 {
+		t.Fatalf("typed secrets outlive their runs: %v %v", e.typed.m, other.typed.m)
+	}
+	if e.typed.get(e.now(), second, "v1/a1") == nil {
+		t.Fatal("the value typed for the second run is not held")
+	}
+	if v := e.typed.get(e.now().Add(typedSecretsTTL+time.Second), second, "v1/a1"); v != nil {
+		t.Fatalf("a typed value outlived its hour: %v", v)
+	}
+}

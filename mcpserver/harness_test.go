@@ -20,7 +20,7 @@ import (
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
-	"github.com/ordo-run/ordo/host/mcpsource"
+	"github.com/ordo-run/ordo/internal/testhost"
 	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/memory"
@@ -95,30 +95,9 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 // (plus extra), and a recommender indexing the host's whole catalog.
 func newStack(t *testing.T, cfg agent.Config, hostOpts []host.Option, extra ...sdk.Tool) (*env, *host.Host, *recommender.Recommender) {
 	t.Helper()
-	h, err := host.New(append([]host.Option{host.WithUpstreamOpener(mcpsource.Open)}, hostOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := testhost.Start(t, hostOpts...)
 	e := &env{host: h, store: memory.NewMemStore(), gate: make(chan struct{}), cfg: cfg}
-	p, err := host.InProcess(append(e.tools(), extra...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := h.AddProvider(ctx, "testtools", "v1", p); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := recommender.New(recommender.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range h.List() {
-		if err := rec.Upsert(ctx, tool.Contract); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return e, h, rec
+	return e, h, testhost.Serve(t, h, append(e.tools(), extra...)...)
 }
 
 // closeGate makes test.wait block until the returned func opens it.

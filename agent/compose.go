@@ -56,56 +56,58 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 
 // templateWords are the template answer's own words in one language.
 type templateWords struct {
+	lang           string // its key in templateLanguages and whyUnfinished
 	done, rejected string // formats of the goal
 	unfinished     string // format of the goal and why
 	status         map[contracts.StepStatus]string
 	one, items     string // a list of one; format of a longer list's length
 	step           string // format of a step's number, for a step nothing describes
-	// why says why a run did not finish, by error code (else by its
-	// class, code/1000); "" is the fallback. Error messages name actions
-	// and tools, which a template answer does not show.
-	why map[contracts.Code]string
 }
 
 // templateLanguages holds the languages template answers are written in,
 // by the base of the run's locale; English for any other.
 var templateLanguages = map[string]templateWords{
-	"en": {done: "Done: %s", rejected: "Stopped: the plan for %q was rejected.", unfinished: "Could not finish %q: %s.",
-		one: "1 item", items: "%d items", step: "Step %d",
-		why: map[contracts.Code]string{
-			contracts.CodePlanFailed: "no valid plan could be made", contracts.CodeReplanExhausted: "a step kept failing after re-planning",
-			contracts.CodeVerificationFailed: "a step's result did not pass its checks", contracts.CodeNoLLM: "it needs a model and none is configured",
-			contracts.CodeCancelled: "it was cancelled", contracts.CodeBudgetExceeded: "its budget is spent",
-			contracts.CodePolicyDenied: "policy does not allow one of its steps", contracts.CodeScopeMissing: "a step needs a permission you lack",
-			contracts.CodeToolTimeout: "a step took too long", contracts.CodeToolUnavailable: "a service it needs is unavailable; try again later",
-			1: "its plan or an input was not valid", 5: "it was stopped", 6: "a step failed", 7: "the model failed", 0: "something went wrong",
-		}},
-	"ko": {done: "완료: %s", rejected: "중단: %q 계획이 거부되었습니다.", unfinished: "끝내지 못했습니다: %q (%s)",
+	"en": {lang: "en", done: "Done: %s", rejected: "Stopped: the plan for %q was rejected.", unfinished: "Could not finish %q: %s.",
+		one: "1 item", items: "%d items", step: "Step %d"},
+	"ko": {lang: "ko", done: "완료: %s", rejected: "중단: %q 계획이 거부되었습니다.", unfinished: "끝내지 못했습니다: %q (%s)",
 		status: map[contracts.StepStatus]string{contracts.StepSucceeded: "성공", contracts.StepFailed: "실패",
 			contracts.StepSkipped: "건너뜀"},
-		one: "항목 1개", items: "항목 %d개", step: "%d단계",
-		why: map[contracts.Code]string{
-			contracts.CodePlanFailed: "유효한 계획을 만들지 못했습니다", contracts.CodeReplanExhausted: "다시 계획해도 단계가 계속 실패했습니다",
-			contracts.CodeVerificationFailed: "단계의 결과가 검사를 통과하지 못했습니다", contracts.CodeNoLLM: "모델이 필요하지만 설정되어 있지 않습니다",
-			contracts.CodeCancelled: "취소되었습니다", contracts.CodeBudgetExceeded: "예산을 모두 썼습니다",
-			contracts.CodePolicyDenied: "정책이 단계 하나를 허용하지 않습니다", contracts.CodeScopeMissing: "단계에 필요한 권한이 없습니다",
-			contracts.CodeToolTimeout: "단계가 너무 오래 걸렸습니다", contracts.CodeToolUnavailable: "필요한 서비스를 지금 쓸 수 없습니다. 나중에 다시 시도하세요",
-			1: "계획이나 입력이 올바르지 않습니다", 5: "중단되었습니다", 6: "단계가 실패했습니다", 7: "모델 호출이 실패했습니다", 0: "문제가 생겼습니다",
-		}},
+		one: "항목 1개", items: "항목 %d개", step: "%d단계"},
+}
+
+// whyUnfinished says, in each template language, why a run did not
+// finish, by error code (else by its class, code/1000); 0 is the
+// fallback. Error messages name actions and tools, which a template
+// answer does not show.
+var whyUnfinished = map[contracts.Code]map[string]string{
+	contracts.CodePlanFailed:         {"en": "no valid plan could be made", "ko": "유효한 계획을 만들지 못했습니다"},
+	contracts.CodeReplanExhausted:    {"en": "a step kept failing after re-planning", "ko": "다시 계획해도 단계가 계속 실패했습니다"},
+	contracts.CodeVerificationFailed: {"en": "a step's result did not pass its checks", "ko": "단계의 결과가 검사를 통과하지 못했습니다"},
+	contracts.CodeNoLLM:              {"en": "it needs a model and none is configured", "ko": "모델이 필요하지만 설정되어 있지 않습니다"},
+	contracts.CodeCancelled:          {"en": "it was cancelled", "ko": "취소되었습니다"},
+	contracts.CodeBudgetExceeded:     {"en": "its budget is spent", "ko": "예산을 모두 썼습니다"},
+	contracts.CodePolicyDenied:       {"en": "policy does not allow one of its steps", "ko": "정책이 단계 하나를 허용하지 않습니다"},
+	contracts.CodeScopeMissing:       {"en": "a step needs a permission you lack", "ko": "단계에 필요한 권한이 없습니다"},
+	contracts.CodeToolTimeout:        {"en": "a step took too long", "ko": "단계가 너무 오래 걸렸습니다"},
+	contracts.CodeToolUnavailable:    {"en": "a service it needs is unavailable; try again later", "ko": "필요한 서비스를 지금 쓸 수 없습니다. 나중에 다시 시도하세요"},
+	1:                                {"en": "its plan or an input was not valid", "ko": "계획이나 입력이 올바르지 않습니다"},
+	5:                                {"en": "it was stopped", "ko": "중단되었습니다"},
+	6:                                {"en": "a step failed", "ko": "단계가 실패했습니다"},
+	7:                                {"en": "the model failed", "ko": "모델 호출이 실패했습니다"},
+	0:                                {"en": "something went wrong", "ko": "문제가 생겼습니다"},
 }
 
 // reason says why a run did not finish without its error's message.
 func (w templateWords) reason(err *contracts.Error) string {
-	if err == nil {
-		return w.why[0]
+	if err != nil {
+		if s, ok := whyUnfinished[err.Code]; ok {
+			return s[w.lang]
+		}
+		if s, ok := whyUnfinished[err.Code/1000]; ok {
+			return s[w.lang]
+		}
 	}
-	if s, ok := w.why[err.Code]; ok {
-		return s
-	}
-	if s, ok := w.why[err.Code/1000]; ok {
-		return s
-	}
-	return w.why[0]
+	return whyUnfinished[0][w.lang]
 }
 
 // wordsFor picks the template answer's language from a locale (ko-KR: ko).

@@ -98,6 +98,27 @@ func TestTemplateAnswerInTheLocale(t *testing.T) {
 	}
 }
 
+// Every reason a template answer gives is written in every template
+// language, under the language's own key.
+func TestWhyUnfinishedInEveryLanguage(t *testing.T) {
+	for base, w := range templateLanguages {
+		if w.lang != base {
+			t.Errorf("templateLanguages[%q].lang = %q", base, w.lang)
+		}
+		for code, words := range whyUnfinished {
+			if words[base] == "" {
+				t.Errorf("no %s reason for code %d", base, code)
+			}
+		}
+	}
+	if got := templateLanguages["ko"].reason(contracts.Errorf(contracts.CodeCancelled, "x")); got != "취소되었습니다" {
+		t.Errorf("ko reason for a cancelled run = %q", got)
+	}
+	if got := templateLanguages["en"].reason(contracts.Errorf(6042, "x")); got != "a step failed" {
+		t.Errorf("en reason for code 6042 = %q, want its class's", got)
+	}
+}
+
 // A template answer is for the person: no action ids, state keys, tool
 // names, internal ids (a page id, a message timestamp) or raw error
 // messages, in English and in Korean, whether the run finished or not.

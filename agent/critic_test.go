@@ -13,8 +13,7 @@ import (
 // always judges the latest attempt.
 func TestCriticRetriesWithFeedbackJudgingLatestAttempt(t *testing.T) {
 	m, srv := scripted(t,
-		planner(`{"version":"1.0","goal":"write","timezone":"UTC","actions":[
-		 {"id":"g1","tool":"llm.generate","intent":"transform","requires":[],"produces":["text"],"inputs":{"instruction":"write a haiku"}}]}`),
+		planner(haikuPlan),
 		llmtest.Reply{Role: "tool", Content: "draft one"},
 		llmtest.Reply{Role: "verifier", Content: `{"score":0.2,"status":"fail","feedback":"mention the sea","next":"retry"}`},
 		llmtest.Reply{Role: "filler", Content: `{"instruction":"write a haiku that mentions the sea"}`},
@@ -22,8 +21,7 @@ func TestCriticRetriesWithFeedbackJudgingLatestAttempt(t *testing.T) {
 		llmtest.Reply{Role: "verifier", Content: `{"score":0.9,"status":"pass"}`},
 		composer("Here is your haiku."))
 	tt := newTools(t, builtins(m)...)
-	cfg := Config{Verifier: VerifierConfig{Mode: VerifyLLM, Threshold: 0.8, MaxIterations: 3}}
-	run, err := New(cfg, Deps{Tools: tt, LLM: m}).Run(context.Background(), Request{Goal: "a haiku"})
+	run, err := New(criticOn, Deps{Tools: tt, LLM: m}).Run(context.Background(), Request{Goal: "a haiku"})
 	wantStatus(t, run, err, contracts.RunCompleted)
 	if stateOf(t, run, "text") != "draft two, the sea" || run.LLMCalls["verifier"] != 2 || run.LLMCalls["tool"] != 2 {
 		t.Fatalf("state=%v llm=%v", run.State, run.LLMCalls)

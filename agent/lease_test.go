@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/postgres"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -91,21 +92,20 @@ func leaseHandoff(t *testing.T, storeA, storeB leasingStore, ttl time.Duration) 
 
 	dying.dead.Store(true)
 	var ids []string
-	for len(ids) == 0 {
+	testwait.Until(t, 30*time.Second, "B to claim the run of the dead server", func() bool {
 		if ids, err = b.Recover(ctx); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(ttl / 10)
-	}
+		return len(ids) > 0
+	})
 	run, err := b.Get(ctx, id)
 	if err != nil || !slices.Equal(ids, []string{id}) {
 		t.Fatalf("claimed %v, want [%s] (%v)", ids, id, err)
 	}
 	wantStatus(t, run, nil, contracts.RunCompleted)
 
-	for a.holds(id) { // A's renewer notices within a third of the ttl
-		time.Sleep(ttl / 10)
-	}
+	// A's renewer notices within a third of the ttl.
+	testwait.Until(t, 30*time.Second, "A to see its lease taken", func() bool { return !a.holds(id) })
 	close(release)
 	if err := <-aDone; contracts.CodeOf(err) != contracts.CodeLeaseHeld {
 		t.Fatalf("A, whose lease was taken, ended with %v; want CodeLeaseHeld", err)

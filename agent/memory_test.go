@@ -10,9 +10,9 @@ import (
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/plugins/sdk"
-	"github.com/ordo-run/ordo/recommender"
 )
 
 const cityQuestion = `{"version":"1.0","goal":"?","timezone":"UTC","actions":[],"clarification_questions":["Which city?"]}`
@@ -215,17 +215,7 @@ func TestStepAutoApprovedByMemory(t *testing.T) {
 func TestToolAdviceShapesCandidates(t *testing.T) {
 	ctx := t.Context()
 	tt := newTools(t, weatherTool(returns(map[string]any{"forecast": "sunny"})), searchTool(), notesTool(), chatTool(), sheetsTool())
-	rec, err := recommender.New(recommender.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cs []contracts.Contract
-	for _, tl := range tt.List() {
-		cs = append(cs, tl.Contract)
-	}
-	if err := rec.Upsert(ctx, cs...); err != nil {
-		t.Fatal(err)
-	}
+	rec := indexed(t, tt)
 	goal := "get the weather forecast: search Seoul"
 	m, srv := scripted(t, planner(weatherPlan), planner(weatherPlan))
 	deps, mem := withMemory(t, Deps{Tools: tt, LLM: m, Store: newStore(), Recommender: rec})
@@ -295,11 +285,11 @@ func TestRunTemplate(t *testing.T) {
 		t.Fatalf("cities %v, source %s, goal %q", cities, run.Plans[0].Source, run.Goal)
 	}
 	_, err = e.RunTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "ann", Inputs: map[string]any{"a9.city": "Busan"}})
-	wantErrField(t, err, contracts.CodeInvalidInput, "inputs")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "inputs")
 	_, err = e.RunTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "ann", Inputs: map[string]any{"a1.city.": "Busan"}})
-	wantErrField(t, err, contracts.CodeInvalidInput, "inputs")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "inputs")
 	_, err = e.RunTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "ann", Inputs: map[string]any{"a1.city.name": "Busan"}})
-	wantErrField(t, err, contracts.CodeInvalidInput, "inputs") // city is a string in the template, not an object
+	testerr.Field(t, err, contracts.CodeInvalidInput, "inputs") // city is a string in the template, not an object
 	// PlanTemplate stops before any tool runs, asking for approval where configured.
 	planned, err := New(DefaultConfig(), deps).PlanTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "ann", Inputs: map[string]any{"a1.city": "Jeju"}})
 	wantStatus(t, planned, err, contracts.RunInterrupted)
@@ -307,22 +297,14 @@ func TestRunTemplate(t *testing.T) {
 		t.Fatalf("planned %+v, cities %v", planned.Interrupt, cities)
 	}
 	_, err = e.RunTemplate(ctx, TemplateRequest{Name: "forecast", UserID: "bob"})
-	wantErrField(t, err, contracts.CodeInvalidInput, "name")
+	testerr.Field(t, err, contracts.CodeInvalidInput, "name")
 	failed, _ := e.Run(ctx, Request{Plan: mustPlan(t, searchPlan), UserID: "ann"}) // web.search is not in this catalog
-	wantErrField(t, e.SaveTemplate(ctx, failed.ID, "x"), contracts.CodeInvalidInput, "run")
+	testerr.Field(t, e.SaveTemplate(ctx, failed.ID, "x"), contracts.CodeInvalidInput, "run")
 	if len(cities) != 2 {
 		t.Fatalf("a refused template run called tools: %v", cities)
 	}
 	_, err = New(Config{}, Deps{Tools: tt}).RunTemplate(ctx, TemplateRequest{Name: "forecast"})
-	wantErrField(t, err, contracts.CodeInvalidConfig, "memory")
-}
-
-func wantErrField(t *testing.T, err error, code contracts.Code, field string) {
-	t.Helper()
-	ce := contracts.AsError(err)
-	if ce == nil || ce.Code != code || ce.Details["field"] != field {
-		t.Fatalf("want %d on %s, got %v", code, field, err)
-	}
+	testerr.Field(t, err, contracts.CodeInvalidConfig, "memory")
 }
 
 // FuzzApplyInputs: any input key either sets ACTION_ID.FIELD (a dotted path) or is refused

@@ -105,6 +105,12 @@ func distractors(n int) []sdk.Tool {
 func searchEngine(t *testing.T, m llm.LLM, tools []sdk.Tool) *Engine {
 	t.Helper()
 	tt := newTools(t, tools...)
+	return New(Config{}, Deps{Tools: tt, LLM: m, Store: newStore(), Recommender: indexed(t, tt)})
+}
+
+// indexed is a real recommender indexing every tool of tt.
+func indexed(t *testing.T, tt *testTools) *recommender.Recommender {
+	t.Helper()
 	rec, err := recommender.New(recommender.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +122,7 @@ func searchEngine(t *testing.T, m llm.LLM, tools []sdk.Tool) *Engine {
 	if err := rec.Upsert(t.Context(), cs...); err != nil {
 		t.Fatal(err)
 	}
-	return New(Config{}, Deps{Tools: tt, LLM: m, Store: newStore(), Recommender: rec})
+	return rec
 }
 
 const emptyPlan = `{"version":"1.0","goal":"g","timezone":"UTC","actions":[]}`

@@ -14,18 +14,12 @@ const MaxJSONDepth = 64
 // only follows brackets outside strings: it does not validate the text,
 // the decoder after it does.
 func CheckJSONDepth(data []byte, limit int) error {
-	depth, inString, escaped := 0, false, false
+	depth, str := 0, jsonString{}
 	for i, c := range data {
+		if !str.outside(c) {
+			continue
+		}
 		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case inString && c == '"':
-			inString = false
-		case inString:
-		case c == '"':
-			inString = true
 		case c == '{' || c == '[':
 			if depth++; depth > limit {
 				return Errorf(CodeJSONTooDeep, "JSON nests deeper than %d levels (at byte %d)", limit, i).
@@ -36,4 +30,27 @@ func CheckJSONDepth(data []byte, limit int) error {
 		}
 	}
 	return nil
+}
+
+// jsonString follows JSON text byte by byte for the bracket counters here
+// (CheckJSONDepth, matchBrace): whether a byte is inside a string.
+type jsonString struct{ in, escaped bool }
+
+// outside takes the next byte c and says whether it stands outside every
+// string (a quote that opens or closes one does not).
+func (s *jsonString) outside(c byte) bool {
+	switch {
+	case s.escaped:
+		s.escaped = false
+	case s.in && c == '\\':
+		s.escaped = true
+	case s.in && c == '"':
+		s.in = false
+	case s.in:
+	case c == '"':
+		s.in = true
+	default:
+		return true
+	}
+	return false
 }

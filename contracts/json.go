@@ -121,24 +121,16 @@ func objectsInProse(text string) []string {
 
 // matchBrace returns the index of the '}' closing the '{' at start, or -1.
 func matchBrace(text string, start int) int {
-	depth, inString, escaped := 0, false, false
+	depth, str := 0, jsonString{}
 	for j := start; j < len(text); j++ {
-		c := text[j]
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case inString && c == '"':
-			inString = false
-		case inString:
-		case c == '"':
-			inString = true
-		case c == '{':
+		if !str.outside(text[j]) {
+			continue
+		}
+		switch text[j] {
+		case '{':
 			depth++
-		case c == '}':
-			depth--
-			if depth == 0 {
+		case '}':
+			if depth--; depth == 0 {
 				return j
 			}
 		}

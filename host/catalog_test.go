@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
-	"github.com/ordo-run/ordo/host/internal/testtools"
 )
 
 func tool(t *testing.T, name, desc string) *contracts.Tool {
@@ -105,13 +104,7 @@ func TestCheckContractsReuses(t *testing.T) {
 // contract is unchanged, and setting the result emits no event.
 func TestDescribeAgainCompilesNothing(t *testing.T) {
 	h, ctx := newHost(t), context.Background()
-	p, err := InProcess(testtools.Tools()...)
-	if err == nil {
-		err = h.AddProvider(ctx, "builtin", "v1", p)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := addBuiltin(t, h)
 	h.mu.Lock()
 	src := h.sources["builtin"]
 	h.mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
-	"github.com/ordo-run/ordo/host/internal/testtools"
 	"github.com/ordo-run/ordo/internal/testerr"
 )
 
@@ -16,13 +15,7 @@ import (
 func TestClosedHostRefusesSources(t *testing.T) {
 	h := newHost(t)
 	ctx := context.Background()
-	p, err := InProcess(testtools.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.AddProvider(ctx, "builtin", "v1", p); err != nil {
-		t.Fatal(err)
-	}
+	p := addBuiltin(t, h)
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}

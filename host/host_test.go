@@ -30,6 +30,20 @@ func newHost(t *testing.T, opts ...Option) *Host {
 	return h
 }
 
+// addBuiltin adds the test tools to h in process, as source "builtin" at
+// version v1, and returns their provider.
+func addBuiltin(tb testing.TB, h *Host) ToolProvider {
+	tb.Helper()
+	p, err := InProcess(testtools.Tools()...)
+	if err == nil {
+		err = h.AddProvider(context.Background(), "builtin", "v1", p)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 func TestPluginCalls(t *testing.T) {
 	h := newHost(t)
 	ctx := context.Background()
@@ -195,13 +209,7 @@ func TestKillDuringCall(t *testing.T) {
 func TestInProcessProvider(t *testing.T) {
 	h := newHost(t)
 	ctx := context.Background()
-	p, err := InProcess(testtools.Tools()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.AddProvider(ctx, "builtin", "v1", p); err != nil {
-		t.Fatal(err)
-	}
+	p := addBuiltin(t, h)
 	out, err := h.Call(ctx, "test.echo", json.RawMessage(`{"text":"in"}`), "k1")
 	if err != nil || string(out) != `{"key":"k1","text":"in"}` {
 		t.Fatalf("%s %v", out, err)

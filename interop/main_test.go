@@ -9,12 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testbuild"
 )
 
@@ -26,23 +25,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		var err error
-		if repoRoot, err = testbuild.Root(); err != nil {
-			panic(err)
-		}
-		tmp, err := os.MkdirTemp("", "ordo-interop-")
-		if err != nil {
-			panic(err)
-		}
-		defer os.RemoveAll(tmp)
-		binDir = filepath.Join(tmp, "bin")
-		if err := testbuild.Ordo(binDir); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		return m.Run()
-	}())
+	os.Exit(testbuild.Main(m, "ordo-interop-", func(root, _, bin string) error {
+		repoRoot, binDir = root, bin
+		return nil
+	}))
 }
 
 // needNode skips the test when node or npm is missing; CI has both.
@@ -59,24 +45,7 @@ func needNode(t *testing.T) {
 type server struct {
 	url  string // http://127.0.0.1:PORT/mcp
 	cmd  *exec.Cmd
-	logs *logBuffer
-}
-
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs *syncbuf.Buffer
 }
 
 // ordoEnv is a fresh home and data directory for one ordo, with the
@@ -109,7 +78,7 @@ func serveHTTP(t *testing.T, user, role, token string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, logs: &logBuffer{}}
+	s := &server{cmd: cmd, logs: &syncbuf.Buffer{}}
 	t.Cleanup(func() {
 		cancel()
 		_ = cmd.Wait()

@@ -10,9 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // post sends one raw JSON-RPC message to /mcp and returns the status and
@@ -72,10 +71,10 @@ func TestHTTPAuth(t *testing.T) {
 	// A user sees no admin tools; an admin does, and may call them.
 	user := httpClient(t, ts.URL, userToken, clientOpts{})
 	admin := httpClient(t, ts.URL, adminToken, clientOpts{})
-	if names := toolNames(t, user); slices.Contains(names, "add_plugin") || !slices.Contains(names, "plan") {
+	if names := testmcp.ToolNames(t, user); slices.Contains(names, "add_plugin") || !slices.Contains(names, "plan") {
 		t.Fatalf("user tools: %v", names)
 	}
-	if names := toolNames(t, admin); !slices.Contains(names, "add_plugin") || !slices.Contains(names, "list_plugins") {
+	if names := testmcp.ToolNames(t, admin); !slices.Contains(names, "add_plugin") || !slices.Contains(names, "list_plugins") {
 		t.Fatalf("admin tools: %v", names)
 	}
 	plugins := call(t, admin, "list_plugins", map[string]any{})
@@ -97,21 +96,6 @@ func TestHTTPAuth(t *testing.T) {
 	}
 }
 
-func toolNames(t *testing.T, c interface {
-	ListTools(context.Context, mcp.ListToolsRequest) (*mcp.ListToolsResult, error)
-}) []string {
-	t.Helper()
-	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	return names
-}
-
 // TestLoadConcurrentSessions runs 50 HTTP sessions at once, each executing
 // its own small plan, and checks every run completed with its own answer.
 func TestLoadConcurrentSessions(t *testing.T) {
@@ -131,7 +115,7 @@ func TestLoadConcurrentSessions(t *testing.T) {
 			word := fmt.Sprintf("word%02d", i)
 			res, err := callRaw(c, "execute", map[string]any{"plan": upperPlan(word), "options": map[string]any{"auto_approve": true}}, nil)
 			if err != nil || res.IsError {
-				errs <- fmt.Errorf("session %d: %v %s", i, err, text(res))
+				errs <- fmt.Errorf("session %d: %v %s", i, err, testmcp.Text(res))
 				return
 			}
 			var view map[string]any

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 )
@@ -383,7 +384,7 @@ func TestProgressCarriesCursor(t *testing.T) {
 	}})
 	res, err := callRaw(c, "execute", map[string]any{"plan": chainPlan()}, &mcp.Meta{ProgressToken: "p1"})
 	if err != nil || res.IsError {
-		t.Fatalf("execute: %v %s", err, text(res))
+		t.Fatalf("execute: %v %s", err, testmcp.Text(res))
 	}
 	waitCompleted(t, func() string {
 		mu.Lock()

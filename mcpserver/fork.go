@@ -34,12 +34,9 @@ func (s *Server) handleForkRun(ctx context.Context, req mcp.CallToolRequest, raw
 		return nil, err
 	}
 	fr := agent.ForkRequest{RunID: a.RunID, FromAction: a.FromAction, UserID: identityFrom(ctx).User}
-	if len(a.Plan) > 0 {
-		p, err := parsePlanArg(a.Plan)
-		if err != nil {
-			return nil, err
-		}
-		fr.Plan = p
+	var err error
+	if fr.Plan, err = parsePlanArg(a.Plan); err != nil {
+		return nil, err
 	}
 	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
 		return eng.Fork(ctx, fr)

@@ -55,9 +55,12 @@ func (s *Server) request(ctx context.Context, req mcp.CallToolRequest, a runArgs
 	return r, nil
 }
 
-// parsePlanArg parses a caller's plan argument; the error keeps the
-// parser's code and locations and names the argument.
+// parsePlanArg parses a caller's plan argument, nil when none was given;
+// the error keeps the parser's code and locations and names the argument.
 func parsePlanArg(raw json.RawMessage) (*contracts.Plan, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
 	p, err := contracts.ParsePlan(raw)
 	if err != nil {
 		return nil, contracts.AsError(err).With("field", "plan")
@@ -154,12 +157,8 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw
 		return s.retryRun(ctx, req, raw)
 	}
 	d := contracts.Decision{Kind: a.Decision, Payload: a.Payload, Answers: a.Answers, Note: a.Note, By: identityFrom(ctx).User}
-	if len(a.Plan) > 0 {
-		p, err := parsePlanArg(a.Plan)
-		if err != nil {
-			return nil, err
-		}
-		d.Plan = p
+	if d.Plan, err = parsePlanArg(a.Plan); err != nil {
+		return nil, err
 	}
 	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
 		return eng.Resume(ctx, a.RunID, d)

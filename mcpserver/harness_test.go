@@ -20,7 +20,8 @@ import (
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
-	"github.com/ordo-run/ordo/host/mcpsource"
+	"github.com/ordo-run/ordo/internal/testhost"
+	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -94,30 +95,9 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 // (plus extra), and a recommender indexing the host's whole catalog.
 func newStack(t *testing.T, cfg agent.Config, hostOpts []host.Option, extra ...sdk.Tool) (*env, *host.Host, *recommender.Recommender) {
 	t.Helper()
-	h, err := host.New(append([]host.Option{host.WithUpstreamOpener(mcpsource.Open)}, hostOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := testhost.Start(t, hostOpts...)
 	e := &env{host: h, store: memory.NewMemStore(), gate: make(chan struct{}), cfg: cfg}
-	p, err := host.InProcess(append(e.tools(), extra...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := h.AddProvider(ctx, "testtools", "v1", p); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := recommender.New(recommender.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range h.List() {
-		if err := rec.Upsert(ctx, tool.Contract); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return e, h, rec
+	return e, h, testhost.Serve(t, h, append(e.tools(), extra...)...)
 }
 
 // closeGate makes test.wait block until the returned func opens it.
@@ -298,7 +278,7 @@ func call(t *testing.T, c *client.Client, name string, args map[string]any) map[
 		t.Fatalf("%s: %v", name, err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: tool error: %s", name, text(res))
+		t.Fatalf("%s: tool error: %s", name, testmcp.Text(res))
 	}
 	return structured(t, res)
 }
@@ -318,14 +298,14 @@ func toolError(t *testing.T, c *client.Client, name string, args map[string]any)
 		t.Fatalf("%s: protocol error %v, want a tool error", name, err)
 	}
 	if !res.IsError {
-		t.Fatalf("%s: succeeded, want a tool error: %s", name, text(res))
+		t.Fatalf("%s: succeeded, want a tool error: %s", name, testmcp.Text(res))
 	}
 	if res.StructuredContent != nil || len(res.RawStructuredContent) > 0 {
 		t.Fatalf("%s: a tool error must not carry structured content (it would break the output schema)", name)
 	}
 	var body map[string]any
-	if err := json.Unmarshal([]byte(text(res)), &body); err != nil {
-		t.Fatalf("%s: tool error text is not the error object: %q", name, text(res))
+	if err := json.Unmarshal([]byte(testmcp.Text(res)), &body); err != nil {
+		t.Fatalf("%s: tool error text is not the error object: %q", name, testmcp.Text(res))
 	}
 	code, _ := body["code"].(float64)
 	return contracts.Code(code), body
@@ -347,16 +327,6 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 		t.Fatalf("structured content is not an object: %s (%v)", raw, err)
 	}
 	return m
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // --- client-side handlers ---

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // TestProgressCarriesTotal: once the run has a plan, every progress
@@ -26,7 +28,7 @@ func TestProgressCarriesTotal(t *testing.T) {
 	actions := float64(len(plan["actions"].([]any)))
 	res, err := callRaw(c, "execute", map[string]any{"plan": plan}, &mcp.Meta{ProgressToken: "p1"})
 	if err != nil || res.IsError {
-		t.Fatalf("execute: %v %s", err, text(res))
+		t.Fatalf("execute: %v %s", err, testmcp.Text(res))
 	}
 	message := func(p map[string]any) string { m, _ := p["message"].(string); return m }
 	waitCompleted(t, func() string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -32,18 +33,18 @@ func (s *Server) registerResources() {
 			mcp.WithMIMEType("application/json")),
 			s.readCatalog)
 	}
-	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriRunTemplate, "Run record",
-		mcp.WithTemplateDescription("A run's full record: plan versions, policy, steps, state, decisions, result."),
-		mcp.WithTemplateMIMEType("application/json")),
-		s.readRun)
-	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriMermaidTmpl, "Run plan graph",
-		mcp.WithTemplateDescription("The run's current plan as a Mermaid flowchart."),
-		mcp.WithTemplateMIMEType("text/vnd.mermaid")),
-		s.readRun)
-	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(uriEventsTmpl, "Run events",
-		mcp.WithTemplateDescription("The run's log entries after a cursor: {run_id, events: [{seq, kind, summary, at, entry}], next, status}. Read again with after=next to follow the run; nothing is lost or repeated. limit caps a page (default 500, at most 1000)."),
-		mcp.WithTemplateMIMEType("application/json")),
-		s.readEvents)
+	for _, t := range []struct {
+		uri, name, desc, mime string
+		read                  server.ResourceTemplateHandlerFunc
+	}{
+		{uriRunTemplate, "Run record", "A run's full record: plan versions, policy, steps, state, decisions, result.",
+			"application/json", s.readRun},
+		{uriMermaidTmpl, "Run plan graph", "The run's current plan as a Mermaid flowchart.", "text/vnd.mermaid", s.readRun},
+		{uriEventsTmpl, "Run events", "The run's log entries after a cursor: {run_id, events: [{seq, kind, summary, at, entry}], next, status}. Read again with after=next to follow the run; nothing is lost or repeated. limit caps a page (default 500, at most 1000).",
+			"application/json", s.readEvents},
+	} {
+		s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(t.uri, t.name, mcp.WithTemplateDescription(t.desc), mcp.WithTemplateMIMEType(t.mime)), t.read)
+	}
 }
 
 func (s *Server) readCatalog(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

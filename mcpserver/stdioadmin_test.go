@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/mcpserver"
 )
 
@@ -32,7 +33,7 @@ func TestStdioAdminToolsOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.stdioClient(t, clientOpts{})
-	names := toolNames(t, c)
+	names := testmcp.ToolNames(t, c)
 	for _, tool := range adminTools {
 		if slices.Contains(names, tool) {
 			t.Errorf("the stdio client is offered %s", tool)
@@ -48,7 +49,7 @@ func TestStdioAdminToolsOff(t *testing.T) {
 		}
 	}
 	admin := httpClient(t, e.httpServer(t).URL, adminToken, clientOpts{})
-	names = toolNames(t, admin)
+	names = testmcp.ToolNames(t, admin)
 	for _, tool := range adminTools {
 		if !slices.Contains(names, tool) {
 			t.Errorf("the HTTP admin lost %s", tool)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/memory"
 )
 
@@ -67,7 +68,7 @@ func TestPauseAndCancelOverMCP(t *testing.T) {
 		go func() {
 			res, err := callRaw(c, "execute", map[string]any{"plan": plan}, nil)
 			if err != nil || res.IsError {
-				executed <- map[string]any{"error": err, "text": text(res)}
+				executed <- map[string]any{"error": err, "text": testmcp.Text(res)}
 				return
 			}
 			executed <- structured(t, res)

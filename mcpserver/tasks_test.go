@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/memory"
 )
@@ -166,7 +167,7 @@ func TestProgressNotifications(t *testing.T) {
 		res, err := callRaw(c, "execute", map[string]any{"plan": plan, "options": map[string]any{"auto_approve": true}},
 			&mcp.Meta{ProgressToken: token})
 		if err != nil || res.IsError {
-			t.Fatalf("execute: %v %s", err, text(res))
+			t.Fatalf("execute: %v %s", err, testmcp.Text(res))
 		}
 		// Over HTTP the notifications precede the response on its stream;
 		// stdio writes them from its own goroutine, so let them land.

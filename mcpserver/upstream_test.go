@@ -108,7 +108,7 @@ func TestAddUpstreamAdminTool(t *testing.T) {
 		ann.IdempotentHint == nil || *ann.IdempotentHint || ann.OpenWorldHint == nil || !*ann.OpenWorldHint {
 		t.Errorf("add_upstream hints: %+v", ann)
 	}
-	if slices.Contains(toolNames(t, user), "add_upstream") {
+	if slices.Contains(testmcp.ToolNames(t, user), "add_upstream") {
 		t.Error("a user is offered add_upstream")
 	}
 	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_upstream","arguments":{"name":"calc","mcp_url":"` + calc.url() + `"}}}`

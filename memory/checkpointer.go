@@ -140,6 +140,33 @@ func CheckDelete(ids []string) ([]string, error) {
 	return out, nil
 }
 
+// DeleteInTx is Delete for a store that deletes in one database
+// transaction: ids are checked, then del deletes them (each once) after
+// refusing, through refuse, one that is missing or leased. A refusal is
+// returned as it is, any other failure of del as a store error; the
+// deleted runs' tail sizes are forgotten.
+func DeleteInTx(ids []string, sizes *TailSizes, del func(ids []string, refuse func(error) error) error) error {
+	ids, err := CheckDelete(ids)
+	if err != nil {
+		return err
+	}
+	var refused error
+	err = del(ids, func(e error) error {
+		refused = e
+		return e
+	})
+	if refused != nil {
+		return refused
+	}
+	if err != nil {
+		return StoreError("delete runs", err)
+	}
+	for _, id := range ids {
+		sizes.Set(id, TailSize{}, true)
+	}
+	return nil
+}
+
 // DeleteHeld is Delete's refusal of a run a process drives: holder has
 // its lease for left more.
 func DeleteHeld(id, holder string, left time.Duration) error {

@@ -152,6 +152,27 @@ func DecodeLog(stored []StoredEntry) ([]contracts.RunDelta, error) {
 	return out, nil
 }
 
+// Row is a database row to scan: database/sql's and pgx's alike.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// LogOf is Log's answer for a database store that read stored, the
+// entries asked for: when there are none, exists (a query of whether the
+// runs table holds the run) tells an empty answer from an unknown run.
+func LogOf(id string, stored []StoredEntry, exists func() Row) ([]contracts.RunDelta, error) {
+	if len(stored) == 0 {
+		var ok bool
+		if err := exists().Scan(&ok); err != nil {
+			return nil, StoreError("read run log", err)
+		}
+		if !ok {
+			return nil, NotFound(id)
+		}
+	}
+	return DecodeLog(stored)
+}
+
 // TailSizes remembers, per run, the bytes a store logged since the run's
 // last snapshot and that snapshot's size, as of the run's last sequence,
 // so that Save can apply NeedSnapshot (and encode the snapshot outside the

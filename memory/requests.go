@@ -78,3 +78,27 @@ func (s *MemStore) Withdraw(_ context.Context, runID, kind string) error {
 	}
 	return nil
 }
+
+// Rows is what ScanRequests reads: database/sql's and pgx's rows alike.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanRequests reads a database store's (kind, by) rows into Requests'
+// answer; the caller closes rows.
+func ScanRequests(rows Rows) (map[string]string, error) {
+	out := map[string]string{}
+	for rows.Next() {
+		var kind, by string
+		if err := rows.Scan(&kind, &by); err != nil {
+			return nil, StoreError("read requests", err)
+		}
+		out[kind] = by
+	}
+	if err := rows.Err(); err != nil {
+		return nil, StoreError("read requests", err)
+	}
+	return out, nil
+}

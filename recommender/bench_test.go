@@ -2,7 +2,6 @@ package recommender
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/ordo-run/ordo/recommender/embed/semantic"
@@ -12,15 +11,7 @@ import (
 // Seal-Tools tools, cycling through the dev queries, without and with the
 // semantic list.
 func BenchmarkSearchSealTools(b *testing.B) {
-	dir := benchData(b)
-	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
-	if err != nil {
-		b.Fatal(err)
-	}
-	queries, err := readFile(filepath.Join(dir, "seal-tools", "queries-dev.jsonl"), ReadQueries)
-	if err != nil {
-		b.Fatal(err)
-	}
+	tools, queries := benchTools(b, "seal-tools"), benchQueries(b, "seal-tools")
 	ctx := context.Background()
 	sem, err := semantic.NewStatic()
 	if err != nil {
@@ -47,11 +38,7 @@ func BenchmarkSearchSealTools(b *testing.B) {
 // BenchmarkBuildSealTools measures indexing the 4,076 Seal-Tools tools in
 // memory (tokenising, embedding, BM25, chromem-go insert).
 func BenchmarkBuildSealTools(b *testing.B) {
-	dir := benchData(b)
-	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
-	if err != nil {
-		b.Fatal(err)
-	}
+	tools := benchTools(b, "seal-tools")
 	ctx := context.Background()
 	for b.Loop() {
 		r, err := New(Options{})
@@ -68,15 +55,7 @@ func BenchmarkBuildSealTools(b *testing.B) {
 // text (name and description, as indexed) and of one request, cycling
 // through the Seal-Tools tools and dev queries.
 func BenchmarkSemanticEmbed(b *testing.B) {
-	dir := benchData(b)
-	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
-	if err != nil {
-		b.Fatal(err)
-	}
-	queries, err := readFile(filepath.Join(dir, "seal-tools", "queries-dev.jsonl"), ReadQueries)
-	if err != nil {
-		b.Fatal(err)
-	}
+	tools, queries := benchTools(b, "seal-tools"), benchQueries(b, "seal-tools")
 	s, err := semantic.NewStatic()
 	if err != nil {
 		b.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -25,15 +24,7 @@ import (
 // tool's description appended, so postings and the vocabulary grow as in a
 // real large catalog instead of repeating one text.
 func scaleCatalog(tb testing.TB, n int) []contracts.Contract {
-	dir := benchData(tb)
-	var base []contracts.Contract
-	for _, set := range []string{"seal-tools", "metatool"} {
-		ts, err := readFile(filepath.Join(dir, set, "tools.jsonl"), ReadTools)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		base = append(base, ts...)
-	}
+	base := append(benchTools(tb, "seal-tools"), benchTools(tb, "metatool")...)
 	out := make([]contracts.Contract, 0, n)
 	for i := 0; len(out) < n; i++ {
 		c := base[i%len(base)]
@@ -80,10 +71,7 @@ func TestScale50k(t *testing.T) {
 			offers[i] = Offer{Contract: c, Hash: c.Hash()}
 		}
 	}))
-	queries, err := readFile(filepath.Join(benchData(t), "seal-tools", "queries-dev.jsonl"), ReadQueries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	queries := benchQueries(t, "seal-tools")
 	ctx := context.Background()
 	dir := t.TempDir()
 	var r *Recommender

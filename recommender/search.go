@@ -72,38 +72,29 @@ func DefaultRanking() Ranking {
 }
 
 func (r Ranking) validate() error {
-	bad := func(field string, v any) error {
-		return contracts.Errorf(contracts.CodeInvalidConfig, "ranking %s out of range: %v", field, v).With("field", field)
-	}
-	switch {
-	case r.K1 < 0:
-		return bad("k1", r.K1)
-	case r.B < 0 || r.B > 1:
-		return bad("b", r.B)
-	case r.NameWeight < 0:
-		return bad("name_weight", r.NameWeight)
-	case r.ParamWeight < 0:
-		return bad("param_weight", r.ParamWeight)
-	case r.VectorWeight < 0 || r.VectorWeight > 1:
-		return bad("vector_weight", r.VectorWeight)
-	case r.Candidates < 1:
-		return bad("candidates", r.Candidates)
-	case r.VectorPool < 0:
-		return bad("vector_pool", r.VectorPool)
-	case r.WholeWeight < 0:
-		return bad("whole_weight", r.WholeWeight)
-	case r.RRFK < 0:
-		return bad("rrf_k", r.RRFK)
-	case r.Diversity < 0 || r.Diversity > 1:
-		return bad("diversity", r.Diversity)
-	case r.LikelihoodWeight < 0 || r.VectorWeight+r.LikelihoodWeight > 1:
-		return bad("likelihood_weight", r.LikelihoodWeight)
-	case r.LikelihoodWeight > 0 && r.Mu <= 0:
-		return bad("mu", r.Mu)
-	case r.SemanticWeight < 0 || r.VectorWeight+r.LikelihoodWeight+r.SemanticWeight > 1:
-		return bad("semantic_weight", r.SemanticWeight)
-	case r.SemanticMin < 0 || r.SemanticMin >= 1:
-		return bad("semantic_min", r.SemanticMin)
+	for _, c := range []struct {
+		field string
+		v     any
+		bad   bool
+	}{
+		{"k1", r.K1, r.K1 < 0},
+		{"b", r.B, r.B < 0 || r.B > 1},
+		{"name_weight", r.NameWeight, r.NameWeight < 0},
+		{"param_weight", r.ParamWeight, r.ParamWeight < 0},
+		{"vector_weight", r.VectorWeight, r.VectorWeight < 0 || r.VectorWeight > 1},
+		{"candidates", r.Candidates, r.Candidates < 1},
+		{"vector_pool", r.VectorPool, r.VectorPool < 0},
+		{"whole_weight", r.WholeWeight, r.WholeWeight < 0},
+		{"rrf_k", r.RRFK, r.RRFK < 0},
+		{"diversity", r.Diversity, r.Diversity < 0 || r.Diversity > 1},
+		{"likelihood_weight", r.LikelihoodWeight, r.LikelihoodWeight < 0 || r.VectorWeight+r.LikelihoodWeight > 1},
+		{"mu", r.Mu, r.LikelihoodWeight > 0 && r.Mu <= 0},
+		{"semantic_weight", r.SemanticWeight, r.SemanticWeight < 0 || r.VectorWeight+r.LikelihoodWeight+r.SemanticWeight > 1},
+		{"semantic_min", r.SemanticMin, r.SemanticMin < 0 || r.SemanticMin >= 1},
+	} {
+		if c.bad {
+			return contracts.Errorf(contracts.CodeInvalidConfig, "ranking %s out of range: %v", c.field, c.v).With("field", c.field)
+		}
 	}
 	return nil
 }

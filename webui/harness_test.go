@@ -20,13 +20,12 @@ import (
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
-	"github.com/ordo-run/ordo/host/mcpsource"
+	"github.com/ordo-run/ordo/internal/testhost"
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/plugins/sdk"
-	"github.com/ordo-run/ordo/recommender"
 	"github.com/ordo-run/ordo/webui"
 )
 
@@ -78,29 +77,10 @@ func newStack(t *testing.T) *stack { return newStackWith(t, agent.DefaultConfig(
 // with model (none when nil).
 func newStackWith(t *testing.T, cfg agent.Config, model llm.LLM) *stack {
 	t.Helper()
-	ctx := context.Background()
-	h, err := host.New(host.WithUpstreamOpener(mcpsource.Open))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	h := testhost.Start(t)
 	s := &stack{store: memory.NewMemStore()}
-	p, err := host.InProcess(echoTool(), holdTool(&s.gates), loginTool(), failTool())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.AddProvider(ctx, "testtools", "v1", p); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := recommender.New(recommender.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range h.List() {
-		if err := rec.Upsert(ctx, tool.Contract); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rec := testhost.Serve(t, h, echoTool(), holdTool(&s.gates), loginTool(), failTool())
+	var err error
 	if s.patterns, err = patterns.Open("", nil, patterns.Options{}); err != nil {
 		t.Fatal(err)
 	}

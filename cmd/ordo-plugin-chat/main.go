@@ -5,18 +5,8 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/ordo-run/ordo/plugins/chat"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
-func main() {
-	tools, err := chat.ToolsFromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ordo-plugin-chat:", err)
-		os.Exit(1)
-	}
-	sdk.Serve(tools...)
-}
+func main() { sdk.Main("ordo-plugin-chat", chat.ToolsFromEnv) }

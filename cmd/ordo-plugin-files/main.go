@@ -4,18 +4,8 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/ordo-run/ordo/plugins/files"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
-func main() {
-	tools, err := files.ToolsFromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ordo-plugin-files:", err)
-		os.Exit(1)
-	}
-	sdk.Serve(tools...)
-}
+func main() { sdk.Main("ordo-plugin-files", files.ToolsFromEnv) }

@@ -4,18 +4,8 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/ordo-run/ordo/plugins/notes"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
-func main() {
-	tools, err := notes.ToolsFromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ordo-plugin-notes:", err)
-		os.Exit(1)
-	}
-	sdk.Serve(tools...)
-}
+func main() { sdk.Main("ordo-plugin-notes", notes.ToolsFromEnv) }

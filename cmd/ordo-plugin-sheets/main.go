@@ -5,18 +5,8 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/ordo-run/ordo/plugins/sdk"
 	"github.com/ordo-run/ordo/plugins/sheets"
 )
 
-func main() {
-	tools, err := sheets.ToolsFromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ordo-plugin-sheets:", err)
-		os.Exit(1)
-	}
-	sdk.Serve(tools...)
-}
+func main() { sdk.Main("ordo-plugin-sheets", sheets.ToolsFromEnv) }

@@ -4,18 +4,8 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/ordo-run/ordo/plugins/sdk"
 	"github.com/ordo-run/ordo/plugins/text"
 )
 
-func main() {
-	tools, err := text.ToolsFromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ordo-plugin-text:", err)
-		os.Exit(1)
-	}
-	sdk.Serve(tools...)
-}
+func main() { sdk.Main("ordo-plugin-text", text.ToolsFromEnv) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // greetPlan is the one-step plan the scripted models of these tests answer with.
@@ -60,8 +61,8 @@ func TestServeBudgetFailsClosed(t *testing.T) {
 			Steps  []any
 		}
 	}
-	if err := json.Unmarshal([]byte(resultText(res)), &e); err != nil || !res.IsError {
-		t.Fatalf("execute: %v %s", err, resultText(res))
+	if err := json.Unmarshal([]byte(testmcp.Text(res)), &e); err != nil || !res.IsError {
+		t.Fatalf("execute: %v %s", err, testmcp.Text(res))
 	}
 	if want := (contracts.BudgetStop{Budget: "run.tokens", Limit: 100, Used: 150, Before: "step"}); e.Code != contracts.CodeBudgetExceeded || e.Details.Budget != want || len(e.Details.Steps) != 0 {
 		t.Fatalf("error %+v, want code %d and budget %+v", e, contracts.CodeBudgetExceeded, want)
@@ -86,24 +87,24 @@ func TestServeBudgetAskThenUsageShown(t *testing.T) {
 			Decisions []string
 		}
 	}
-	if err := json.Unmarshal([]byte(resultText(res)), &view); err != nil || res.IsError || view.Status != "interrupted" ||
+	if err := json.Unmarshal([]byte(testmcp.Text(res)), &view); err != nil || res.IsError || view.Status != "interrupted" ||
 		view.Interrupt.Kind != "budget_exceeded" || view.Interrupt.Budget.Budget != "run.tokens" || view.Interrupt.Budget.Used != 150 ||
 		strings.Join(view.Interrupt.Decisions, ",") != "approve,reject" {
-		t.Fatalf("execute: %v %s", err, resultText(res))
+		t.Fatalf("execute: %v %s", err, testmcp.Text(res))
 	}
 	res = callBudget(t, c, "approve", map[string]any{"run_id": view.RunID, "decision": "approve", "answers": map[string]any{"limit": 150}})
-	if !res.IsError || !strings.Contains(resultText(res), `"code":5003`) {
-		t.Fatalf("approve at the amount used: %s", resultText(res))
+	if !res.IsError || !strings.Contains(testmcp.Text(res), `"code":5003`) {
+		t.Fatalf("approve at the amount used: %s", testmcp.Text(res))
 	}
 	res = callBudget(t, c, "approve", map[string]any{"run_id": view.RunID, "decision": "approve", "answers": map[string]any{"limit": 1000}})
-	if res.IsError || !strings.Contains(resultText(res), `"completed"`) {
-		t.Fatalf("approve with a higher limit: %s", resultText(res))
+	if res.IsError || !strings.Contains(testmcp.Text(res), `"completed"`) {
+		t.Fatalf("approve with a higher limit: %s", testmcp.Text(res))
 	}
 
 	var run contracts.Run
 	res = callBudget(t, c, "run_status", map[string]any{"run_id": view.RunID})
-	if err := json.Unmarshal([]byte(resultText(res)), &run); err != nil || res.IsError {
-		t.Fatalf("run_status: %v %s", err, resultText(res))
+	if err := json.Unmarshal([]byte(testmcp.Text(res)), &run); err != nil || res.IsError {
+		t.Fatalf("run_status: %v %s", err, testmcp.Text(res))
 	}
 	cost := (20*2 + 100*0.5 + 30*8 + 30*2 + 7*8) / 1e6
 	total := run.Usage.Total

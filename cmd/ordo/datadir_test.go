@@ -54,10 +54,7 @@ func TestFirstRunHintsWork(t *testing.T) {
 		t.Errorf("the run does not say which store it used:\n%s", r.stderr)
 	}
 	show := e.ordo("", hint(t, r.stderr, "run record: ")...)
-	show.want(t, 0)
-	if !strings.Contains(show.stdout, "completed") {
-		t.Errorf("the hinted command does not show the run:\n%s", show.stdout)
-	}
+	show.wantOut(t, 0, "completed")
 	// An interrupted run's resume hint works too.
 	r = e.ordo("", "run", "--plan", firstRun)
 	r.want(t, 3)
@@ -70,8 +67,7 @@ func TestFirstRunHintsWork(t *testing.T) {
 	os.WriteFile(cfg, []byte("data_dir: from-file\n"), 0o600)
 	e.vars = append(e.vars, "ORDO_DATA_DIR="+filepath.Join(e.home, "from-env"))
 	r = e.ordo("", "--config", cfg, "--data-dir", dir, "run", "--plan", firstRun, "--yes", "--json")
-	r.want(t, 0)
-	id := r.run(t).ID
+	id := r.wantRun(t, 0).ID
 	if !strings.Contains(r.stderr, "(store "+filepath.Join(dir, "ordo.db")+")") {
 		t.Errorf("the store line does not name --data-dir's store:\n%s", r.stderr)
 	}
@@ -82,10 +78,7 @@ func TestFirstRunHintsWork(t *testing.T) {
 		t.Errorf("the run is visible outside --data-dir: exit %d\n%s", missing.code, missing.stderr)
 	}
 	bad := e.ordo("", "--data-dir", "", "runs", "list")
-	bad.want(t, 2)
-	if !strings.Contains(bad.stderr, "--data-dir needs a value") {
-		t.Errorf("empty --data-dir:\n%s", bad.stderr)
-	}
+	bad.wantErr(t, 2, "--data-dir needs a value")
 }
 
 // TestStoreFlagOnlyWhereAStoreIsUsed: --store belongs to run, serve, runs

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ordo-run/ordo/internal/doctest"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // docJSON is one JSON example: a value (or several) the docs show, or the
@@ -183,7 +184,7 @@ func docServer(t *testing.T) func(name string, args map[string]any) (string, boo
 			body, _ := json.Marshal(res.StructuredContent)
 			return string(body), res.IsError
 		}
-		return resultText(res), res.IsError
+		return testmcp.Text(res), res.IsError
 	}
 }
 

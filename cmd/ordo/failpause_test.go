@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -26,8 +25,7 @@ func TestRunStepFailedRetrySkipAndRetryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.ordo("approve\nt {\"file\":\"now.csv\"}\n", "run", "--plan", plan, "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	reads := stepsOf(run, "read")
 	if len(reads) != 2 || reads[0].Status != contracts.StepFailed || reads[1].Status != contracts.StepSucceeded ||
 		!strings.Contains(string(reads[1].Payload), "now.csv") || !strings.Contains(r.stderr, "failed: [t]ry again") {
@@ -38,8 +36,7 @@ func TestRunStepFailedRetrySkipAndRetryRun(t *testing.T) {
 	}
 
 	r = e.ordo("approve\ns\na\n", "run", "--plan", plan, "--json")
-	r.want(t, 1)
-	src := r.run(t)
+	src := r.wantRun(t, 1)
 	if src.Status != contracts.RunFailed || src.Error.Code != contracts.CodeUnsatisfiedRequires || stepsOf(src, "read")[1].Status != contracts.StepSkipped {
 		t.Fatalf("skip then abort: %s %+v %+v", src.Status, src.Error, src.Steps)
 	}
@@ -47,8 +44,7 @@ func TestRunStepFailedRetrySkipAndRetryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = e.ordo("", "runs", "retry", src.ID, "--from", "read", "--yes", "--json")
-	r.want(t, 0)
-	fork := r.run(t)
+	fork := r.wantRun(t, 0)
 	if fork.Status != contracts.RunCompleted || fork.ID == src.ID || !stepsOf(fork, "greet")[0].StartedAt.Equal(stepsOf(src, "greet")[0].StartedAt) {
 		t.Fatalf("retry: %s %+v", fork.Status, fork.Steps)
 	}
@@ -82,15 +78,7 @@ func TestPauseCancelRetryFromAnotherProcess(t *testing.T) {
 	defer cancel()
 	driver := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "run", "--plan", plan, "--yes", "--json")
 	driver.Dir, driver.Env = repoRoot, e.vars
-	var out bytes.Buffer
-	driver.Stdout = &out
-	stderr, err := driver.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := driver.Start(); err != nil {
-		t.Fatal(err)
-	}
+	out, stderr := started(t, driver)
 	t.Cleanup(func() { driver.Process.Kill(); driver.Wait() })
 	lines := make(chan string, 64)
 	go func() {
@@ -105,19 +93,10 @@ func TestPauseCancelRetryFromAnotherProcess(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the run never reached the chat webhook")
 	}
-	r := e.ordo("", "runs", "list", "--json")
-	r.want(t, 0)
-	var rows []struct{ ID, Status string }
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0].Status != "running" {
-		t.Fatalf("runs %+v (%v)", rows, err)
-	}
-	id := rows[0].ID
+	id := e.onlyRun(t, "running")
 
-	r = e.ordo("", "--config", cfg, "runs", "pause", id, "--wait", "0")
-	r.want(t, 3)
-	if !strings.Contains(r.stderr, "pause requested") {
-		t.Fatalf("pause:\n%s", r.stderr)
-	}
+	r := e.ordo("", "--config", cfg, "runs", "pause", id, "--wait", "0")
+	r.wantErr(t, 3, "pause requested")
 	var seen strings.Builder
 	for line := range lines { // the driver hears the request while its step still runs
 		seen.WriteString(line + "\n")

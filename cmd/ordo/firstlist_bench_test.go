@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpgo "github.com/mark3labs/mcp-go/server"
+
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // bareMCPEnv makes this test binary the anchor of
@@ -92,15 +94,8 @@ func firstList(b *testing.B, cmd string, vars, args []string, dataDir, want stri
 		if _, err := c.Initialize(ctx, initRequest()); err != nil {
 			b.Fatal(err)
 		}
-		tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		names := testmcp.ToolNames(b, c)
 		d := time.Since(t0)
-		var names []string
-		for _, tl := range tools.Tools {
-			names = append(names, tl.Name)
-		}
 		if !strings.Contains(" "+strings.Join(names, " ")+" ", " "+want+" ") {
 			b.Fatalf("first tools/list %v lacks %s", names, want)
 		}

@@ -80,15 +80,9 @@ func TestResumeHeldRun(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("the run never reached the chat webhook:\n%s", firstErr.String())
 	}
-	r := e.ordo("", "runs", "list", "--json")
-	r.want(t, 0)
-	var rows []struct{ ID, Status string }
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0].Status != "running" {
-		t.Fatalf("runs %+v (%v)", rows, err)
-	}
-	id := rows[0].ID
+	id := e.onlyRun(t, "running")
 
-	r = e.ordo("", "--config", cfg, "runs", "resume", id)
+	r := e.ordo("", "--config", cfg, "runs", "resume", id)
 	r.want(t, 1)
 	m := heldMessage.FindStringSubmatch(r.stderr)
 	if m == nil {
@@ -99,15 +93,7 @@ func TestResumeHeldRun(t *testing.T) {
 	}
 
 	waiter := command("runs", "resume", id, "--wait", "--json")
-	var out bytes.Buffer
-	waiter.Stdout = &out
-	stderr, err := waiter.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := waiter.Start(); err != nil {
-		t.Fatal(err)
-	}
+	out, stderr := started(t, waiter)
 	sc := bufio.NewScanner(stderr)
 	var seen strings.Builder
 	for !strings.Contains(seen.String(), "waiting for it") && sc.Scan() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/testbuild"
 )
@@ -27,27 +29,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		var err error
-		if repoRoot, err = testbuild.Root(); err != nil {
-			panic(err)
-		}
-		tmp, err := os.MkdirTemp("", "ordo-cli-test-")
-		if err != nil {
-			panic(err)
-		}
-		defer os.RemoveAll(tmp)
-		binDir = filepath.Join(tmp, "bin")
-		hello = filepath.Join(tmp, "plugin-hello")
-		if err = testbuild.Ordo(binDir); err == nil {
-			err = testbuild.Build(hello, "./examples/plugin-hello")
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		return m.Run()
-	}())
+	os.Exit(testbuild.Main(m, "ordo-cli-test-", func(root, tmp, bin string) error {
+		repoRoot, binDir, hello = root, bin, filepath.Join(tmp, "plugin-hello")
+		return testbuild.Build(hello, "./examples/plugin-hello")
+	}))
 }
 
 // env is one isolated user: a home and a data directory of its own.
@@ -93,11 +78,52 @@ func (e *env) ordo(stdin string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
+// started starts cmd with its stdout going to the buffer it returns and
+// its stderr to be read, as the process writes it, from the pipe.
+func started(t *testing.T, cmd *exec.Cmd) (*bytes.Buffer, io.ReadCloser) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return &out, stderr
+}
+
 func (r result) want(t *testing.T, code int) {
 	t.Helper()
 	if r.code != code {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
 	}
+}
+
+// wantOut is want, then that r's stdout holds text.
+func (r result) wantOut(t *testing.T, code int, text string) {
+	t.Helper()
+	r.want(t, code)
+	if !strings.Contains(r.stdout, text) {
+		t.Fatalf("stdout lacks %q:\n%s\nstderr:\n%s", text, r.stdout, r.stderr)
+	}
+}
+
+// wantErr is want, then that r's stderr holds text.
+func (r result) wantErr(t *testing.T, code int, text string) {
+	t.Helper()
+	r.want(t, code)
+	if !strings.Contains(r.stderr, text) {
+		t.Fatalf("stderr lacks %q:\n%s", text, r.stderr)
+	}
+}
+
+// wantRun is want, then run: r exited code with the run record it returns.
+func (r result) wantRun(t *testing.T, code int) *contracts.Run {
+	t.Helper()
+	r.want(t, code)
+	return r.run(t)
 }
 
 func (r result) run(t *testing.T) *contracts.Run {
@@ -111,12 +137,39 @@ func (r result) run(t *testing.T) *contracts.Run {
 
 const firstRun = "examples/first-run.plan.json"
 
+// widgetPlan is a planner's answer that reads the Widget rows (six) of the
+// example sales sheet.
+const widgetPlan = `{"version":"1.0","goal":"list widget sales","timezone":"UTC","actions":[
+	{"id":"widgets","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],
+	 "inputs":{"file":"examples/data/sales.csv","where":"product = Widget","select":["month","units"]}}]}`
+
+// onlyRun fails t unless `runs list` lists one run, in status, and
+// returns its id.
+func (e *env) onlyRun(t *testing.T, status string) string {
+	t.Helper()
+	r := e.ordo("", "runs", "list", "--json")
+	r.want(t, 0)
+	var rows []struct{ ID, Status string }
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0].Status != status {
+		t.Fatalf("runs %+v (%v), want one %s", rows, err, status)
+	}
+	return rows[0].ID
+}
+
+// withModel gives e's ordo a model: a scripted OpenAI-compatible server
+// answering replies, which it returns. Approvals are off, so a run goes
+// from goal to answer.
+func (e *env) withModel(replies ...llmtest.Reply) *llmtest.Server {
+	srv := llmtest.New(e.t, replies...)
+	e.vars = append(e.vars, "ORDO_LLM_BASE_URL="+srv.URL, "ORDO_LLM_MODEL=test-model", "OPENAI_API_KEY=sk-test", "ORDO_HITL_ENABLED=false")
+	return srv
+}
+
 func TestFirstRunCompletes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "run", "--plan", firstRun, "--yes", "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	if run.Status != contracts.RunCompleted || run.Result == nil || run.Result.Answer == "" {
 		t.Fatalf("run %s, result %+v", run.Status, run.Result)
 	}
@@ -172,8 +225,7 @@ func TestInteractiveApproval(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("approve\nyes\n", "run", "--plan", firstRun, "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	if run.Status != contracts.RunCompleted {
 		t.Fatalf("status %s", run.Status)
 	}
@@ -198,8 +250,7 @@ func TestResumeFinishesInterruptedRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "run", "--plan", firstRun, "--json")
-	r.want(t, 3)
-	run := r.run(t)
+	run := r.wantRun(t, 3)
 	if run.Status != contracts.RunInterrupted || run.Interrupt == nil || run.Interrupt.Kind != contracts.InterruptPlanApproval {
 		t.Fatalf("status %s, interrupt %+v", run.Status, run.Interrupt)
 	}
@@ -294,10 +345,7 @@ func TestBadConfig(t *testing.T) {
 	unknown := filepath.Join(e.home, "unknown.yaml")
 	os.WriteFile(unknown, []byte("parallelism: 2\nplugin_dir: /x\n"), 0o600)
 	r := e.ordo("", "--config", unknown, "run", "--plan", firstRun)
-	r.want(t, 2)
-	if !strings.Contains(r.stderr, "config key plugin_dir: unknown key") {
-		t.Errorf("unknown key not named:\n%s", r.stderr)
-	}
+	r.wantErr(t, 2, "config key plugin_dir: unknown key")
 }
 
 func TestBadPlanFile(t *testing.T) {
@@ -338,10 +386,7 @@ func TestPluginsAddListRemove(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "plugins", "add", hello, "--name", "hello")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "hello.greet") {
-		t.Errorf("add did not report the tool:\n%s", r.stdout)
-	}
+	r.wantOut(t, 0, "hello.greet")
 	manifest, err := os.ReadFile(filepath.Join(e.data, "plugins.d", "hello.sha256"))
 	if err != nil || len(strings.Fields(string(manifest))[0]) != 64 {
 		t.Fatalf("manifest %q: %v", manifest, err)
@@ -386,10 +431,7 @@ func TestPluginsAddListRemove(t *testing.T) {
 		t.Errorf("add --json: %+v, %v\n%s", added, err, r.stdout)
 	}
 	r = e.ordo("", "plugins", "remove", "hello", "--json")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, `"removed": "hello"`) {
-		t.Errorf("remove --json:\n%s", r.stdout)
-	}
+	r.wantOut(t, 0, `"removed": "hello"`)
 	r = e.ordo("", "tools", "list")
 	r.want(t, 0)
 	if strings.Contains(r.stdout, "hello.greet") || !strings.Contains(r.stdout, "notes.create_page") {
@@ -405,16 +447,8 @@ func TestRunsPruneAndVersion(t *testing.T) {
 	e.ordo("", "run", "--plan", firstRun, "--yes").want(t, 0)
 	e.ordo("", "run", "--plan", firstRun).want(t, 3) // interrupted: never pruned
 	r := e.ordo("", "runs", "prune", "--older-than", "1ns")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "pruned 1 ") {
-		t.Errorf("prune: %s", r.stdout)
-	}
-	r = e.ordo("", "runs", "list", "--json")
-	var rows []struct{ Status string }
-	json.Unmarshal([]byte(r.stdout), &rows)
-	if len(rows) != 1 || rows[0].Status != "interrupted" {
-		t.Errorf("after prune: %+v", rows)
-	}
+	r.wantOut(t, 0, "pruned 1 ")
+	e.onlyRun(t, "interrupted")
 	r = e.ordo("", "version")
 	r.want(t, 0)
 	if !strings.HasPrefix(r.stdout, "ordo ") {
@@ -483,10 +517,7 @@ func TestPluginsAddUpstream(t *testing.T) {
 	os.WriteFile(cfg, []byte("# mine\nparallelism: 2\n"), 0o600)
 	inner := filepath.Join(binDir, "ordo") + " serve"
 	r := e.ordo("", "--config", cfg, "plugins", "add", "--mcp", inner, "--name", "inner", "--save")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "inner.list_runs") {
-		t.Errorf("add did not list the upstream's tools:\n%s", r.stdout)
-	}
+	r.wantOut(t, 0, "inner.list_runs")
 	saved, _ := os.ReadFile(cfg)
 	if !strings.Contains(string(saved), "# mine") || !strings.Contains(string(saved), "name: inner") {
 		t.Errorf("saved config:\n%s", saved)
@@ -572,20 +603,15 @@ func TestMemoryAndTemplates(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.ordo("", "run", "--plan", firstRun, "--yes", "--json")
-	r.want(t, 0)
-	first := r.run(t)
+	first := r.wantRun(t, 0)
 	interrupted := e.ordo("", "run", "--plan", firstRun, "--json").run(t)
 	r = e.ordo("", "runs", "save-template", interrupted.ID, "q1")
 	r.want(t, 2) // only a completed run's plan can be a template
 	r = e.ordo("", "runs", "save-template", first.ID, "q1")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, `template "q1" of user "local" (5 actions)`) {
-		t.Errorf("save-template: %s", r.stdout)
-	}
+	r.wantOut(t, 0, `template "q1" of user "local" (5 actions)`)
 
 	r = e.ordo("", "run", "--template", "q1", "--input", "write_page.title=Q1 again", "--input", `compose_post.values.who="the team"`, "--yes", "--json")
-	r.want(t, 0)
-	again := r.run(t)
+	again := r.wantRun(t, 0)
 	if again.Status != contracts.RunCompleted || again.Plans[0].Source != "template" || again.Goal != first.Goal {
 		t.Fatalf("template run: %s, source %s, goal %q", again.Status, again.Plans[0].Source, again.Goal)
 	}
@@ -650,18 +676,12 @@ func TestMemoryAndTemplates(t *testing.T) {
 
 	// Forget: nothing without a target or --all; one by id; a template by name; a namespace.
 	r = e.ordo("", "memory", "forget")
-	r.want(t, 2)
-	if !strings.Contains(r.stderr, "--all") {
-		t.Errorf("forget without a target:\n%s", r.stderr)
-	}
+	r.wantErr(t, 2, "--all")
 	e.ordo("", "memory", "forget", byNS["tool"][0], "--template", "q1").want(t, 2)
 	e.ordo("", "memory", "forget", byNS["tool"][0]).want(t, 0)
 	e.ordo("", "memory", "forget", byNS["tool"][0]).want(t, 2) // gone: a typo is not success
 	r = e.ordo("", "memory", "forget", "--template", "q1")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "forgot 1 workflow record(s)") {
-		t.Errorf("forget --template: %s", r.stdout)
-	}
+	r.wantOut(t, 0, "forgot 1 workflow record(s)")
 	e.ordo("", "run", "--template", "q1", "--yes").want(t, 2)
 	r = e.ordo("", "memory", "forget", "--namespace", "tool", "--all")
 	r.want(t, 0)

@@ -25,10 +25,7 @@ func TestMessagesSayWhatIsWrong(t *testing.T) {
 	cfg := filepath.Join(e.home, "dup.yaml")
 	os.WriteFile(cfg, []byte("parallelism: 2\nllm:\n  model: a\n  model: b\n"), 0o600)
 	r = e.ordo("", "--config", cfg, "runs", "list")
-	r.want(t, 2)
-	if !strings.Contains(r.stderr, "config key llm.model: given twice, on lines 3 and 4") {
-		t.Errorf("duplicate key:\n%s", r.stderr)
-	}
+	r.wantErr(t, 2, "config key llm.model: given twice, on lines 3 and 4")
 
 	// No model: the error says which variables configure one and that a
 	// plan file needs none.

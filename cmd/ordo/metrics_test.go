@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // scrape GETs url and returns the status and body.
@@ -81,19 +82,19 @@ func TestMetricsMoveWithRuns(t *testing.T) {
 	}
 
 	res := mcpCall(t, ctx, mcpURL, token, "execute", map[string]any{"goal": "greet the world", "options": map[string]any{"auto_approve": true}})
-	if res.IsError || !strings.Contains(resultText(res), `"completed"`) {
-		t.Fatalf("planned run: %s", resultText(res))
+	if res.IsError || !strings.Contains(testmcp.Text(res), `"completed"`) {
+		t.Fatalf("planned run: %s", testmcp.Text(res))
 	}
 	var failing map[string]any
 	_ = json.Unmarshal([]byte(`{"version":"1.0","goal":"read nothing","timezone":"UTC","actions":[
 		{"id":"read","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],"inputs":{"file":"no-such-file.csv"}}]}`), &failing)
 	if res := mcpCall(t, ctx, mcpURL, token, "execute", map[string]any{"plan": failing, "options": map[string]any{"auto_approve": true}}); !res.IsError {
-		t.Fatalf("a run reading a missing file: %s", resultText(res))
+		t.Fatalf("a run reading a missing file: %s", testmcp.Text(res))
 	}
 	var waiting map[string]any
 	_ = json.Unmarshal([]byte(greetPlan), &waiting)
-	if res := mcpCall(t, ctx, mcpURL, token, "plan", map[string]any{"plan": waiting}); !strings.Contains(resultText(res), "plan_approval") {
-		t.Fatalf("a run waiting for plan approval: %s", resultText(res))
+	if res := mcpCall(t, ctx, mcpURL, token, "plan", map[string]any{"plan": waiting}); !strings.Contains(testmcp.Text(res), "plan_approval") {
+		t.Fatalf("a run waiting for plan approval: %s", testmcp.Text(res))
 	}
 
 	_, after := scrape(t, base+"/metrics")

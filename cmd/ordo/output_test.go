@@ -27,8 +27,7 @@ func TestRunsShowIsATable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	done := e.ordo("", "run", "--plan", firstRun, "--yes", "--json")
-	done.want(t, 0)
-	run := done.run(t)
+	run := done.wantRun(t, 0)
 	waiting := e.ordo("a\n", "run", "--plan", firstRun, "--json")
 	waiting.want(t, 3)
 
@@ -100,14 +99,10 @@ func TestRunsShowIsATable(t *testing.T) {
 // characters), and `runs show` lists the calls as "planner 1, composer 1".
 func TestModelCallsShown(t *testing.T) {
 	t.Parallel()
-	plan := `{"version":"1.0","goal":"list widget sales","timezone":"UTC","actions":[
-		{"id":"widgets","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],
-		 "inputs":{"file":"examples/data/sales.csv","where":"product = Widget","select":["month","units"]}}]}`
-	srv := llmtest.New(t,
-		llmtest.Reply{Role: "planner", Content: plan},
-		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."})
 	e := newEnv(t)
-	e.vars = append(e.vars, "ORDO_LLM_BASE_URL="+srv.URL, "ORDO_LLM_MODEL=test-model", "OPENAI_API_KEY=sk-test", "ORDO_HITL_ENABLED=false")
+	e.withModel(
+		llmtest.Reply{Role: "planner", Content: widgetPlan},
+		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."})
 	r := e.ordo("", "run", "List the widget sales", "--json")
 	r.want(t, 0)
 	planner := regexp.MustCompile(`(?m)^  ◆ planner\s+model  \S+$`).FindStringIndex(r.stderr)
@@ -220,10 +215,7 @@ func TestRunsDelete(t *testing.T) {
 		t.Errorf("deleting a driven run:\n%s", r.stderr)
 	}
 	r = e.ordo("", "runs", "delete", a.ID, "run_nope")
-	r.want(t, 1)
-	if !strings.Contains(r.stderr, "error 3001") {
-		t.Errorf("deleting an unknown run:\n%s", r.stderr)
-	}
+	r.wantErr(t, 1, "error 3001")
 	e.ordo("", "runs", "show", a.ID).want(t, 0) // refused calls changed nothing
 
 	unblock()

@@ -20,19 +20,12 @@ func TestPostgresStore(t *testing.T) {
 	e.vars = append(e.vars, "ORDO_STORE=embedded", "ORDO_LOG_LEVEL=debug")
 
 	r := e.ordo("", "--store", dsn, "migrate")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "applied ") {
-		t.Errorf("migrate applied nothing on a fresh database:\n%s", r.stdout)
-	}
+	r.wantOut(t, 0, "applied ")
 	r = e.ordo("", "migrate", "--store", dsn) // idempotent; the flag after the command too
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "(0 migration(s) applied now)") {
-		t.Errorf("migrate applied again:\n%s", r.stdout)
-	}
+	r.wantOut(t, 0, "(0 migration(s) applied now)")
 
 	r = e.ordo("", "run", "--plan", firstRun, "--json", "--store", dsn)
-	r.want(t, 3)
-	id := r.run(t).ID
+	id := r.wantRun(t, 3).ID
 	outputs := r.stdout + r.stderr
 	// Without --store, ORDO_STORE=embedded: the run is not there.
 	r = e.ordo("", "runs", "show", id)

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/mcpserver"
 )
 
@@ -54,16 +55,6 @@ func mcpCall(t *testing.T, ctx context.Context, mcpURL, token, name string, args
 		t.Fatalf("%s: %v", name, err)
 	}
 	return res
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // sseRead reads a run's event stream from GET /runs/ID/events until the
@@ -144,20 +135,20 @@ func TestServeForkAndEventStream(t *testing.T) {
 			Status string `json:"status"`
 		} `json:"details"`
 	}
-	if err := json.Unmarshal([]byte(resultText(res)), &failed); !res.IsError || err != nil || failed.Details.Status != "failed" {
-		t.Fatalf("execute: %v %s", err, resultText(res))
+	if err := json.Unmarshal([]byte(testmcp.Text(res)), &failed); !res.IsError || err != nil || failed.Details.Status != "failed" {
+		t.Fatalf("execute: %v %s", err, testmcp.Text(res))
 	}
 	if err := os.WriteFile(filepath.Join(root, "later.csv"), []byte("name\nworld\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
 	res = mcpCall(t, ctx, srv.url, token, "fork_run", map[string]any{"run_id": failed.Details.RunID, "from_action": "nope"})
-	if !res.IsError || !strings.Contains(resultText(res), `"field":"from_action"`) {
-		t.Fatalf("fork_run from an unknown action: %s", resultText(res))
+	if !res.IsError || !strings.Contains(testmcp.Text(res), `"field":"from_action"`) {
+		t.Fatalf("fork_run from an unknown action: %s", testmcp.Text(res))
 	}
 	res = mcpCall(t, ctx, srv.url, token, "fork_run", map[string]any{"run_id": failed.Details.RunID, "from_action": "read"})
 	if res.IsError {
-		t.Fatalf("fork_run: %s", resultText(res))
+		t.Fatalf("fork_run: %s", testmcp.Text(res))
 	}
 	var fork struct {
 		RunID  string `json:"run_id"`
@@ -167,13 +158,13 @@ func TestServeForkAndEventStream(t *testing.T) {
 			Status   string `json:"status"`
 		} `json:"steps"`
 	}
-	if err := json.Unmarshal([]byte(resultText(res)), &fork); err != nil || fork.Status != "completed" {
-		t.Fatalf("fork: %v %s", err, resultText(res))
+	if err := json.Unmarshal([]byte(testmcp.Text(res)), &fork); err != nil || fork.Status != "completed" {
+		t.Fatalf("fork: %v %s", err, testmcp.Text(res))
 	}
 
 	res = mcpCall(t, ctx, srv.url, token, "run_status", map[string]any{"run_id": fork.RunID})
 	var rec contracts.Run
-	if err := json.Unmarshal([]byte(resultText(res)), &rec); err != nil || rec.UserID != "ada" || strings.Join(rec.Options.Scopes, ",") != "ada:scope" {
+	if err := json.Unmarshal([]byte(testmcp.Text(res)), &rec); err != nil || rec.UserID != "ada" || strings.Join(rec.Options.Scopes, ",") != "ada:scope" {
 		t.Fatalf("the fork's owner and scopes: %q %v (%v)", rec.UserID, rec.Options.Scopes, err)
 	}
 

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
 )
@@ -75,8 +75,7 @@ func TestRunsForkRetriesFailedStep(t *testing.T) {
 	e, plan, root := chainEnv(t)
 	e.vars = append(e.vars, "ORDO_ON_FAILURE=fail") // no model: the failed step would ask the person
 	r := e.ordo("approve\n", "run", "--plan", plan, "--json")
-	r.want(t, 1)
-	src := r.run(t)
+	src := r.wantRun(t, 1)
 	if src.Status != contracts.RunFailed || len(stepsOf(src, "greet")) != 1 || stepsOf(src, "report") != nil {
 		t.Fatalf("source run: %s %+v", src.Status, src.Steps)
 	}
@@ -95,8 +94,7 @@ func TestRunsForkRetriesFailedStep(t *testing.T) {
 
 	// The fork asks for its plan approval on stdin, like `ordo run`.
 	r = e.ordo("approve\n", "runs", "fork", src.ID, "--from", "read", "--json")
-	r.want(t, 0)
-	fork := r.run(t)
+	fork := r.wantRun(t, 0)
 	if fork.ID == src.ID || fork.Status != contracts.RunCompleted || fork.Result == nil {
 		t.Fatalf("fork: %s %+v", fork.Status, fork.Result)
 	}
@@ -135,8 +133,7 @@ func TestRunsReplayEventsCompact(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.ordo("", "run", "--plan", plan, "--yes", "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 
 	r = e.ordo("", "runs", "replay", run.ID)
 	r.want(t, 0)
@@ -180,10 +177,7 @@ func TestRunsReplayEventsCompact(t *testing.T) {
 
 	// compact folds the finished run; it replays and shows the same.
 	r = e.ordo("", "runs", "compact")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "compacted 1 finished run(s)") {
-		t.Fatalf("compact: %s", r.stdout)
-	}
+	r.wantOut(t, 0, "compacted 1 finished run(s)")
 	r = e.ordo("", "runs", "replay", run.ID)
 	r.want(t, 0)
 	if !strings.Contains(r.stdout, "1 log entries") || !strings.Contains(r.stdout, "snapshot") || !strings.Contains(r.stdout, "ok: ") {
@@ -195,31 +189,10 @@ func TestRunsReplayEventsCompact(t *testing.T) {
 		t.Fatalf("after compact: seq %d steps %d %s", got.Seq, len(got.Steps), got.Status)
 	}
 	r = e.ordo("", "runs", "compact", "--older-than", "1h")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, "compacted 0 finished run(s) older than 1h0m0s") {
-		t.Fatalf("compact --older-than: %s", r.stdout)
-	}
+	r.wantOut(t, 0, "compacted 0 finished run(s) older than 1h0m0s")
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-// syncBuffer is a bytes buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestRunsEventsFollow follows an interrupted run from one process while
 // another resumes it; the follower prints every entry once and ends when
@@ -231,14 +204,13 @@ func TestRunsEventsFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.ordo("", "run", "--plan", plan, "--json") // no answer: waits for plan approval
-	r.want(t, 3)
-	run := r.run(t)
+	run := r.wantRun(t, 3)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	follow := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "runs", "events", run.ID, "--follow", "--json")
 	follow.Dir, follow.Env = repoRoot, e.vars
-	var out, errb syncBuffer
+	var out, errb syncbuf.Buffer
 	follow.Stdout, follow.Stderr = &out, &errb
 	if err := follow.Start(); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // TestGoalPlannedByModel: with an OpenAI-compatible endpoint configured
@@ -29,18 +30,13 @@ import (
 func TestGoalPlannedByModel(t *testing.T) {
 	t.Parallel()
 	const key = "sk-test-DO-NOT-LOG-4242"
-	plan := `{"version":"1.0","goal":"list widget sales","timezone":"UTC","actions":[
-		{"id":"widgets","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],
-		 "inputs":{"file":"examples/data/sales.csv","where":"product = Widget","select":["month","units"]}}]}`
-	srv := llmtest.New(t,
-		llmtest.Reply{Role: "planner", Content: plan},
-		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."})
 	e := newEnv(t)
-	e.vars = append(e.vars, "ORDO_LLM_BASE_URL="+srv.URL, "ORDO_LLM_MODEL=test-model",
-		"OPENAI_API_KEY="+key, "ORDO_LOG_LEVEL=debug", "ORDO_HITL_ENABLED=false")
+	srv := e.withModel(
+		llmtest.Reply{Role: "planner", Content: widgetPlan},
+		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."})
+	e.vars = append(e.vars, "OPENAI_API_KEY="+key, "ORDO_LOG_LEVEL=debug") // over withModel's key: the last value counts
 	r := e.ordo("", "run", "List the widget sales", "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	if run.LLMCalls["planner"] != 1 || run.LLMCalls["composer"] != 1 || run.Result.Answer != "Widgets sold in six rows of Q1." {
 		t.Errorf("llm calls %v, answer %q", run.LLMCalls, run.Result.Answer)
 	}
@@ -73,12 +69,7 @@ func TestCtrlCLeavesResumableRun(t *testing.T) {
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "run", "--plan", firstRun, "--json")
 	cmd.Dir, cmd.Env = repoRoot, e.vars
 	stdin, _ := cmd.StdinPipe()
-	stderr, _ := cmd.StderrPipe()
-	var stdout strings.Builder
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdout, stderr := started(t, cmd)
 	sc := bufio.NewScanner(stderr)
 	sc.Split(scanPrompts)
 	var seen strings.Builder
@@ -98,7 +89,7 @@ func TestCtrlCLeavesResumableRun(t *testing.T) {
 		t.Fatalf("exit: %v\n%s", err, seen.String())
 	}
 	var run contracts.Run
-	if err := json.Unmarshal([]byte(stdout.String()), &run); err != nil {
+	if err := json.Unmarshal(stdout.Bytes(), &run); err != nil {
 		t.Fatal(err)
 	}
 	if run.Status != contracts.RunInterrupted || run.Interrupt.Kind != contracts.InterruptStepApproval {
@@ -166,14 +157,7 @@ func TestServeStdio(t *testing.T) {
 	if _, err := c.Initialize(ctx, initRequest()); err != nil {
 		t.Fatal(err)
 	}
-	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
+	names := testmcp.ToolNames(t, c)
 	for _, want := range []string{"plan", "execute", "approve", "call_tool", "sheets__query"} {
 		if !strings.Contains(strings.Join(names, " "), want) {
 			t.Errorf("tools %v lack %s", names, want)

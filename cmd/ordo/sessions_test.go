@@ -17,17 +17,13 @@ import (
 // turn of the session too.
 func TestRunSessionAndSessionsCommands(t *testing.T) {
 	t.Parallel()
-	plan := `{"version":"1.0","goal":"list widget sales","timezone":"UTC","actions":[
-		{"id":"widgets","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],
-		 "inputs":{"file":"examples/data/sales.csv","where":"product = Widget","select":["month","units"]}}]}`
-	srv := llmtest.New(t,
-		llmtest.Reply{Role: "planner", Content: plan},
+	e := newEnv(t)
+	srv := e.withModel(
+		llmtest.Reply{Role: "planner", Content: widgetPlan},
 		llmtest.Reply{Role: "composer", Content: "Widgets sold in six rows of Q1."},
 		llmtest.Reply{Role: "planner", Content: `{"version":"1.0","goal":"how many rows?","timezone":"UTC","actions":[]}`},
 		llmtest.Reply{Role: "composer", Content: "Six rows, as I said."},
 		llmtest.Reply{Role: "composer", Content: "The widget sales again."})
-	e := newEnv(t)
-	e.vars = append(e.vars, "ORDO_LLM_BASE_URL="+srv.URL, "ORDO_LLM_MODEL=test-model", "OPENAI_API_KEY=sk-test", "ORDO_HITL_ENABLED=false")
 
 	first := e.ordo("", "run", "--session", "trip", "List the widget sales", "--json")
 	first.want(t, 0)

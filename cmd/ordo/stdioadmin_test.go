@@ -17,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // serveStdio starts `ordo --config FILE serve` (FILE holding config) and
@@ -69,19 +71,6 @@ func callAdmin(t *testing.T, c *client.Client, name string, args map[string]any)
 	return res, string(body), err
 }
 
-func listedTools(t *testing.T, c *client.Client) []string {
-	t.Helper()
-	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
-	return names
-}
-
 // Issue 13: the stdio client of `ordo serve` is not offered the admin
 // tools unless mcp.stdio_admin is on; a call is refused with 2003 saying
 // how to turn them on, and nothing runs.
@@ -89,7 +78,7 @@ func TestServeStdioAdminToolsOffByDefault(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := serveStdio(t, e, "")
-	names := listedTools(t, c)
+	names := testmcp.ToolNames(t, c)
 	for _, tool := range []string{"add_plugin", "add_upstream", "remove_plugin", "list_plugins"} {
 		if slices.Contains(names, tool) {
 			t.Errorf("the stdio client is offered %s", tool)
@@ -125,7 +114,7 @@ func TestServeStdioAdminAsksThePerson(t *testing.T) {
 			Content: map[string]any{"decision": answer}}}
 	})
 	c := serveStdio(t, e, "mcp:\n  stdio_admin: true\n", client.WithElicitationHandler(h))
-	names := listedTools(t, c)
+	names := testmcp.ToolNames(t, c)
 	for _, tool := range []string{"add_plugin", "add_upstream", "remove_plugin", "list_plugins"} {
 		if !slices.Contains(names, tool) {
 			t.Errorf("tools %v lack %s", names, tool)

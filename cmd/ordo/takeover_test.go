@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/pgtest"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/postgres"
 )
@@ -101,25 +102,24 @@ func TestTakeoverFinishesDeadServersRuns(t *testing.T) {
 // returns its id.
 func waitRun(t *testing.T, ctx context.Context, st memory.Checkpointer, goal string, done func(memory.RunSummary) bool) string {
 	t.Helper()
-	var last memory.RunSummary
-	for {
+	var id string
+	testwait.For(t, 2*time.Minute, func() error {
 		sums, err := st.List(ctx, memory.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		var last memory.RunSummary
 		for _, s := range sums {
 			if s.Goal == goal {
 				if last = s; done(s) {
-					return s.ID
+					id = s.ID
+					return nil
 				}
 			}
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("run %q: %v; last seen %+v", goal, ctx.Err(), last)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+		return fmt.Errorf("run %q: last seen %+v", goal, last)
+	})
+	return id
 }
 
 // checkTakeover: every run completed with each action succeeded once, and

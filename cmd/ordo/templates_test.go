@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
 
@@ -35,7 +36,7 @@ func TestServeTemplates(t *testing.T) {
 	}
 	decode := func(name string, args map[string]any) (v view, text string) {
 		res := callBudget(t, c, name, args)
-		text = resultText(res)
+		text = testmcp.Text(res)
 		if res.IsError {
 			t.Fatalf("%s: %s", name, text)
 		}
@@ -48,8 +49,8 @@ func TestServeTemplates(t *testing.T) {
 	if first.Status != "completed" {
 		t.Fatalf("execute: %+v", first)
 	}
-	if res := callBudget(t, c, "save_template", map[string]any{"run_id": "run_nope", "name": "greeting"}); !res.IsError || !strings.Contains(resultText(res), `"code":3001`) {
-		t.Fatalf("save_template of an unknown run: %s", resultText(res))
+	if res := callBudget(t, c, "save_template", map[string]any{"run_id": "run_nope", "name": "greeting"}); !res.IsError || !strings.Contains(testmcp.Text(res), `"code":3001`) {
+		t.Fatalf("save_template of an unknown run: %s", testmcp.Text(res))
 	}
 	if _, text := decode("save_template", map[string]any{"run_id": first.RunID, "name": "greeting"}); !strings.Contains(text, `"text.template"`) {
 		t.Fatalf("save_template: %s", text)
@@ -61,8 +62,8 @@ func TestServeTemplates(t *testing.T) {
 	if planned.Template == nil || planned.Template.Name != "greeting" || planned.Template.Score <= 0 {
 		t.Fatalf("plan offers no template: %s", text)
 	}
-	if res := callBudget(t, c, "run_template", map[string]any{"name": "greeting", "inputs": map[string]any{"nope.values": 1}}); !res.IsError || !strings.Contains(resultText(res), `"code":1000`) {
-		t.Fatalf("run_template with a bad input key: %s", resultText(res))
+	if res := callBudget(t, c, "run_template", map[string]any{"name": "greeting", "inputs": map[string]any{"nope.values": 1}}); !res.IsError || !strings.Contains(testmcp.Text(res), `"code":1000`) {
+		t.Fatalf("run_template with a bad input key: %s", testmcp.Text(res))
 	}
 	ran, text := decode("run_template", map[string]any{"name": "greeting", "session_id": "hello",
 		"inputs": map[string]any{"greet.values": map[string]any{"name": "Ada"}}})
@@ -103,8 +104,5 @@ func TestServeTemplates(t *testing.T) {
 	e.ordo("", "templates", "show", "nope").want(t, 2)
 	e.ordo("", "templates", "delete", "greeting").want(t, 0)
 	r = e.ordo("", "templates", "list", "--json")
-	r.want(t, 0)
-	if !strings.Contains(r.stdout, `"count": 0`) {
-		t.Fatalf("after delete: %s", r.stdout)
-	}
+	r.wantOut(t, 0, `"count": 0`)
 }

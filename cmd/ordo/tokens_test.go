@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // printedToken is what `ordo tokens new` printed: the token, the
@@ -106,5 +108,5 @@ func mcpTools(t *testing.T, ctx context.Context, url, token string) []string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	return listedTools(t, c)
+	return testmcp.ToolNames(t, c)
 }

@@ -18,14 +18,12 @@ func TestKoreanGoalSeesEveryBundledTool(t *testing.T) {
 	plan := `{"version":"1.0","goal":"회의 노트 찾기","timezone":"UTC","actions":[
 		{"id":"pages","tool":"notes.query_pages","intent":"search","requires":[],"produces":["records"],
 		 "inputs":{"title_contains":"회의"}}]}`
-	srv := llmtest.New(t,
+	e := newEnv(t)
+	srv := e.withModel(
 		llmtest.Reply{Role: "planner", Content: plan},
 		llmtest.Reply{Role: "composer", Content: "회의 노트가 없습니다."})
-	e := newEnv(t)
-	e.vars = append(e.vars, "ORDO_LLM_BASE_URL="+srv.URL, "ORDO_LLM_MODEL=test-model", "OPENAI_API_KEY=sk-test", "ORDO_HITL_ENABLED=false")
 	r := e.ordo("", "run", "제목에 '회의'가 들어간 노트 페이지들을 찾아줘", "--json")
-	r.want(t, 0)
-	run := r.run(t)
+	run := r.wantRun(t, 0)
 	if run.Status != contracts.RunCompleted || run.LLMCalls["planner"] != 1 {
 		t.Fatalf("status %s, llm calls %v", run.Status, run.LLMCalls)
 	}

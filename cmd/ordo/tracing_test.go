@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +21,9 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ordo-run/ordo/internal/testmcp"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // otlpReceiver is a local OTLP/HTTP trace receiver: it decodes what the
@@ -55,35 +61,29 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 
 // waitUntil returns the spans received, by name, once done says they are
 // all there (the exporter sends them in batches), or fails the test,
-// saying what was awaited, when ctx ends first.
-func (r *otlpReceiver) waitUntil(t *testing.T, ctx context.Context, what string, done func(map[string][]*tracepb.Span) bool) map[string][]*tracepb.Span {
+// saying what was awaited, when it waited too long.
+func (r *otlpReceiver) waitUntil(t *testing.T, what string, done func(map[string][]*tracepb.Span) bool) map[string][]*tracepb.Span {
 	t.Helper()
-	for {
+	var by map[string][]*tracepb.Span
+	testwait.For(t, 2*time.Minute, func() error {
 		r.mu.Lock()
-		by := map[string][]*tracepb.Span{}
+		by = map[string][]*tracepb.Span{}
 		for _, s := range r.spans {
 			by[s.Name] = append(by[s.Name], s)
 		}
 		r.mu.Unlock()
 		if done(by) {
-			return by
+			return nil
 		}
-		select {
-		case <-ctx.Done():
-			var got []string
-			for n := range by {
-				got = append(got, n)
-			}
-			t.Fatalf("waiting for %s; received spans %v", what, got)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return fmt.Errorf("waiting for %s; received spans %v", what, slices.Collect(maps.Keys(by)))
+	})
+	return by
 }
 
 // waitFor waits until a span of every name has arrived.
-func (r *otlpReceiver) waitFor(t *testing.T, ctx context.Context, names ...string) map[string][]*tracepb.Span {
+func (r *otlpReceiver) waitFor(t *testing.T, names ...string) map[string][]*tracepb.Span {
 	t.Helper()
-	return r.waitUntil(t, ctx, "spans "+strings.Join(names, ", "), func(by map[string][]*tracepb.Span) bool {
+	return r.waitUntil(t, "spans "+strings.Join(names, ", "), func(by map[string][]*tracepb.Span) bool {
 		for _, n := range names {
 			if len(by[n]) == 0 {
 				return false
@@ -138,9 +138,9 @@ func TestTracesOfARun(t *testing.T) {
 		return res
 	}
 	if res := call(map[string]any{"goal": "greet the world", "options": map[string]any{"auto_approve": true}}); res.IsError {
-		t.Fatalf("planned run: %s", resultText(res))
+		t.Fatalf("planned run: %s", testmcp.Text(res))
 	}
-	spans := otlp.waitFor(t, ctx, "tools/call execute", "ordo.run", "ordo.plan", "chat test-model", "ordo.step",
+	spans := otlp.waitFor(t, "tools/call execute", "ordo.run", "ordo.plan", "chat test-model", "ordo.step",
 		"execute_tool text.template", "ordo.plugin.v1.ToolPlugin/Call")
 
 	byID := map[string]*tracepb.Span{}
@@ -191,14 +191,14 @@ func TestTracesOfARun(t *testing.T) {
 	_ = json.Unmarshal([]byte(`{"version":"1.0","goal":"read nothing","timezone":"UTC","actions":[
 		{"id":"read","tool":"sheets.query","intent":"read","requires":[],"produces":["records"],"inputs":{"file":"no-such-file.csv"}}]}`), &failing)
 	if res := call(map[string]any{"plan": failing, "options": map[string]any{"auto_approve": true}}); !res.IsError {
-		t.Fatalf("a run reading a missing file: %s", resultText(res))
+		t.Fatalf("a run reading a missing file: %s", testmcp.Text(res))
 	}
-	spans = otlp.waitFor(t, ctx, "execute_tool sheets.query")
+	spans = otlp.waitFor(t, "execute_tool sheets.query")
 	if s := spans["execute_tool sheets.query"][0]; s.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || attr(s, "error.type") == "" {
 		t.Errorf("failed tool span: %v %v", s.Status, s.Attributes)
 	}
 	// The MCP span ends after the tool's, maybe in a later batch.
-	otlp.waitUntil(t, ctx, "a failed MCP span", func(by map[string][]*tracepb.Span) bool {
+	otlp.waitUntil(t, "a failed MCP span", func(by map[string][]*tracepb.Span) bool {
 		for _, s := range by["tools/call execute"] {
 			if s.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
 				return true

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ordo-run/ordo/internal/testmcp"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // TestServePicksUpSavedUpstream: a running `ordo serve` with no config
@@ -54,7 +58,7 @@ func TestServePicksUpSavedUpstream(t *testing.T) {
 	if _, err := c.Initialize(ctx, initRequest()); err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(listedTools(t, c), "ordo__list_runs") {
+	if slices.Contains(testmcp.ToolNames(t, c), "ordo__list_runs") {
 		t.Fatal("the upstream is there before it was added")
 	}
 
@@ -66,25 +70,21 @@ func TestServePicksUpSavedUpstream(t *testing.T) {
 	if saved, _ := os.ReadFile(file); !strings.Contains(string(saved), "name: ordo") {
 		t.Fatalf("default config file:\n%s", saved)
 	}
-	waitForTool(t, ctx, c, "ordo__list_runs", true)
+	waitForTool(t, c, "ordo__list_runs", true)
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "ordo__list_runs", Arguments: map[string]any{}}})
 	if err != nil || res.IsError {
 		t.Fatalf("calling the picked-up upstream's tool: %v %+v", err, res)
 	}
 
 	e.ordo("", "plugins", "remove", "ordo").want(t, 0)
-	waitForTool(t, ctx, c, "ordo__list_runs", false)
+	waitForTool(t, c, "ordo__list_runs", false)
 }
 
 // waitForTool polls the server's tool list until name is (or is not) in
 // it; ctx bounds the wait.
-func waitForTool(t *testing.T, ctx context.Context, c *client.Client, name string, present bool) {
+func waitForTool(t *testing.T, c *client.Client, name string, present bool) {
 	t.Helper()
-	for slices.Contains(listedTools(t, c), name) != present {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("tool %s present=%v never came", name, present)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	testwait.Until(t, 2*time.Minute, fmt.Sprintf("tool %s present=%v", name, present), func() bool {
+		return slices.Contains(testmcp.ToolNames(t, c), name) == present
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // askView is the part of plan, execute and approve results these tests read.
@@ -32,8 +33,8 @@ func callAsk(t *testing.T, c *client.Client, name string, args map[string]any) a
 	t.Helper()
 	res := callBudget(t, c, name, args)
 	var v askView
-	if err := json.Unmarshal([]byte(resultText(res)), &v); err != nil || res.IsError {
-		t.Fatalf("%s: %v %s", name, err, resultText(res))
+	if err := json.Unmarshal([]byte(testmcp.Text(res)), &v); err != nil || res.IsError {
+		t.Fatalf("%s: %v %s", name, err, testmcp.Text(res))
 	}
 	return v
 }
@@ -70,8 +71,8 @@ func TestServeCriticAsksThePerson(t *testing.T) {
 		strings.Join(v.Interrupt.Decisions, ",") != "answer,approve,reject" || !strings.Contains(string(v.Interrupt.Payload), "draft one") {
 		t.Fatalf("execute: %+v", v)
 	}
-	if res := callBudget(t, c, "approve", map[string]any{"run_id": v.RunID, "decision": "skip"}); !res.IsError || !strings.Contains(resultText(res), `"code":5003`) {
-		t.Fatalf("skip on a verify_question: %s", resultText(res))
+	if res := callBudget(t, c, "approve", map[string]any{"run_id": v.RunID, "decision": "skip"}); !res.IsError || !strings.Contains(testmcp.Text(res), `"code":5003`) {
+		t.Fatalf("skip on a verify_question: %s", testmcp.Text(res))
 	}
 	v = callAsk(t, c, "approve", map[string]any{"run_id": v.RunID, "decision": "answer", "answers": map[string]any{"season": "winter"}})
 	if v.Status != "completed" || v.Result.Answer != "snow on the pine" {

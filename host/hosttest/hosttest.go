@@ -43,6 +43,9 @@ type Plugin struct {
 	Host *host.Host
 	// DataDir is the plugin's ORDO_PLUGIN_DATA_DIR.
 	DataDir string
+
+	bin, name, ordoDir string // how it was started, for Restart
+	env                map[string]string
 }
 
 // Start runs bin as plugin name under a new host whose data directory is
@@ -62,7 +65,15 @@ func start(t testing.TB, bin, name, ordoDir string, env map[string]string, opts 
 		t.Fatalf("start plugin %s: %v", name, err)
 	}
 	t.Cleanup(func() { h.Close() })
-	return &Plugin{t: t, Host: h, DataDir: filepath.Join(ordoDir, "plugins", name)}
+	return &Plugin{t: t, Host: h, DataDir: filepath.Join(ordoDir, "plugins", name), bin: bin, name: name, ordoDir: ordoDir, env: env}
+}
+
+// Restart stops p's host and starts the plugin again as Start did: what
+// it persisted in its data directory is there for the new process.
+func (p *Plugin) Restart() *Plugin {
+	p.t.Helper()
+	p.Host.Close()
+	return Start(p.t, p.bin, p.name, p.ordoDir, p.env)
 }
 
 // Call calls tool through the host and returns the decoded result.

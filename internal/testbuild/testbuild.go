@@ -2,9 +2,11 @@ package testbuild
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Bundled are the plugins ordo starts from its own directory.
@@ -46,4 +48,32 @@ func Ordo(dir string) error {
 		pkgs = append(pkgs, "./cmd/ordo-plugin-"+p)
 	}
 	return Build(dir+string(filepath.Separator), pkgs...)
+}
+
+// Main is TestMain's body for a suite that runs ordo: it builds ordo and
+// the bundled plugins into bin, a directory in a new temporary directory
+// tmp (named from prefix), calls setup with the module root, tmp and bin
+// (for the suite's own builds and paths), runs the tests and removes tmp.
+// It returns the exit code, 1 when anything before the tests fails.
+func Main(m *testing.M, prefix string, setup func(root, tmp, bin string) error) int {
+	root, err := Root()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "bin")
+	if err = Ordo(bin); err == nil {
+		err = setup(root, tmp, bin)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
 }

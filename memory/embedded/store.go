@@ -239,17 +239,9 @@ func (s *Store) Log(ctx context.Context, id string, after int64, limit int) ([]c
 	if err := rows.Err(); err != nil {
 		return nil, memory.StoreError("read run log", err)
 	}
-	if len(stored) == 0 {
-		var one int
-		err := s.r.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, id).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, memory.NotFound(id)
-		}
-		if err != nil {
-			return nil, memory.StoreError("read run log", err)
-		}
-	}
-	return memory.DecodeLog(stored)
+	return memory.LogOf(id, stored, func() memory.Row {
+		return s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`, id)
+	})
 }
 
 // List returns summaries matching f, newest first.
@@ -346,53 +338,38 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 // with their logs and snapshots, in one immediate transaction, so no
 // process takes a lease on one between the check and the delete.
 func (s *Store) Delete(ctx context.Context, ids []string) error {
-	ids, err := memory.CheckDelete(ids)
-	if err != nil {
-		return err
-	}
-	var refused error
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		now := time.Now()
-		for _, id := range ids {
-			var holder sql.NullString
-			var until sql.NullInt64
-			err := tx.QueryRowContext(ctx, `SELECT lease_owner, lease_until FROM runs WHERE id = ?`, id).Scan(&holder, &until)
-			if errors.Is(err, sql.ErrNoRows) {
-				refused = memory.NotFound(id)
-				return refused
-			}
-			if err != nil {
-				return err
-			}
-			if end := time.Unix(0, until.Int64); holder.Valid && now.Before(end) {
-				refused = memory.DeleteHeld(id, holder.String, end.Sub(now))
-				return refused
-			}
-		}
-		for _, table := range []string{"run_log", "run_snapshots", "run_requests"} {
+	return memory.DeleteInTx(ids, &s.sizes, func(ids []string, refuse func(error) error) error {
+		return s.inTx(ctx, func(tx *sql.Tx) error {
+			now := time.Now()
 			for _, id := range ids {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE run_id = ?`, id); err != nil {
+				var holder sql.NullString
+				var until sql.NullInt64
+				err := tx.QueryRowContext(ctx, `SELECT lease_owner, lease_until FROM runs WHERE id = ?`, id).Scan(&holder, &until)
+				if errors.Is(err, sql.ErrNoRows) {
+					return refuse(memory.NotFound(id))
+				}
+				if err != nil {
+					return err
+				}
+				if end := time.Unix(0, until.Int64); holder.Valid && now.Before(end) {
+					return refuse(memory.DeleteHeld(id, holder.String, end.Sub(now)))
+				}
+			}
+			for _, table := range []string{"run_log", "run_snapshots", "run_requests"} {
+				for _, id := range ids {
+					if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE run_id = ?`, id); err != nil {
+						return err
+					}
+				}
+			}
+			for _, id := range ids {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id); err != nil {
 					return err
 				}
 			}
-		}
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id); err != nil {
-				return err
-			}
-		}
-		return nil
+			return nil
+		})
 	})
-	if refused != nil {
-		return refused
-	}
-	if err != nil {
-		return memory.StoreError("delete runs", err)
-	}
-	for _, id := range ids {
-		s.sizes.Set(id, memory.TailSize{}, true)
-	}
-	return nil
 }
 
 // Compact implements memory.Checkpointer: each finished run last updated

@@ -1,16 +1,15 @@
 package patterns_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testerr"
 	"github.com/ordo-run/ordo/memory/patterns"
 	"github.com/ordo-run/ordo/recommender/embed"
@@ -39,31 +38,13 @@ func (g *gatedEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][
 	return g.Hashed.EmbedDocuments(ctx, texts)
 }
 
-// syncBuffer is a log sink safe for the collector's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestCollectorDoesNotBlockAndDrainsOnClose(t *testing.T) {
 	emb := &gatedEmbedder{Hashed: embed.NewHashed(embed.HashedOptions{}), gate: make(chan struct{}), fail: "broken goal"}
 	m, err := patterns.Open("", emb, patterns.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	c := patterns.NewCollector(m, patterns.CollectorOptions{Queue: 3, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 
 	run := func(goal string) *contracts.Run {

@@ -314,9 +314,16 @@ func (m *Memory) nearestTo(ctx context.Context, ns Namespace, where map[string]s
 	if count == 0 || n <= 0 {
 		return nil, nil
 	}
-	res, err := col.QueryEmbedding(ctx, v, min(n, count), where, nil)
+	return m.query(ctx, ns, "query", v, min(n, count), where)
+}
+
+// query is chromem-go's query of ns's n records nearest to v matching
+// where, decoded; an unreadable record is logged and left out. op names
+// the query in an error.
+func (m *Memory) query(ctx context.Context, ns Namespace, op string, v []float32, n int, where map[string]string) ([]match, error) {
+	res, err := m.cols[ns].QueryEmbedding(ctx, v, n, where, nil)
 	if err != nil {
-		return nil, contracts.Errorf(contracts.CodeStore, "query %s memory: %w", ns, err)
+		return nil, contracts.Errorf(contracts.CodeStore, "%s %s memory: %w", op, ns, err)
 	}
 	out := make([]match, 0, len(res))
 	for _, d := range res {
@@ -342,18 +349,13 @@ func (m *Memory) scan(ctx context.Context, ns Namespace, where map[string]string
 	}
 	probe := make([]float32, dim)
 	probe[0] = 1
-	res, err := col.QueryEmbedding(ctx, probe, count, where, nil)
+	ms, err := m.query(ctx, ns, "list", probe, count, where)
 	if err != nil {
-		return nil, contracts.Errorf(contracts.CodeStore, "list %s memory: %w", ns, err)
+		return nil, err
 	}
-	out := make([]Record, 0, len(res))
-	for _, d := range res {
-		r, err := decodeRecord(d.Metadata[metaRecord])
-		if err != nil {
-			m.log.Warn("skipping unreadable memory record", "namespace", ns, "id", d.ID, "err", err)
-			continue
-		}
-		out = append(out, r)
+	out := make([]Record, len(ms))
+	for i, x := range ms {
+		out[i] = x.Record
 	}
 	return out, nil
 }

@@ -28,18 +28,7 @@ func (s *Store) Requests(ctx context.Context, runID string) (map[string]string, 
 		return nil, memory.StoreError("read requests", err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var kind, by string
-		if err := rows.Scan(&kind, &by); err != nil {
-			return nil, memory.StoreError("read requests", err)
-		}
-		out[kind] = by
-	}
-	if err := rows.Err(); err != nil {
-		return nil, memory.StoreError("read requests", err)
-	}
-	return out, nil
+	return memory.ScanRequests(rows)
 }
 
 // Withdraw implements memory.Requester.

@@ -376,17 +376,9 @@ func (s *Store) Log(ctx context.Context, id string, after int64, limit int) ([]c
 	if err != nil {
 		return nil, memory.StoreError("read run log", err)
 	}
-	if len(stored) == 0 {
-		var one int
-		err := s.pool.QueryRow(ctx, `SELECT 1 FROM runs WHERE id = $1`, id).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, memory.NotFound(id)
-		}
-		if err != nil {
-			return nil, memory.StoreError("read run log", err)
-		}
-	}
-	return memory.DecodeLog(stored)
+	return memory.LogOf(id, stored, func() memory.Row {
+		return s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)`, id)
+	})
 }
 
 // List returns summaries matching f, newest first.
@@ -473,57 +465,41 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 // runs' rows first, so no server takes a lease on one between the check
 // and the delete. Leases are judged on the database's clock.
 func (s *Store) Delete(ctx context.Context, ids []string) error {
-	ids, err := memory.CheckDelete(ids)
-	if err != nil {
-		return err
-	}
-	var refused error
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		type lease struct {
-			holder string
-			left   float64 // seconds; <= 0 when expired or none
-		}
-		rows, err := tx.Query(ctx, `SELECT id, COALESCE(lease_owner, ''), COALESCE(EXTRACT(EPOCH FROM lease_until - now()), 0)::float8
-			FROM runs WHERE id = ANY($1) FOR UPDATE`, ids)
-		if err != nil {
-			return err
-		}
-		found := map[string]lease{}
-		var id string
-		var l lease
-		if _, err := pgx.ForEachRow(rows, []any{&id, &l.holder, &l.left}, func() error {
-			found[id] = l
-			return nil
-		}); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			l, ok := found[id]
-			switch {
-			case !ok:
-				refused = memory.NotFound(id)
-			case l.holder != "" && l.left > 0:
-				refused = memory.DeleteHeld(id, l.holder, time.Duration(l.left*float64(time.Second)))
+	return memory.DeleteInTx(ids, &s.sizes, func(ids []string, refuse func(error) error) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			type lease struct {
+				holder string
+				left   float64 // seconds; <= 0 when expired or none
 			}
-			if refused != nil {
-				return refused
+			rows, err := tx.Query(ctx, `SELECT id, COALESCE(lease_owner, ''), COALESCE(EXTRACT(EPOCH FROM lease_until - now()), 0)::float8
+				FROM runs WHERE id = ANY($1) FOR UPDATE`, ids)
+			if err != nil {
+				return err
 			}
-		}
-		_, err = tx.Exec(ctx, `WITH l AS (DELETE FROM run_log WHERE run_id = ANY($1)),
-			sn AS (DELETE FROM run_snapshots WHERE run_id = ANY($1))
-			DELETE FROM runs WHERE id = ANY($1)`, ids)
-		return err
+			found := map[string]lease{}
+			var id string
+			var l lease
+			if _, err := pgx.ForEachRow(rows, []any{&id, &l.holder, &l.left}, func() error {
+				found[id] = l
+				return nil
+			}); err != nil {
+				return err
+			}
+			for _, id := range ids {
+				l, ok := found[id]
+				switch {
+				case !ok:
+					return refuse(memory.NotFound(id))
+				case l.holder != "" && l.left > 0:
+					return refuse(memory.DeleteHeld(id, l.holder, time.Duration(l.left*float64(time.Second))))
+				}
+			}
+			_, err = tx.Exec(ctx, `WITH l AS (DELETE FROM run_log WHERE run_id = ANY($1)),
+				sn AS (DELETE FROM run_snapshots WHERE run_id = ANY($1))
+				DELETE FROM runs WHERE id = ANY($1)`, ids)
+			return err
+		})
 	})
-	if refused != nil {
-		return refused
-	}
-	if err != nil {
-		return memory.StoreError("delete runs", err)
-	}
-	for _, id := range ids {
-		s.sizes.Set(id, memory.TailSize{}, true)
-	}
-	return nil
 }
 
 // Compact implements memory.Checkpointer in one statement: the log of each

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 	"github.com/ordo-run/ordo/memory"
 )
 
@@ -16,7 +17,7 @@ import (
 func testDelete(t *testing.T, s memory.Checkpointer) {
 	ctx := context.Background()
 	for _, bad := range [][]string{nil, {}, {"a", ""}} {
-		requireCode(t, s.Delete(ctx, bad), contracts.CodeInvalidInput)
+		testerr.Code(t, s.Delete(ctx, bad), contracts.CodeInvalidInput)
 	}
 	d := newDriver(t, s, SimpleRun("a", "u", contracts.RunRunning, 1, Base))
 	for range 3 {
@@ -32,7 +33,7 @@ func testDelete(t *testing.T, s memory.Checkpointer) {
 	}
 
 	err := s.Delete(ctx, []string{"a", "ghost"})
-	requireCode(t, err, contracts.CodeRunNotFound)
+	testerr.Code(t, err, contracts.CodeRunNotFound)
 	if id := contracts.AsError(err).Details["run_id"]; id != "ghost" {
 		t.Fatalf("refusal names run %v, want ghost", id)
 	}
@@ -41,7 +42,7 @@ func testDelete(t *testing.T, s memory.Checkpointer) {
 	if l, ok := s.(memory.Leaser); ok {
 		must(t, l.Acquire(ctx, "b", "A", time.Minute))
 		err := s.Delete(ctx, []string{"a", "b"})
-		requireCode(t, err, contracts.CodeLeaseHeld)
+		testerr.Code(t, err, contracts.CodeLeaseHeld)
 		if ce := contracts.AsError(err); ce.Details["run_id"] != "b" || ce.Details["holder"] != "A" {
 			t.Fatalf("refusal %+v", ce)
 		}
@@ -57,16 +58,16 @@ func testDelete(t *testing.T, s memory.Checkpointer) {
 	must(t, s.Delete(ctx, []string{"a", "b", "a", "c"}))
 	for _, id := range []string{"a", "b", "c"} {
 		_, err := s.Load(ctx, id)
-		requireCode(t, err, contracts.CodeRunNotFound)
+		testerr.Code(t, err, contracts.CodeRunNotFound)
 		_, err = s.Log(ctx, id, 0, 0)
-		requireCode(t, err, contracts.CodeRunNotFound)
+		testerr.Code(t, err, contracts.CodeRunNotFound)
 	}
 	list, err := s.List(ctx, memory.Filter{})
 	must(t, err)
 	if len(list) != 0 {
 		t.Fatalf("listed after delete: %v", ids(list))
 	}
-	requireCode(t, s.Delete(ctx, []string{"a"}), contracts.CodeRunNotFound)
+	testerr.Code(t, s.Delete(ctx, []string{"a"}), contracts.CodeRunNotFound)
 
 	// A deleted id starts again from seq 1, with a log of its own.
 	again := SimpleRun("a", "u", contracts.RunRunning, 1, Base.Add(time.Hour))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 	"github.com/ordo-run/ordo/memory"
 )
 
@@ -31,22 +32,22 @@ func testLeases(t *testing.T, s memory.Checkpointer) {
 	l := leaser(t, s)
 	ctx := context.Background()
 	const ttl = time.Minute
-	requireCode(t, l.Acquire(ctx, "ghost", "A", ttl), contracts.CodeRunNotFound)
+	testerr.Code(t, l.Acquire(ctx, "ghost", "A", ttl), contracts.CodeRunNotFound)
 	mustSave(t, s, SimpleRun("r", "u", contracts.RunRunning, 1, Base))
 
 	for _, err := range []error{
 		l.Acquire(ctx, "", "A", ttl), l.Acquire(ctx, "r", "", ttl), l.Acquire(ctx, "r", "A", 0),
 		l.Renew(ctx, "r", "A", -time.Second), l.Release(ctx, "r", ""),
 	} {
-		requireCode(t, err, contracts.CodeInvalidInput)
+		testerr.Code(t, err, contracts.CodeInvalidInput)
 	}
 	_, err := l.ClaimExpired(ctx, "A", ttl, 0)
-	requireCode(t, err, contracts.CodeInvalidInput)
+	testerr.Code(t, err, contracts.CodeInvalidInput)
 
-	requireCode(t, l.Renew(ctx, "r", "A", ttl), contracts.CodeLeaseHeld) // never acquired
+	testerr.Code(t, l.Renew(ctx, "r", "A", ttl), contracts.CodeLeaseHeld) // never acquired
 	must(t, l.Acquire(ctx, "r", "A", ttl))
 	must(t, l.Acquire(ctx, "r", "A", ttl)) // re-entrant for its owner
-	requireCode(t, l.Acquire(ctx, "r", "B", ttl), contracts.CodeLeaseHeld)
+	testerr.Code(t, l.Acquire(ctx, "r", "B", ttl), contracts.CodeLeaseHeld)
 	// The refusal names the holder and how long its lease has left.
 	held := contracts.AsError(l.Acquire(ctx, "r", "B", ttl))
 	if left, _ := held.Details["expires_in_ms"].(int64); held.Details["holder"] != "A" || left <= 0 || left > ttl.Milliseconds() ||
@@ -54,20 +55,20 @@ func testLeases(t *testing.T, s memory.Checkpointer) {
 		t.Fatalf("refusal %+v", held)
 	}
 	must(t, l.Renew(ctx, "r", "A", ttl))
-	requireCode(t, l.Renew(ctx, "r", "B", ttl), contracts.CodeLeaseHeld)
+	testerr.Code(t, l.Renew(ctx, "r", "B", ttl), contracts.CodeLeaseHeld)
 	must(t, l.Release(ctx, "r", "B")) // not B's: a no-op
-	requireCode(t, l.Acquire(ctx, "r", "B", ttl), contracts.CodeLeaseHeld)
+	testerr.Code(t, l.Acquire(ctx, "r", "B", ttl), contracts.CodeLeaseHeld)
 	must(t, l.Release(ctx, "r", "A"))
-	requireCode(t, l.Renew(ctx, "r", "A", ttl), contracts.CodeLeaseHeld) // released
+	testerr.Code(t, l.Renew(ctx, "r", "A", ttl), contracts.CodeLeaseHeld) // released
 	must(t, l.Acquire(ctx, "r", "B", ttl))
 
 	// An expired lease is free to take, and its old owner cannot renew it.
 	must(t, l.Release(ctx, "r", "B"))
 	must(t, l.Acquire(ctx, "r", "A", expire))
 	waitExpired()
-	requireCode(t, l.Renew(ctx, "r", "A", ttl), contracts.CodeLeaseHeld)
+	testerr.Code(t, l.Renew(ctx, "r", "A", ttl), contracts.CodeLeaseHeld)
 	must(t, l.Acquire(ctx, "r", "B", ttl))
-	requireCode(t, l.Acquire(ctx, "r", "A", ttl), contracts.CodeLeaseHeld)
+	testerr.Code(t, l.Acquire(ctx, "r", "A", ttl), contracts.CodeLeaseHeld)
 
 	// Leases do not touch the checkpoint.
 	if got := mustLoad(t, s, "r"); got.Seq != 1 {
@@ -96,7 +97,7 @@ func testLeases(t *testing.T, s memory.Checkpointer) {
 	if err != nil || !slices.Equal(rest, []string{"c1"}) {
 		t.Fatalf("claim rest: %v %v", rest, err)
 	}
-	requireCode(t, l.Acquire(ctx, "c1", "dead", ttl), contracts.CodeLeaseHeld)
+	testerr.Code(t, l.Acquire(ctx, "c1", "dead", ttl), contracts.CodeLeaseHeld)
 	must(t, l.Renew(ctx, "c0", "C", ttl))
 	if again, err := l.ClaimExpired(ctx, "D", ttl, 10); err != nil || len(again) != 0 {
 		t.Fatalf("claimed live leases: %v %v", again, err)
@@ -116,10 +117,10 @@ func testRestReleases(t *testing.T, s memory.Checkpointer) {
 			must(t, l.Acquire(ctx, run.ID, "A", ttl))
 			run.Seq, run.Status = 2, contracts.RunRunning
 			mustSave(t, s, run)
-			requireCode(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
+			testerr.Code(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
 			run.Seq, run.Status = 3, st
 			mustSave(t, s, run)
-			requireCode(t, l.Renew(ctx, run.ID, "A", ttl), contracts.CodeLeaseHeld)
+			testerr.Code(t, l.Renew(ctx, run.ID, "A", ttl), contracts.CodeLeaseHeld)
 			must(t, l.Acquire(ctx, run.ID, "B", ttl))
 		})
 	}
@@ -138,18 +139,18 @@ func testSaveLeased(t *testing.T, s memory.Checkpointer) {
 	run := SimpleRun("leased", "u", contracts.RunRunning, 1, Base)
 	for _, err := range []error{ls.SaveLeased(ctx, run, "", ttl), ls.SaveLeased(ctx, run, "A", 0),
 		ls.SaveLeased(ctx, SimpleRun("leased", "u", contracts.RunRunning, 2, Base), "A", ttl)} {
-		requireCode(t, err, contracts.CodeInvalidInput)
+		testerr.Code(t, err, contracts.CodeInvalidInput)
 	}
-	requireCode(t, l.Acquire(ctx, run.ID, "A", ttl), contracts.CodeRunNotFound) // nothing written
+	testerr.Code(t, l.Acquire(ctx, run.ID, "A", ttl), contracts.CodeRunNotFound) // nothing written
 	must(t, ls.SaveLeased(ctx, run, "A", ttl))
 	if got := mustLoad(t, s, run.ID); got.Seq != 1 || got.Status != contracts.RunRunning {
 		t.Fatalf("leased save stored %+v", got)
 	}
-	requireCode(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
+	testerr.Code(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
 	must(t, l.Renew(ctx, run.ID, "A", ttl))
 	// A taken id is a sequence conflict, and its lease stays as it was.
-	requireCode(t, ls.SaveLeased(ctx, SimpleRun(run.ID, "u", contracts.RunRunning, 1, Base), "B", ttl), contracts.CodeSequenceConflict)
-	requireCode(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
+	testerr.Code(t, ls.SaveLeased(ctx, SimpleRun(run.ID, "u", contracts.RunRunning, 1, Base), "B", ttl), contracts.CodeSequenceConflict)
+	testerr.Code(t, l.Acquire(ctx, run.ID, "B", ttl), contracts.CodeLeaseHeld)
 	// The lease expires like any other.
 	must(t, ls.SaveLeased(ctx, SimpleRun("short", "u", contracts.RunRunning, 1, Base), "A", expire))
 	waitExpired()

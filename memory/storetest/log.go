@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 	"github.com/ordo-run/ordo/memory"
 )
 
@@ -228,7 +229,7 @@ func testLog(t *testing.T, s memory.Checkpointer) {
 	stale := clone(t, d.want[last-1])
 	stale.Seq = last
 	stale.Status = contracts.RunFailed
-	requireCode(t, s.Save(ctx, stale), contracts.CodeSequenceConflict)
+	testerr.Code(t, s.Save(ctx, stale), contracts.CodeSequenceConflict)
 	if got := seqs(mustLog(t, s, "log", 0, 0)); !reflect.DeepEqual(got, seqRange(1, last)) {
 		t.Fatalf("log after a refused write: %v", got)
 	}

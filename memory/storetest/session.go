@@ -1,8 +1,6 @@
 package storetest
 
 import (
-	"context"
-	"reflect"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 // conversation history) and the runs that are turns of any session, and
 // summaries carry the session id.
 func testSessions(t *testing.T, s memory.Checkpointer) {
-	ctx := context.Background()
 	at := func(n int) time.Time { return Base.Add(time.Duration(n) * time.Minute) }
 	turn := func(id, user, session string, n int) {
 		run := SimpleRun(id, user, contracts.RunCompleted, 1, at(n))
@@ -30,11 +27,7 @@ func testSessions(t *testing.T, s memory.Checkpointer) {
 	next.SessionID = "trip" // later checkpoints keep it
 	mustSave(t, s, next)
 
-	cases := []struct {
-		name string
-		f    memory.Filter
-		want []string
-	}{
+	cases := []listCase{
 		{"user's session", memory.Filter{UserID: "ana", SessionID: "trip"}, []string{"t1", "t4"}},
 		{"last turn", memory.Filter{UserID: "ana", SessionID: "trip", Limit: 1}, []string{"t1"}},
 		{"other user's session", memory.Filter{UserID: "bo", SessionID: "trip"}, []string{"t2"}},
@@ -42,14 +35,7 @@ func testSessions(t *testing.T, s memory.Checkpointer) {
 		{"no such session", memory.Filter{UserID: "ana", SessionID: "nope"}, []string{}},
 	}
 	for _, tc := range cases {
-		got, err := s.List(ctx, tc.f)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if !reflect.DeepEqual(ids(got), tc.want) {
-			t.Fatalf("%s: got %v, want %v", tc.name, ids(got), tc.want)
-		}
-		for _, r := range got {
+		for _, r := range listed(t, s, tc) {
 			if r.SessionID == "" {
 				t.Fatalf("%s: summary %s lacks its session id", tc.name, r.ID)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 	"github.com/ordo-run/ordo/memory"
 )
 
@@ -86,13 +87,6 @@ func requireSame(t *testing.T, want, got *contracts.Run) {
 	}
 }
 
-func requireCode(t *testing.T, err error, code contracts.Code) {
-	t.Helper()
-	if got := contracts.CodeOf(err); got != code {
-		t.Fatalf("got error %v (code %d), want code %d", err, got, code)
-	}
-}
-
 func mustSave(t testing.TB, s memory.Checkpointer, run *contracts.Run) {
 	t.Helper()
 	if err := s.Save(context.Background(), run); err != nil {
@@ -162,9 +156,9 @@ func testNoAliasing(t *testing.T, s memory.Checkpointer) {
 func testSequenceRules(t *testing.T, s memory.Checkpointer) {
 	ctx := context.Background()
 	for _, seq := range []int64{0, 2, -1} {
-		requireCode(t, s.Save(ctx, SimpleRun("seq", "u", contracts.RunRunning, seq, Base)), contracts.CodeSequenceConflict)
+		testerr.Code(t, s.Save(ctx, SimpleRun("seq", "u", contracts.RunRunning, seq, Base)), contracts.CodeSequenceConflict)
 		_, err := s.Load(ctx, "seq")
-		requireCode(t, err, contracts.CodeRunNotFound)
+		testerr.Code(t, err, contracts.CodeRunNotFound)
 	}
 	first := SimpleRun("seq", "u", contracts.RunRunning, 1, Base)
 	mustSave(t, s, first)
@@ -172,7 +166,7 @@ func testSequenceRules(t *testing.T, s memory.Checkpointer) {
 		bad := SimpleRun("seq", "u", contracts.RunFailed, seq, Base.Add(time.Hour))
 		bad.Goal = "must not be stored"
 		err := s.Save(ctx, bad)
-		requireCode(t, err, contracts.CodeSequenceConflict)
+		testerr.Code(t, err, contracts.CodeSequenceConflict)
 		requireSame(t, first, mustLoad(t, s, "seq"))
 	}
 	second := SimpleRun("seq", "u", contracts.RunCompleted, 2, Base.Add(time.Second))
@@ -235,7 +229,7 @@ func testBadInput(t *testing.T, s memory.Checkpointer) {
 		"no status": {noStatus, "status"},
 	} {
 		err := s.Save(ctx, tc.run)
-		requireCode(t, err, contracts.CodeInvalidInput)
+		testerr.Code(t, err, contracts.CodeInvalidInput)
 		if f := contracts.AsError(err).Details["field"]; f != tc.field {
 			t.Fatalf("%s: error names field %v, want %q", name, f, tc.field)
 		}
@@ -244,7 +238,7 @@ func testBadInput(t *testing.T, s memory.Checkpointer) {
 		t.Fatalf("refused saves left runs behind: %v %v", list, err)
 	}
 	_, err := s.List(ctx, memory.Filter{Limit: -1})
-	requireCode(t, err, contracts.CodeInvalidInput)
+	testerr.Code(t, err, contracts.CodeInvalidInput)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := s.Save(cancelled, SimpleRun("c", "u", contracts.RunRunning, 1, Base)); err == nil {
@@ -257,7 +251,7 @@ func testBadInput(t *testing.T, s memory.Checkpointer) {
 
 func testNotFound(t *testing.T, s memory.Checkpointer) {
 	_, err := s.Load(context.Background(), "nobody")
-	requireCode(t, err, contracts.CodeRunNotFound)
+	testerr.Code(t, err, contracts.CodeRunNotFound)
 	if id := contracts.AsError(err).Details["run_id"]; id != "nobody" {
 		t.Fatalf("not-found error names run %v", id)
 	}
@@ -271,6 +265,27 @@ func ids(list []memory.RunSummary) []string {
 	return out
 }
 
+// listCase is a List filter and the ids of the runs it finds, in order.
+type listCase struct {
+	name string
+	f    memory.Filter
+	want []string
+}
+
+// listed lists tc's filter from s, fails t unless it finds tc's runs, and
+// returns their summaries.
+func listed(t *testing.T, s memory.Checkpointer, tc listCase) []memory.RunSummary {
+	t.Helper()
+	got, err := s.List(context.Background(), tc.f)
+	if err != nil {
+		t.Fatalf("%s: %v", tc.name, err)
+	}
+	if !reflect.DeepEqual(ids(got), tc.want) {
+		t.Fatalf("%s: got %v, want %v", tc.name, ids(got), tc.want)
+	}
+	return got
+}
+
 func testList(t *testing.T, s memory.Checkpointer) {
 	ctx := context.Background()
 	at := func(n int) time.Time { return Base.Add(time.Duration(n) * time.Minute) }
@@ -281,11 +296,7 @@ func testList(t *testing.T, s memory.Checkpointer) {
 	r2 := SimpleRun("r2", "bo", contracts.RunCompleted, 2, at(5)) // r2 moves to newest
 	mustSave(t, s, r2)
 
-	cases := []struct {
-		name string
-		f    memory.Filter
-		want []string
-	}{
+	cases := []listCase{
 		{"all newest first", memory.Filter{}, []string{"r2", "r4", "r3", "r1"}},
 		{"status", memory.Filter{Status: []contracts.RunStatus{contracts.RunCompleted}}, []string{"r2", "r1"}},
 		{"statuses", memory.Filter{Status: []contracts.RunStatus{contracts.RunInterrupted, contracts.RunFailed}}, []string{"r4", "r3"}},
@@ -298,13 +309,7 @@ func testList(t *testing.T, s memory.Checkpointer) {
 		{"none", memory.Filter{UserID: "nobody"}, []string{}},
 	}
 	for _, tc := range cases {
-		got, err := s.List(ctx, tc.f)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if !reflect.DeepEqual(ids(got), tc.want) {
-			t.Fatalf("%s: got %v, want %v", tc.name, ids(got), tc.want)
-		}
+		listed(t, s, tc)
 	}
 	all, _ := s.List(ctx, memory.Filter{Limit: 1})
 	want := memory.Summarize(r2)
@@ -338,7 +343,7 @@ func testPrune(t *testing.T, s memory.Checkpointer) {
 	}
 	for _, id := range gone {
 		_, err := s.Load(ctx, id)
-		requireCode(t, err, contracts.CodeRunNotFound)
+		testerr.Code(t, err, contracts.CodeRunNotFound)
 	}
 	for _, id := range kept {
 		mustLoad(t, s, id)
@@ -394,12 +399,12 @@ func testOldFormat(t *testing.T, s memory.Checkpointer) {
 		t.Skip("store does not implement memory.Importer; old checkpoints cannot be planted")
 	}
 	ctx := context.Background()
-	requireCode(t, imp.Import(ctx, RunV0, contracts.RunFormatVersion+1), contracts.CodeCheckpointFormat)
-	requireCode(t, imp.Import(ctx, []byte(`{"run_id":"x"`), 0), contracts.CodeCheckpointFormat)
+	testerr.Code(t, imp.Import(ctx, RunV0, contracts.RunFormatVersion+1), contracts.CodeCheckpointFormat)
+	testerr.Code(t, imp.Import(ctx, []byte(`{"run_id":"x"`), 0), contracts.CodeCheckpointFormat)
 	if err := imp.Import(ctx, RunV0, 0); err != nil {
 		t.Fatalf("import v0: %v", err)
 	}
-	requireCode(t, imp.Import(ctx, RunV0, 0), contracts.CodeSequenceConflict)
+	testerr.Code(t, imp.Import(ctx, RunV0, 0), contracts.CodeSequenceConflict)
 	got := mustLoad(t, s, "run-v0")
 	RequireUpgradedV0(t, got)
 	list, err := s.List(ctx, memory.Filter{UserID: "ana"})

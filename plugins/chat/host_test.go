@@ -21,16 +21,13 @@ func TestThroughHost(t *testing.T) {
 		posts.Add(1)
 	}))
 	defer srv.Close()
-	bin := hosttest.Build(t, "chat")
-	ordo := t.TempDir()
 	env := map[string]string{"ORDO_CHAT_WEBHOOK_URL": srv.URL + "/hook"}
 	msg := map[string]any{"channel": "#general", "text": "Meeting notes: ordo://notes/page_1"}
 
-	p := hosttest.Start(t, bin, "chat", ordo, env)
+	p := hosttest.Start(t, hosttest.Build(t, "chat"), "chat", t.TempDir(), env)
 	first := p.Call("chat.post_message", msg, "run-1/a2")
 	p.Call("chat.post_message", msg, "run-1/a2")
-	p.Host.Close()
-	p = hosttest.Start(t, bin, "chat", ordo, env)
+	p = p.Restart()
 	again := p.Call("chat.post_message", msg, "run-1/a2")
 	if posts.Load() != 1 || again["ts"] != first["ts"] || last.Load() != `{"text":"Meeting notes: ordo://notes/page_1"}` {
 		t.Fatalf("%d posts (last %v); ts %v then %v", posts.Load(), last.Load(), first["ts"], again["ts"])

@@ -19,9 +19,7 @@ func TestThroughHost(t *testing.T) {
 	os.WriteFile(filepath.Join(base, "outside.txt"), []byte("secret"), 0o644)
 	os.Symlink("/etc", filepath.Join(root, "etc"))
 	env := map[string]string{"ORDO_FILES_ROOT": root}
-	ordo := filepath.Join(base, "ordo")
-
-	p := hosttest.Start(t, bin, "files", ordo, env)
+	p := hosttest.Start(t, bin, "files", filepath.Join(base, "ordo"), env)
 	p.Call("files.write", map[string]any{"path": "a/log.txt", "content": "one\n", "mode": "append"}, "run-1/a1")
 	p.Call("files.write", map[string]any{"path": "a/log.txt", "content": "one\n", "mode": "append"}, "run-1/a1")
 	if got := p.Call("files.read", map[string]any{"path": "a/log.txt"}, ""); got["content"] != "one\n" {
@@ -38,9 +36,8 @@ func TestThroughHost(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(p.DataDir, "files-journal.jsonl")); err != nil {
 		t.Fatalf("journal not in the host-given data dir: %v", err)
 	}
-	p.Host.Close()
 
-	p = hosttest.Start(t, bin, "files", ordo, env) // the plugin restarts
+	p = p.Restart()
 	p.Call("files.write", map[string]any{"path": "a/log.txt", "content": "one\n", "mode": "append"}, "run-1/a1")
 	if data, _ := os.ReadFile(filepath.Join(root, "a", "log.txt")); string(data) != "one\n" {
 		t.Fatalf("the same key appended again after a restart: %q", data)

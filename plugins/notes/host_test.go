@@ -11,9 +11,7 @@ import (
 // seed 004 scenario 1 style: create a page, read it back by URL; the same
 // idempotency key after a restart returns the same page.
 func TestThroughHost(t *testing.T) {
-	bin := hosttest.Build(t, "notes")
-	ordo := t.TempDir()
-	p := hosttest.Start(t, bin, "notes", ordo, nil)
+	p := hosttest.Start(t, hosttest.Build(t, "notes"), "notes", t.TempDir(), nil)
 	page := p.Call("notes.create_page", map[string]any{"title": "Meeting notes", "content": "Agenda"}, "run-1/a1")
 	p.Call("notes.append_block", map[string]any{"page_id": page["url"], "text": "Decision"}, "run-1/a2")
 	got := p.Call("notes.get_page", map[string]any{"page_id": page["url"]}, "")
@@ -21,9 +19,8 @@ func TestThroughHost(t *testing.T) {
 		t.Fatalf("get_page = %v", got)
 	}
 	p.Refused("notes.get_page", map[string]any{"page_id": "page_missing"}, "", "page_id")
-	p.Host.Close()
 
-	p = hosttest.Start(t, bin, "notes", ordo, nil)
+	p = p.Restart()
 	again := p.Call("notes.create_page", map[string]any{"title": "Meeting notes", "content": "Agenda"}, "run-1/a1")
 	if again["id"] != page["id"] {
 		t.Fatalf("after restart the key made a new page: %v vs %v", again, page)

@@ -64,6 +64,19 @@ func Serve(tools ...Tool) {
 	})
 }
 
+// Main is a plugin command's main: it serves the tools build returns
+// (tools configured from the environment, say). A build error is printed
+// after name, the command's name, and ends the process before anything
+// is served.
+func Main(name string, build func() ([]Tool, error)) {
+	tools, err := build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+	Serve(tools...)
+}
+
 // grpcServer is go-plugin's gRPC server with each call's trace context
 // (sent by the host, see host's grpcDialOptions) taken into the handler's
 // context, so a plugin that installs an OpenTelemetry tracer provider

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
 	pb "github.com/ordo-run/ordo/plugins/proto"
 )
 
@@ -30,13 +31,6 @@ func add(_ context.Context, c Call) (any, error) {
 	return map[string]int{"sum": in.A + in.B}, nil
 }
 
-func code(t *testing.T, err error, want contracts.Code) {
-	t.Helper()
-	if got := contracts.CodeOf(err); got != want {
-		t.Fatalf("want code %d, got %v", want, err)
-	}
-}
-
 func TestServerCall(t *testing.T) {
 	ctx := context.Background()
 	s, err := NewServer(addTool(add))
@@ -48,11 +42,11 @@ func TestServerCall(t *testing.T) {
 		t.Fatalf("%s %v", out, err)
 	}
 	_, err = s.Call(ctx, "math.sub", nil, "")
-	code(t, err, contracts.CodeUnknownTool)
+	testerr.Code(t, err, contracts.CodeUnknownTool)
 	_, err = s.Call(ctx, "math.add", json.RawMessage(`{"a":"2","b":3}`), "")
-	code(t, err, contracts.CodeSchemaViolation)
+	testerr.Code(t, err, contracts.CodeSchemaViolation)
 	_, err = s.Call(ctx, "math.add", json.RawMessage(`[1,2]`), "")
-	code(t, err, contracts.CodeSchemaViolation)
+	testerr.Code(t, err, contracts.CodeSchemaViolation)
 }
 
 func TestHandlerFailures(t *testing.T) {
@@ -79,7 +73,7 @@ func TestHandlerFailures(t *testing.T) {
 			cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 			defer cancel()
 			_, err = s.Call(cctx, "math.add", json.RawMessage(`{"a":1,"b":1}`), "")
-			code(t, err, tc.code)
+			testerr.Code(t, err, tc.code)
 			if contracts.AsError(err).Retryable != tc.retryable {
 				t.Fatalf("retryable = %v", !tc.retryable)
 			}
@@ -102,7 +96,7 @@ func TestNewServerRefuses(t *testing.T) {
 		"duplicate":     {addTool(add), addTool(add)},
 	} {
 		_, err := NewServer(tools...)
-		code(t, err, contracts.CodeInvalidContract)
+		testerr.Code(t, err, contracts.CodeInvalidContract)
 		if contracts.AsError(err).Details["tool"] != "math.add" {
 			t.Errorf("%s: error does not name the tool: %v", name, err)
 		}
@@ -161,11 +155,11 @@ func TestRunLeavesSchemasToTheHost(t *testing.T) {
 		t.Fatalf("Run: %s %v", out, err)
 	}
 	_, err = s.Call(ctx, "math.add", json.RawMessage(`{"a":"1"}`), "")
-	code(t, err, contracts.CodeSchemaViolation)
+	testerr.Code(t, err, contracts.CodeSchemaViolation)
 	_, err = s.Call(ctx, "math.add", json.RawMessage(`{"a":1,"b":2}`), "")
-	code(t, err, contracts.CodeToolInvalidOutput)
+	testerr.Code(t, err, contracts.CodeToolInvalidOutput)
 	_, err = s.Run(ctx, "math.add", json.RawMessage(`"a"`), "")
-	code(t, err, contracts.CodeSchemaViolation)
+	testerr.Code(t, err, contracts.CodeSchemaViolation)
 	g := NewGRPCService(s, "v1")
 	resp, err := g.Call(ctx, &pb.CallRequest{Tool: "math.add", PayloadJson: []byte(`{"a":1,"b":2}`)})
 	if err != nil || string(resp.GetResultJson()) != `{"a":1,"sum":"x"}` {

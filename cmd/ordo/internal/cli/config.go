@@ -16,7 +16,7 @@ import (
 )
 
 func newConfigCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return group(&cobra.Command{
 		Use:   "config",
 		Short: "Check the configuration, or show it as Ordo runs with it",
 		Long: `The configuration is the built-in defaults, then the file (--config, else $ORDO_CONFIG,
@@ -27,9 +27,7 @@ the --data-dir flag. 'validate' reads it as 'ordo serve' does and says what is w
   ordo --config ordo.yaml config validate --json
   ordo config show
   ORDO_PARALLELISM=8 ordo config show --json | jq .parallelism`,
-	}
-	cmd.AddCommand(newConfigValidateCmd(g), newConfigShowCmd(g))
-	return cmd
+	}, newConfigValidateCmd(g), newConfigShowCmd(g))
 }
 
 func newConfigValidateCmd(g *globals) *cobra.Command {

@@ -16,7 +16,7 @@ import (
 )
 
 func newMemoryCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return group(&cobra.Command{
 		Use:   "memory",
 		Short: "List, show and forget what pattern memory learned, per user",
 		Long: `Pattern memory keeps, per user, the plans, tools, clarifications, approval habits and
@@ -29,9 +29,7 @@ directly in <data_dir>/patterns; the user is 'local' (who 'ordo run' acts as) un
   ordo memory forget 3f2a...
   ordo memory forget --template weekly-report
   ordo memory forget --namespace tool --all`,
-	}
-	cmd.AddCommand(newMemoryListCmd(g), newMemoryShowCmd(g), newMemoryForgetCmd(g))
-	return cmd
+	}, newMemoryListCmd(g), newMemoryShowCmd(g), newMemoryForgetCmd(g))
 }
 
 // withPatterns opens just the pattern memory (no plugins, no store) for fn.

@@ -21,7 +21,7 @@ import (
 )
 
 func newPluginsCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return group(&cobra.Command{
 		Use:   "plugins",
 		Short: "List, add, remove and start writing plugins",
 		Long: `Plugins are executables speaking Ordo's plugin protocol (docs/plugins.md). 'add' checks
@@ -32,9 +32,7 @@ a restart.`,
   ordo plugins new shout        # a plugin module to start from
   ordo plugins add ./bin/plugin-hello --name hello
   ordo plugins remove hello`,
-	}
-	cmd.AddCommand(newPluginsListCmd(g), newPluginsAddCmd(g), newPluginsRemoveCmd(g), newPluginsNewCmd(g))
-	return cmd
+	}, newPluginsListCmd(g), newPluginsAddCmd(g), newPluginsRemoveCmd(g), newPluginsNewCmd(g))
 }
 
 func newPluginsListCmd(g *globals) *cobra.Command {

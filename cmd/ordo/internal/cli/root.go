@@ -117,6 +117,12 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 	return root
 }
 
+// group is cmd, which only holds subcommands, with subs added.
+func group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
 // load reads the configuration and builds the logger it describes.
 func (g *globals) load() (*config.Config, *slog.Logger, error) {
 	env, err := g.env()

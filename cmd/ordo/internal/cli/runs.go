@@ -21,7 +21,7 @@ import (
 )
 
 func newRunsCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return group(&cobra.Command{
 		Use:   "runs",
 		Short: "List, show, resume, pause, cancel, retry, fork, replay, follow, compact, prune and delete stored runs, and save one as a template",
 		Long: `Runs are stored as append-only logs: each step boundary appends an entry numbered by the
@@ -42,11 +42,9 @@ logs into one snapshot each; prune deletes finished runs; delete deletes the run
   ordo runs prune --older-than 168h
   ordo runs delete run_0123abcd run_4567cdef
   ordo runs save-template run_0123abcd q1-report`,
-	}
-	cmd.AddCommand(newRunsListCmd(g), newRunsShowCmd(g), newRunsResumeCmd(g), newRunsForkCmd(g), newRunsReplayCmd(g),
+	}, newRunsListCmd(g), newRunsShowCmd(g), newRunsResumeCmd(g), newRunsForkCmd(g), newRunsReplayCmd(g),
 		newRunsEventsCmd(g), newRunsCompactCmd(g), newRunsPruneCmd(g), newRunsDeleteCmd(g), newRunsSaveTemplateCmd(g),
 		newRunsPauseCmd(g), newRunsCancelCmd(g), newRunsRetryCmd(g))
-	return cmd
 }
 
 // withStore opens just the run store (no plugins) for fn.

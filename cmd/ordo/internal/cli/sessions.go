@@ -15,7 +15,7 @@ import (
 )
 
 func newSessionsCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return group(&cobra.Command{
 		Use:   "sessions",
 		Short: "List your conversations and show one's turns",
 		Long: `A run started with 'ordo run --session NAME' (or MCP plan/execute with session_id) is a turn
@@ -24,9 +24,7 @@ are the conversations of the local user ('ordo run' runs as "local"); an MCP use
 are theirs alone (MCP list_sessions, get_session).`,
 		Example: `  ordo sessions list
   ordo sessions show trip --json`,
-	}
-	cmd.AddCommand(newSessionsListCmd(g), newSessionsShowCmd(g))
-	return cmd
+	}, newSessionsListCmd(g), newSessionsShowCmd(g))
 }
 
 func newSessionsListCmd(g *globals) *cobra.Command {

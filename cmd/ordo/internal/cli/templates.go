@@ -12,7 +12,7 @@ import (
 )
 
 func newTemplatesCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return group(&cobra.Command{
 		Use:   "templates",
 		Short: "List, show and delete saved workflow templates, per user",
 		Long: `A template is a completed run's plan saved under a name ('ordo runs save-template', MCP
@@ -22,9 +22,7 @@ many runs from each completed or failed; the user is 'local' unless --user names
 		Example: `  ordo templates list
   ordo templates show weekly-report
   ordo templates delete weekly-report --user alice`,
-	}
-	cmd.AddCommand(newTemplatesListCmd(g), newTemplatesShowCmd(g), newTemplatesDeleteCmd(g))
-	return cmd
+	}, newTemplatesListCmd(g), newTemplatesShowCmd(g), newTemplatesDeleteCmd(g))
 }
 
 func newTemplatesListCmd(g *globals) *cobra.Command {

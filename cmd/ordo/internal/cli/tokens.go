@@ -13,7 +13,7 @@ import (
 )
 
 func newTokensCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return group(&cobra.Command{
 		Use:   "tokens",
 		Short: "Make bearer tokens for 'ordo serve --http'",
 		Long: `'ordo serve --http' refuses to start without a token: every HTTP client presents one
@@ -22,9 +22,7 @@ Tokens come from http.tokens in the configuration file and from $` + config.EnvH
 (entries NAME:ROLE:TOKEN separated by ';', ROLE user or admin).`,
 		Example: `  ordo tokens new alice
   ordo tokens new ops --admin`,
-	}
-	cmd.AddCommand(newTokensNewCmd(g))
-	return cmd
+	}, newTokensNewCmd(g))
 }
 
 // tokenName is what a token's name may hold: it is a user id, and must

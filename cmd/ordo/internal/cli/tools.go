@@ -17,16 +17,14 @@ import (
 )
 
 func newToolsCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return group(&cobra.Command{
 		Use:   "tools",
 		Short: "List, search and try the tool catalog; evaluate the recommender",
 		Example: `  ordo tools list
   ordo tools search "post a message to a channel"
   ordo tools call text.join --input '{"items": ["a", "b"]}'
   ordo tools eval --tools tools.jsonl --queries queries.jsonl`,
-	}
-	cmd.AddCommand(newToolsListCmd(g), newToolsSearchCmd(g), newToolsCallCmd(g), newToolsEvalCmd(g))
-	return cmd
+	}, newToolsListCmd(g), newToolsSearchCmd(g), newToolsCallCmd(g), newToolsEvalCmd(g))
 }
 
 // withApp assembles Ordo (plugins started) for a one-shot command.

@@ -1,9 +1,7 @@
 package config
 
 import (
-	"net/url"
 	"slices"
-	"strings"
 )
 
 // Tool recommender embedders (recommender.embedder).
@@ -46,20 +44,8 @@ func (c *Config) validateRecommender() error {
 		return nil
 	}
 	o := r.OpenAI
-	if o.BaseURL != "" {
-		u, err := url.Parse(o.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return invalid("recommender.openai.base_url", "an http or https URL such as http://localhost:11434/v1")
-		}
-		if u.User != nil {
-			return invalid("recommender.openai.base_url", "a URL without credentials (put the key in the variable recommender.openai.api_key_env names)")
-		}
-	}
-	if strings.TrimSpace(o.Model) == "" {
-		return invalid("recommender.openai.model", "an embedding model name such as text-embedding-3-small")
-	}
-	if !envName.MatchString(o.APIKeyEnv) {
-		return invalid("recommender.openai.api_key_env", "the name of an environment variable (letters, digits, _), got %q", o.APIKeyEnv)
+	if err := validateEndpoint("recommender.openai", o.BaseURL, o.Model, o.APIKeyEnv, "an embedding model name such as text-embedding-3-small"); err != nil {
+		return err
 	}
 	if o.Dimensions < 0 {
 		return invalid("recommender.openai.dimensions", "0 (the model's own) or a positive number of dimensions, got %d", o.Dimensions)

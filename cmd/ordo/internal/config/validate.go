@@ -109,22 +109,33 @@ func (c *Config) validateStore() error {
 	return invalid("store", `"embedded" or a Postgres URL (postgres://user@host/db)`)
 }
 
-func (c *Config) validateLLM() error {
-	l := c.LLM
-	if l.BaseURL != "" {
-		u, err := url.Parse(l.BaseURL)
+// validateEndpoint checks the keys of an OpenAI-compatible endpoint under
+// prefix (llm, recommender.openai): base_url, when set, an http or https
+// URL without credentials; model, set (modelKind is what the error asks
+// for); api_key_env, a variable's name.
+func validateEndpoint(prefix, baseURL, model, keyEnv, modelKind string) error {
+	if baseURL != "" {
+		u, err := url.Parse(baseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return invalid("llm.base_url", "an http or https URL such as http://localhost:11434/v1")
+			return invalid(prefix+".base_url", "an http or https URL such as http://localhost:11434/v1")
 		}
 		if u.User != nil {
-			return invalid("llm.base_url", "a URL without credentials (put the key in the variable llm.api_key_env names)")
+			return invalid(prefix+".base_url", "a URL without credentials (put the key in the variable %s.api_key_env names)", prefix)
 		}
 	}
-	if strings.TrimSpace(l.Model) == "" {
-		return invalid("llm.model", "a model name such as gpt-4.1-mini")
+	if strings.TrimSpace(model) == "" {
+		return invalid(prefix+".model", "%s", modelKind)
 	}
-	if !envName.MatchString(l.APIKeyEnv) {
-		return invalid("llm.api_key_env", "the name of an environment variable (letters, digits, _), got %q", l.APIKeyEnv)
+	if !envName.MatchString(keyEnv) {
+		return invalid(prefix+".api_key_env", "the name of an environment variable (letters, digits, _), got %q", keyEnv)
+	}
+	return nil
+}
+
+func (c *Config) validateLLM() error {
+	l := c.LLM
+	if err := validateEndpoint("llm", l.BaseURL, l.Model, l.APIKeyEnv, "a model name such as gpt-4.1-mini"); err != nil {
+		return err
 	}
 	if l.Timeout <= 0 {
 		return invalid("llm.timeout", "a positive duration such as 60s, got %s", l.Timeout)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,80 +111,63 @@ func (p *Prompter) budget(ctx context.Context, b *contracts.BudgetStop) (contrac
 	if b != nil {
 		fmt.Fprintf(p.out, "  budget %s: %g used of %g, before the %s\n", b.Budget, b.Used, b.Limit, b.Before)
 	}
-	for {
-		line, err := p.readLine(ctx, "raise it for this run? [a]pprove LIMIT  [r]eject [NOTE] > ")
-		if err != nil {
-			return contracts.Decision{}, err
-		}
-		verb, arg := split(line)
-		switch verb {
-		case "a", "approve", "y", "yes":
-			limit, err := strconv.ParseFloat(arg, 64)
-			if err != nil {
-				fmt.Fprintf(p.out, "  %q is not a number: give the new limit after a\n", arg)
-				continue
+	return p.ask(ctx, "raise it for this run? [a]pprove LIMIT  [r]eject [NOTE] > ", "  answer a LIMIT or r",
+		func(verb, arg string) (contracts.Decision, error) {
+			switch verb {
+			case "a", "approve", "y", "yes":
+				limit, err := strconv.ParseFloat(arg, 64)
+				if err != nil {
+					return contracts.Decision{}, fmt.Errorf("%q is not a number: give the new limit after a", arg)
+				}
+				d := p.decision(contracts.DecisionApprove, "")
+				d.Answers = map[string]any{"limit": limit}
+				return d, nil
+			case "r", "reject", "n", "no":
+				return p.decision(contracts.DecisionReject, arg), nil
 			}
-			d := p.decision(contracts.DecisionApprove, "")
-			d.Answers = map[string]any{"limit": limit}
-			return d, nil
-		case "r", "reject", "n", "no":
-			return p.decision(contracts.DecisionReject, arg), nil
-		}
-		fmt.Fprintln(p.out, "  answer a LIMIT or r")
-	}
+			return contracts.Decision{}, errUnknownAnswer
+		})
 }
 
 func (p *Prompter) planApproval(ctx context.Context) (contracts.Decision, error) {
-	for {
-		line, err := p.readLine(ctx, "approve the plan? [a]pprove  [e]dit FILE  [r]eject [NOTE] > ")
-		if err != nil {
-			return contracts.Decision{}, err
-		}
-		verb, arg := split(line)
-		switch verb {
-		case "a", "approve", "y", "yes":
-			return p.decision(contracts.DecisionApprove, ""), nil
-		case "r", "reject", "n", "no":
-			return p.decision(contracts.DecisionReject, arg), nil
-		case "e", "edit":
-			if d, ok := p.planEdit(arg); ok {
-				return d, nil
+	return p.ask(ctx, "approve the plan? [a]pprove  [e]dit FILE  [r]eject [NOTE] > ", "  answer a, e FILE (an edited plan in JSON) or r",
+		func(verb, arg string) (contracts.Decision, error) {
+			switch verb {
+			case "a", "approve", "y", "yes":
+				return p.decision(contracts.DecisionApprove, ""), nil
+			case "r", "reject", "n", "no":
+				return p.decision(contracts.DecisionReject, arg), nil
+			case "e", "edit":
+				return p.planEdit(arg)
 			}
-			continue
-		}
-		fmt.Fprintln(p.out, "  answer a, e FILE (an edited plan in JSON) or r")
-	}
+			return contracts.Decision{}, errUnknownAnswer
+		})
 }
 
 func (p *Prompter) stepApproval(ctx context.Context, in *contracts.Interrupt) (contracts.Decision, error) {
 	if len(in.Payload) > 0 {
 		fmt.Fprintf(p.out, "  payload: %s\n", in.Payload)
 	}
-	for {
-		line, err := p.readLine(ctx, fmt.Sprintf("run %s (%s)? [a]pprove  [e]dit JSON|@FILE  [s]kip  [r]eject [NOTE] > ", in.ActionID, in.Tool))
-		if err != nil {
-			return contracts.Decision{}, err
-		}
-		verb, arg := split(line)
-		switch verb {
-		case "a", "approve", "y", "yes":
-			return p.decision(contracts.DecisionApprove, ""), nil
-		case "s", "skip":
-			return p.decision(contracts.DecisionSkip, arg), nil
-		case "r", "reject", "n", "no":
-			return p.decision(contracts.DecisionReject, arg), nil
-		case "e", "edit":
-			payload, err := readJSON(arg)
-			if err != nil {
-				fmt.Fprintf(p.out, "  %v\n", err)
-				continue
+	return p.ask(ctx, fmt.Sprintf("run %s (%s)? [a]pprove  [e]dit JSON|@FILE  [s]kip  [r]eject [NOTE] > ", in.ActionID, in.Tool), `  answer a, e {"field": ...} or e @FILE, s or r`,
+		func(verb, arg string) (contracts.Decision, error) {
+			switch verb {
+			case "a", "approve", "y", "yes":
+				return p.decision(contracts.DecisionApprove, ""), nil
+			case "s", "skip":
+				return p.decision(contracts.DecisionSkip, arg), nil
+			case "r", "reject", "n", "no":
+				return p.decision(contracts.DecisionReject, arg), nil
+			case "e", "edit":
+				payload, err := readJSON(arg)
+				if err != nil {
+					return contracts.Decision{}, err
+				}
+				d := p.decision(contracts.DecisionEdit, "payload edited")
+				d.Payload = payload
+				return d, nil
 			}
-			d := p.decision(contracts.DecisionEdit, "payload edited")
-			d.Payload = payload
-			return d, nil
-		}
-		fmt.Fprintln(p.out, `  answer a, e {"field": ...} or e @FILE, s or r`)
-	}
+			return contracts.Decision{}, errUnknownAnswer
+		})
 }
 
 // answers asks each question in turn; a value that parses as JSON is kept
@@ -225,6 +209,30 @@ func (p *Prompter) answers(ctx context.Context, questions []string, suggestions 
 	return d, nil
 }
 
+// errUnknownAnswer is a menu's refusal of an answer it does not offer.
+var errUnknownAnswer = errors.New("unknown answer")
+
+// ask asks prompt until choose, given an answer's verb (lower case) and
+// the rest, makes a decision of it. An answer it refuses is said (the
+// error's text; an unknown answer, hint) and the question asked again.
+func (p *Prompter) ask(ctx context.Context, prompt, hint string, choose func(verb, arg string) (contracts.Decision, error)) (contracts.Decision, error) {
+	for {
+		line, err := p.readLine(ctx, prompt)
+		if err != nil {
+			return contracts.Decision{}, err
+		}
+		d, err := choose(split(line))
+		switch {
+		case err == nil:
+			return d, nil
+		case errors.Is(err, errUnknownAnswer):
+			fmt.Fprintln(p.out, hint)
+		default:
+			fmt.Fprintf(p.out, "  %v\n", err)
+		}
+	}
+}
+
 func (p *Prompter) decision(kind contracts.DecisionKind, note string) contracts.Decision {
 	return contracts.Decision{Kind: kind, By: p.by, Note: note}
 }
@@ -234,17 +242,16 @@ func split(line string) (verb, arg string) {
 	return strings.ToLower(verb), strings.TrimSpace(arg)
 }
 
-// planEdit is the edit decision carrying the plan in the file at path; a
-// file that does not hold a plan is said, and the person asked again.
-func (p *Prompter) planEdit(path string) (contracts.Decision, bool) {
+// planEdit is the edit decision carrying the plan in the file at path, or
+// why the file does not hold a plan.
+func (p *Prompter) planEdit(path string) (contracts.Decision, error) {
 	plan, err := readPlan(path)
 	if err != nil {
-		fmt.Fprintf(p.out, "  %v\n", err)
-		return contracts.Decision{}, false
+		return contracts.Decision{}, err
 	}
 	d := p.decision(contracts.DecisionEdit, "edited from "+path)
 	d.Plan = plan
-	return d, true
+	return d, nil
 }
 
 // readPlan reads an edited plan from a file.

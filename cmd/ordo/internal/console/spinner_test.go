@@ -4,37 +4,18 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
-
-// screen is a terminal's output as the spinner writes it, safe to read
-// while the spinner's ticker writes.
-type screen struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
 
 var frame = regexp.MustCompile(`\r\x1b\[K  [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for the planner  \d+\.\ds`)
 
 // waitFrames waits until the ticker has drawn n frames.
-func waitFrames(t *testing.T, s *screen, n int) {
+func waitFrames(t *testing.T, s *syncbuf.Buffer, n int) {
 	t.Helper()
 	testwait.For(t, 10*time.Second, func() error {
 		if len(frame.FindAllString(s.String(), -1)) < n {
@@ -48,7 +29,7 @@ func waitFrames(t *testing.T, s *screen, n int) {
 // the call lasts, output written meanwhile goes above it (the frame is
 // erased first, drawn again after), and Stop erases it.
 func TestSpinnerOnTerminal(t *testing.T) {
-	var out screen
+	var out syncbuf.Buffer
 	d := NewDisplay(&out, true)
 	d.Event(agent.Event{Kind: agent.EventLLMStarted, Message: "planner", Time: time.Now()})
 	waitFrames(t, &out, 2) // the first frame at once, the next from the ticker
@@ -72,7 +53,7 @@ func TestSpinnerOnTerminal(t *testing.T) {
 
 // TestSpinnerElsewhere: on a pipe or a file only the lines are written.
 func TestSpinnerElsewhere(t *testing.T) {
-	var out screen
+	var out syncbuf.Buffer
 	s := NewSpinner(&out, false)
 	s.Start("waiting for the planner")
 	s.Write([]byte("line\n"))

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -16,26 +17,21 @@ func (p *Prompter) verifyQuestion(ctx context.Context, in *contracts.Interrupt) 
 		q = in.Questions[0]
 	}
 	fmt.Fprintf(p.out, "  the critic asks: %s\n", q)
-	for {
-		line, err := p.readLine(ctx, "[a]nswer TEXT  [k]eep the result  [r]eject [NOTE] > ")
-		if err != nil {
-			return contracts.Decision{}, err
-		}
-		verb, arg := split(line)
-		switch verb {
-		case "a", "answer":
-			if arg == "" {
-				fmt.Fprintln(p.out, "  give the answer after a")
-				continue
+	return p.ask(ctx, "[a]nswer TEXT  [k]eep the result  [r]eject [NOTE] > ", "  answer a TEXT, k or r",
+		func(verb, arg string) (contracts.Decision, error) {
+			switch verb {
+			case "a", "answer":
+				if arg == "" {
+					return contracts.Decision{}, errors.New("give the answer after a")
+				}
+				d := p.decision(contracts.DecisionAnswer, "")
+				d.Answers = map[string]any{q: arg}
+				return d, nil
+			case "k", "keep", "approve", "y", "yes":
+				return p.decision(contracts.DecisionApprove, "result kept"), nil
+			case "r", "reject", "n", "no":
+				return p.decision(contracts.DecisionReject, arg), nil
 			}
-			d := p.decision(contracts.DecisionAnswer, "")
-			d.Answers = map[string]any{q: arg}
-			return d, nil
-		case "k", "keep", "approve", "y", "yes":
-			return p.decision(contracts.DecisionApprove, "result kept"), nil
-		case "r", "reject", "n", "no":
-			return p.decision(contracts.DecisionReject, arg), nil
-		}
-		fmt.Fprintln(p.out, "  answer a TEXT, k or r")
-	}
+			return contracts.Decision{}, errUnknownAnswer
+		})
 }

@@ -23,6 +23,9 @@ func TestDecideVerifyQuestion(t *testing.T) {
 			(want.Answers != nil && d.Answers["Which season?"] != "winter") {
 			t.Errorf("%q: %+v %v", input, d, err)
 		}
+		if strings.HasPrefix(input, "a\n") && (!strings.Contains(out.String(), "  give the answer after a\n") || !strings.Contains(out.String(), "  answer a TEXT, k or r\n")) {
+			t.Errorf("%q: the refusals not said: %q", input, out.String())
+		}
 		if !strings.Contains(out.String(), "the critic asks: Which season?") || !strings.Contains(out.String(), `{"text":"draft"}`) {
 			t.Errorf("%q: shown %q", input, out.String())
 		}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
 
@@ -52,7 +53,7 @@ func TestSecretAnswerIsNotEchoed(t *testing.T) {
 	if !echoOn() {
 		t.Fatal("a new terminal echoes")
 	}
-	echoed := &screen{}
+	echoed := &syncbuf.Buffer{}
 	go func() {
 		buf := make([]byte, 1024)
 		for {
@@ -63,7 +64,7 @@ func TestSecretAnswerIsNotEchoed(t *testing.T) {
 			}
 		}
 	}()
-	out := &screen{}
+	out := &syncbuf.Buffer{}
 	p := NewPrompter(replica, out, "ann")
 	in := &contracts.Interrupt{Kind: contracts.InterruptInputRequired, ActionID: "a1", Tool: "vault.put",
 		Fields: []string{"$.key", "$.token"}, Secret: []string{"$.token"}}

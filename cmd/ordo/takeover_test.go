@@ -71,7 +71,7 @@ func TestTakeoverFinishesDeadServersRuns(t *testing.T) {
 	defer st.Close()
 	var points []string
 	for round, killed := 0, 0; killed < kills; round++ {
-		if round == 3*kills {
+		if round == 4*kills {
 			t.Fatalf("only %d of %d kills landed mid-run in %d rounds", killed, kills, round)
 		}
 		spec.viaFlag = true
@@ -82,9 +82,10 @@ func TestTakeoverFinishesDeadServersRuns(t *testing.T) {
 		// A run's log has 6 or 7 entries: the first, written with the lease
 		// just before a1's call, one per step boundary, and the last step
 		// with the finish (a5 and a6 may end at one boundary): a kill after
-		// entry 2..5 lands mid-run.
-		at := int64(2 + rng.IntN(4))
-		id := waitRun(t, ctx, st, goal, func(s memory.RunSummary) bool { return s.Status.Final() || s.Seq >= at })
+		// entry 2..4 lands mid-run, a few milliseconds before the run ends,
+		// so the store is watched closely for it.
+		at := int64(2 + rng.IntN(3))
+		id := watchRun(t, ctx, st, goal, func(s memory.RunSummary) bool { return s.Status.Final() || s.Seq >= at })
 		a.cmd.Process.Kill() // SIGKILL: A's plugins die with it
 		a.cmd.Wait()
 		if run, err := st.Load(ctx, id); err != nil || run.Status.Final() {
@@ -96,6 +97,28 @@ func TestTakeoverFinishesDeadServersRuns(t *testing.T) {
 	}
 	t.Logf("seed %d: A killed mid-run at %s", seed, strings.Join(points, " "))
 	checkTakeover(t, ctx, st, share)
+}
+
+// watchRun is waitRun polling every millisecond: a run's steps are a few
+// milliseconds apart, and a kill meant for one must not see the next.
+func watchRun(t *testing.T, ctx context.Context, st memory.Checkpointer, goal string, done func(memory.RunSummary) bool) string {
+	t.Helper()
+	for {
+		sums, err := st.List(ctx, memory.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sums {
+			if s.Goal == goal && done(s) {
+				return s.ID
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("run %q: %v", goal, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // waitRun polls the store for the run with goal until done says so, and

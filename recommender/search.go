@@ -571,12 +571,14 @@ func (r *Recommender) vectorScores(ctx context.Context, text string, touched []i
 // scaled so the best is 1 and the list's last is 0: static-vector cosines
 // share a floor that says nothing about the request. Quoted spans of the
 // request are left out: they are argument values ("how to say 'Where is
-// the restaurant?' in Swedish" is not about restaurants).
+// the restaurant?' in Swedish" is not about restaurants), and so are
+// function words and request verbs (tokenize.Content): in a sum of piece
+// vectors "could you please help me" outweighs a two-word task.
 func (r *Recommender) semanticScores(ctx context.Context, text string, keep func(int) bool) (map[int]float64, error) {
 	if r.opts.Semantic == nil || r.rank.SemanticWeight == 0 || len(r.tools) == 0 {
 		return nil, nil
 	}
-	q, err := r.opts.Semantic.EmbedQuery(ctx, withoutQuoted(text))
+	q, err := r.opts.Semantic.EmbedQuery(ctx, tokenize.Content(withoutQuoted(text)))
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeExternal, "semantic query: %w", err).With("embedder", r.opts.Semantic.Identity())
 	}

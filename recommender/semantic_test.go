@@ -2,6 +2,7 @@ package recommender
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -152,5 +153,24 @@ func TestWithoutQuoted(t *testing.T) {
 		if got := withoutQuoted(in); got != want {
 			t.Errorf("withoutQuoted(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestSemanticReadsTaskWords: the meaning list of a request padded with
+// request boilerplate is the list of its task words alone; summed into one
+// vector, the boilerplate's pieces would outweigh a short task.
+func TestSemanticReadsTaskWords(t *testing.T) {
+	ctx := context.Background()
+	r := newIndex(t, Options{Semantic: static(t)}, meaningCatalog()...)
+	padded, err := r.semanticScores(ctx, "Could you please help me, I would like to find some dinner ideas for tonight?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := r.semanticScores(ctx, "dinner ideas tonight", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bare) == 0 || !maps.Equal(padded, bare) {
+		t.Fatalf("padded request's meaning list %v, task words' %v", padded, bare)
 	}
 }

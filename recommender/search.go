@@ -37,9 +37,14 @@ type Ranking struct {
 	// when the lists are merged by reciprocal rank fusion with constant RRFK.
 	WholeWeight float64
 	RRFK        float64
-	// ClauseVectors also runs a vector query per clause (one chromem-go scan
-	// each); off by default, the whole request's vector query is enough.
+	// ClauseVectors adds the vector side (hashed vectors) to each clause's
+	// and piece's list, scored over the ClausePool best lexical candidates
+	// of that text: character grams then re-order the clause's own
+	// candidates ("ballistics" against `analyzeBallistic`) without bringing
+	// in tools it does not name (with the whole request's pool of 2,000,
+	// Seal-Tools multi-tool Full@5 gained half as much).
 	ClauseVectors bool
+	ClausePool    int
 	// ClauseMax merges clause lists by each tool's best clause rank instead
 	// of summing over clauses, so a tool near the top of many clauses does
 	// not crowd out the one tool a single clause needs.
@@ -67,7 +72,7 @@ type Ranking struct {
 // DefaultRanking is the tuned default.
 func DefaultRanking() Ranking {
 	return Ranking{K1: 2, B: 0.5, NameWeight: 3, ParamWeight: 0.5, VectorWeight: 0.2,
-		Candidates: 50, VectorPool: 2000, ClauseMinWords: 2, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7,
+		Candidates: 50, VectorPool: 2000, ClauseMinWords: 2, ClauseVectors: true, ClausePool: 100, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7,
 		LikelihoodWeight: 0.15, Mu: 1000, SemanticWeight: 0.3, SemanticMin: 0.2}
 }
 
@@ -90,6 +95,8 @@ func (r Ranking) validate() error {
 		return bad("candidates", r.Candidates)
 	case r.VectorPool < 0:
 		return bad("vector_pool", r.VectorPool)
+	case r.ClausePool < 0:
+		return bad("clause_pool", r.ClausePool)
 	case r.WholeWeight < 0:
 		return bad("whole_weight", r.WholeWeight)
 	case r.RRFK < 0:
@@ -392,7 +399,8 @@ func (r *Recommender) filter(o SearchOptions) func(slot int) bool {
 }
 
 // rankList ranks one text and returns the best Candidates tools in order.
-// A clause or piece gets BM25 (and vector similarity with ClauseVectors);
+// A clause or piece gets BM25 (and vector similarity with ClauseVectors,
+// over its ClausePool best lexical candidates);
 // the whole request fuses BM25, query likelihood and vector similarity.
 func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) bool, whole bool) (ranked, error) {
 	words := tokenize.NameWords(text)
@@ -406,7 +414,11 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 	var vec map[int]float64
 	if whole || r.rank.ClauseVectors {
 		var err error
-		if vec, err = r.vectorScores(ctx, text, touched, lex, keep); err != nil {
+		pool := r.rank.VectorPool
+		if !whole && r.rank.ClausePool > 0 {
+			pool = r.rank.ClausePool
+		}
+		if vec, err = r.vectorScores(ctx, text, touched, lex, keep, pool); err != nil {
 			return ranked{}, err
 		}
 	}
@@ -523,10 +535,10 @@ func (h *slotHeap) Pop() any {
 }
 
 // vectorScores is the cosine similarity of text to the tools of the
-// vector pool: the VectorPool best lexical candidates (by their BM25 score
-// in lex), or every allowed tool when VectorPool is 0. Only positive
-// similarities count. Vectors come from the flat int8 copy, not chromem-go.
-func (r *Recommender) vectorScores(ctx context.Context, text string, touched []int, lex []float64, keep func(int) bool) (map[int]float64, error) {
+// vector pool: the pool best lexical candidates (by their BM25 score in
+// lex), or every allowed tool when pool is 0. Only positive similarities
+// count.
+func (r *Recommender) vectorScores(ctx context.Context, text string, touched []int, lex []float64, keep func(int) bool, pool int) (map[int]float64, error) {
 	if r.rank.VectorWeight == 0 || len(r.tools) == 0 {
 		return nil, nil
 	}
@@ -537,19 +549,19 @@ func (r *Recommender) vectorScores(ctx context.Context, text string, touched []i
 	if len(q) != r.dim || isZero(q) {
 		return nil, nil
 	}
-	var pool []int
-	if r.rank.VectorPool == 0 {
+	var slots []int
+	if pool == 0 {
 		for s, e := range r.bySlot {
 			if e != nil && (keep == nil || keep(s)) {
-				pool = append(pool, s)
+				slots = append(slots, s)
 			}
 		}
 	} else {
-		pool = topN(touched, lex, r.lex.names, r.rank.VectorPool)
+		slots = topN(touched, lex, r.lex.names, pool)
 	}
 	sim := borrow(len(r.lex.names))
 	var near []int
-	for _, s := range pool {
+	for _, s := range slots {
 		if v := dot(r.vecs[s], q); v > 0 {
 			sim[s] = v
 			near = append(near, s)

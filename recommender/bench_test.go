@@ -2,7 +2,10 @@ package recommender
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 	"testing"
 
 	"github.com/ordo-run/ordo/recommender/embed/semantic"
@@ -10,7 +13,8 @@ import (
 
 // BenchmarkSearchSealTools measures one Recommend(k=10) over the 4,076
 // Seal-Tools tools, cycling through the dev queries, without and with the
-// semantic list.
+// semantic list, and the default without the clause lists' vector side
+// (its cost is the ratio of semantic to semantic-noclausevectors).
 func BenchmarkSearchSealTools(b *testing.B) {
 	dir := benchData(b)
 	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
@@ -26,7 +30,10 @@ func BenchmarkSearchSealTools(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for name, opts := range map[string]Options{"lexical": {}, "semantic": {Semantic: sem}} {
+	noClauseVectors := DefaultRanking()
+	noClauseVectors.ClauseVectors = false
+	for name, opts := range map[string]Options{"lexical": {}, "semantic": {Semantic: sem},
+		"semantic-noclausevectors": {Semantic: sem, Ranking: noClauseVectors}} {
 		b.Run(name, func(b *testing.B) {
 			r, err := New(opts)
 			if err != nil {
@@ -42,6 +49,59 @@ func BenchmarkSearchSealTools(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSearchScale measures one Recommend(k=10) of the Seal-Tools dev
+// queries over scaleCatalog's ORDO_SCALE tools (skipped unless set), with
+// the default ranking and semantic list, and without the clause lists'
+// vector side: their ratio is that side's cost at scale.
+// ORDO_SCALE=50000 go test -run XXX -bench SearchScale ./recommender/
+func BenchmarkSearchScale(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("ORDO_SCALE"))
+	if n <= 0 {
+		b.Skip("set ORDO_SCALE to the catalog size, e.g. 50000")
+	}
+	tools := scaleCatalog(b, n)
+	queries, err := readFile(filepath.Join(benchData(b), "seal-tools", "queries-dev.jsonl"), ReadQueries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	sem, err := semantic.NewStatic()
+	if err != nil {
+		b.Fatal(err)
+	}
+	noClauseVectors := DefaultRanking()
+	noClauseVectors.ClauseVectors = false
+	var rs [2]*Recommender // default, without clause vectors
+	for j, rk := range []Ranking{DefaultRanking(), noClauseVectors} {
+		if rs[j], err = New(Options{Semantic: sem, Ranking: rk}); err != nil {
+			b.Fatal(err)
+		}
+		if err := rs[j].Upsert(ctx, tools...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Each iteration runs one query on both, first one then the other in
+	// turn, so a load swing on the shared machine hits both alike; the
+	// ratio is the figure.
+	var spent [2]time.Duration
+	iters := 0
+	for i := 0; b.Loop(); i++ {
+		q := queries[i%len(queries)].Query
+		for k := range 2 {
+			j := (i + k) % 2
+			t0 := time.Now()
+			if _, err := rs[j].Recommend(ctx, q, 10); err != nil {
+				b.Fatal(err)
+			}
+			spent[j] += time.Since(t0)
+		}
+		iters++
+	}
+	b.ReportMetric(float64(spent[0].Microseconds())/1000/float64(iters), "default-ms/query")
+	b.ReportMetric(float64(spent[1].Microseconds())/1000/float64(iters), "noclausevectors-ms/query")
+	b.ReportMetric(float64(spent[0])/float64(spent[1]), "ratio")
 }
 
 // BenchmarkBuildSealTools measures indexing the 4,076 Seal-Tools tools in

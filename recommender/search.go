@@ -411,14 +411,27 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 	for _, s := range touched {
 		maxL = max(maxL, lex[s])
 	}
+	// cands are the slots the list is cut from. A clause's list scores
+	// vectors over its ClausePool best lexical candidates only, and adds
+	// nothing else, so when that pool holds at least Candidates tools the
+	// list is cut from the pool: one pass over the touched slots, not two
+	// (a common word touches thousands of tools at 50k).
+	var cands []int // nil: touched, with what the vector sides add
 	var vec map[int]float64
 	if whole || r.rank.ClauseVectors {
-		var err error
-		pool := r.rank.VectorPool
+		n := r.rank.VectorPool
 		if !whole && r.rank.ClausePool > 0 {
-			pool = r.rank.ClausePool
+			n = r.rank.ClausePool
 		}
-		if vec, err = r.vectorScores(ctx, text, touched, lex, keep, pool); err != nil {
+		var pool []int // nil: every allowed tool
+		if n > 0 {
+			pool = topN(touched, lex, r.lex.names, n)
+			if !whole && n >= r.rank.Candidates {
+				cands = pool
+			}
+		}
+		var err error
+		if vec, err = r.vectorScores(ctx, text, pool, keep); err != nil {
 			return ranked{}, err
 		}
 	}
@@ -477,7 +490,10 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 		}
 		lex[s] += ws * v
 	}
-	order := topN(touched, lex, r.lex.names, r.rank.Candidates)
+	if cands == nil {
+		cands = touched
+	}
+	order := topN(cands, lex, r.lex.names, r.rank.Candidates)
 	out := ranked{order: make([]string, len(order)), score: make(map[string]float64, len(order))}
 	for i, s := range order {
 		t := r.lex.names[s]
@@ -535,10 +551,9 @@ func (h *slotHeap) Pop() any {
 }
 
 // vectorScores is the cosine similarity of text to the tools of the
-// vector pool: the pool best lexical candidates (by their BM25 score in
-// lex), or every allowed tool when pool is 0. Only positive similarities
-// count.
-func (r *Recommender) vectorScores(ctx context.Context, text string, touched []int, lex []float64, keep func(int) bool, pool int) (map[int]float64, error) {
+// vector pool (the text's best lexical candidates), or to every allowed
+// tool when pool is nil. Only positive similarities count.
+func (r *Recommender) vectorScores(ctx context.Context, text string, pool []int, keep func(int) bool) (map[int]float64, error) {
 	if r.rank.VectorWeight == 0 || len(r.tools) == 0 {
 		return nil, nil
 	}
@@ -549,15 +564,13 @@ func (r *Recommender) vectorScores(ctx context.Context, text string, touched []i
 	if len(q) != r.dim || isZero(q) {
 		return nil, nil
 	}
-	var slots []int
-	if pool == 0 {
+	slots := pool
+	if pool == nil {
 		for s, e := range r.bySlot {
 			if e != nil && (keep == nil || keep(s)) {
 				slots = append(slots, s)
 			}
 		}
-	} else {
-		slots = topN(touched, lex, r.lex.names, pool)
 	}
 	sim := borrow(len(r.lex.names))
 	var near []int

@@ -67,13 +67,19 @@ type Ranking struct {
 	// below it (unrelated texts score about 0-0.1 with the static
 	// vectors) a small catalog would get every tool as a weak hit.
 	SemanticMin float64
+	// SemanticHeld is the share of SemanticWeight kept when the best
+	// lexical tool holds every word of the request that the index knows:
+	// the words then already name the tool, and a full meaning list
+	// prefers a sibling of like meaning (`translateToCzech` /
+	// `getRandomCzechPhrase`, `controlAppliance` / `makeCoffee`).
+	SemanticHeld float64
 }
 
 // DefaultRanking is the tuned default.
 func DefaultRanking() Ranking {
 	return Ranking{K1: 2, B: 0.5, NameWeight: 3, ParamWeight: 0.5, VectorWeight: 0.2,
 		Candidates: 50, VectorPool: 2000, ClauseMinWords: 2, ClauseVectors: true, ClausePool: 100, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7,
-		LikelihoodWeight: 0.15, Mu: 1000, SemanticWeight: 0.3, SemanticMin: 0.2}
+		LikelihoodWeight: 0.15, Mu: 1000, SemanticWeight: 0.3, SemanticMin: 0.2, SemanticHeld: 0.5}
 }
 
 func (r Ranking) validate() error {
@@ -111,6 +117,8 @@ func (r Ranking) validate() error {
 		return bad("semantic_weight", r.SemanticWeight)
 	case r.SemanticMin < 0 || r.SemanticMin >= 1:
 		return bad("semantic_min", r.SemanticMin)
+	case r.SemanticHeld < 0 || r.SemanticHeld > 1:
+		return bad("semantic_held", r.SemanticHeld)
 	}
 	return nil
 }
@@ -408,8 +416,11 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 	touched := r.lex.score(words, keep, lex)
 	defer func() { giveBack(lex, touched) }()
 	var maxL float64
+	best := -1 // the best lexical slot
 	for _, s := range touched {
-		maxL = max(maxL, lex[s])
+		if lex[s] > maxL {
+			maxL, best = lex[s], s
+		}
 	}
 	// cands are the slots the list is cut from. A clause's list scores
 	// vectors over its ClausePool best lexical candidates only, and adds
@@ -468,6 +479,9 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 		// compound requests lost R@1 at the full share).
 		if n := len(tokenize.Clauses(text, r.rank.ClauseMinWords, false)); n > 1 {
 			ws /= float64(n)
+		}
+		if best >= 0 && r.lex.share(best, words) >= 1 {
+			ws *= r.rank.SemanticHeld
 		}
 	}
 	for _, s := range touched {

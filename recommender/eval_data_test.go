@@ -75,7 +75,7 @@ func TestSemanticHeldOnSealTools(t *testing.T) {
 	}
 	cases := map[string]struct{ want, sibling string }{
 		"Increase the volume of the coffee machine in the bedroom.": {"controlAppliance", "makeCoffee"},
-		`Tell me how to say "Ahoj" in Czech.`:                        {"translateToCzech", "getRandomCzechPhrase"},
+		`Tell me how to say "Ahoj" in Czech.`:                       {"translateToCzech", "getRandomCzechPhrase"},
 	}
 	for _, held := range []float64{DefaultRanking().SemanticHeld, 1} {
 		rk := DefaultRanking()
@@ -96,4 +96,3 @@ func TestSemanticHeldOnSealTools(t *testing.T) {
 		}
 	}
 }
-

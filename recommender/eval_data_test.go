@@ -59,10 +59,11 @@ func TestEvalDevSets(t *testing.T) {
 	}
 }
 
-// TestSemanticHeldOnSealTools: when the best lexical tool holds every
-// known word of the request, the meaning list counts only SemanticHeld of
-// its weight. Over the Seal-Tools catalog these requests name their tool
-// in words; at the full weight the meaning list puts a sibling first.
+// TestSemanticHeldOnSealTools: the more of the request's known words the
+// best lexical tool holds, the less the meaning list weighs (SemanticHeld
+// of it when the tool holds them all). Over the Seal-Tools catalog these
+// requests name their tool in words; at the full weight the meaning list
+// puts a sibling first.
 func TestSemanticHeldOnSealTools(t *testing.T) {
 	dir := benchData(t)
 	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
@@ -74,8 +75,10 @@ func TestSemanticHeldOnSealTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]struct{ want, sibling string }{
-		"Increase the volume of the coffee machine in the bedroom.": {"controlAppliance", "makeCoffee"},
-		`Tell me how to say "Ahoj" in Czech.`:                       {"translateToCzech", "getRandomCzechPhrase"},
+		"Increase the volume of the coffee machine in the bedroom.":            {"controlAppliance", "makeCoffee"},
+		`Tell me how to say "Ahoj" in Czech.`:                                  {"translateToCzech", "getRandomCzechPhrase"},
+		"Tell me the number of calories burned by sensor ID 99.":               {"getCalorieBurn", "calculateCaloriesBurned"},
+		"Tell the robot with ID 'Z9HAOwk95d' to perform the task of cleaning.": {"robotTask", "performRobotTask"},
 	}
 	for _, held := range []float64{DefaultRanking().SemanticHeld, 1} {
 		rk := DefaultRanking()

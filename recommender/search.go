@@ -71,7 +71,9 @@ type Ranking struct {
 	// lexical tool holds every word of the request that the index knows:
 	// the words then already name the tool, and a full meaning list
 	// prefers a sibling of like meaning (`translateToCzech` /
-	// `getRandomCzechPhrase`, `controlAppliance` / `makeCoffee`).
+	// `getRandomCzechPhrase`, `controlAppliance` / `makeCoffee`). With a
+	// share h of the words held the weight is 1-(1-SemanticHeld)·h²: a
+	// request the index barely sees keeps nearly all of it.
 	SemanticHeld float64
 }
 
@@ -79,7 +81,7 @@ type Ranking struct {
 func DefaultRanking() Ranking {
 	return Ranking{K1: 2, B: 0.5, NameWeight: 3, ParamWeight: 0.5, VectorWeight: 0.2,
 		Candidates: 50, VectorPool: 2000, ClauseMinWords: 2, ClauseVectors: true, ClausePool: 100, WholeWeight: 1, RRFK: 1, ClauseMax: true, Diversity: 0.7,
-		LikelihoodWeight: 0.15, Mu: 1000, SemanticWeight: 0.3, SemanticMin: 0.2, SemanticHeld: 0.5}
+		LikelihoodWeight: 0.15, Mu: 1000, SemanticWeight: 0.3, SemanticMin: 0.2, SemanticHeld: 0.3}
 }
 
 func (r Ranking) validate() error {
@@ -480,8 +482,9 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 		if n := len(tokenize.Clauses(text, r.rank.ClauseMinWords, false)); n > 1 {
 			ws /= float64(n)
 		}
-		if best >= 0 && r.lex.share(best, words) >= 1 {
-			ws *= r.rank.SemanticHeld
+		if best >= 0 {
+			h := r.lex.share(best, words)
+			ws *= 1 - (1-r.rank.SemanticHeld)*h*h
 		}
 	}
 	for _, s := range touched {

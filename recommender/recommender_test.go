@@ -111,7 +111,7 @@ func TestClauseListsUseVectors(t *testing.T) {
 			rk.ClauseVectors = false
 		}
 		r := newIndex(t, Options{Ranking: rk}, cs...)
-		clause, err := r.rankList(context.Background(), "translate the text for Bob", nil, false)
+		clause, err := r.rankList(context.Background(), "translate the text for Bob", nil, clauseList)
 		if err != nil {
 			t.Fatal(err)
 		}

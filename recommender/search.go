@@ -38,11 +38,12 @@ type Ranking struct {
 	WholeWeight float64
 	RRFK        float64
 	// ClauseVectors adds the vector side (hashed vectors) to each clause's
-	// and piece's list, scored over the ClausePool best lexical candidates
-	// of that text: character grams then re-order the clause's own
-	// candidates ("ballistics" against `analyzeBallistic`) without bringing
-	// in tools it does not name (with the whole request's pool of 2,000,
-	// Seal-Tools multi-tool Full@5 gained half as much).
+	// list, scored over the ClausePool best lexical candidates of that
+	// clause: character grams then re-order the clause's own candidates
+	// without bringing in tools it does not name (with the whole request's
+	// pool of 2,000, Seal-Tools multi-tool Full@5 gained half as much).
+	// xQuAD's finer pieces stay BM25 only: vectors there measured the
+	// same, at twice the cost.
 	ClauseVectors bool
 	ClausePool    int
 	// ClauseMax merges clause lists by each tool's best clause rank instead
@@ -162,19 +163,22 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	defer r.mu.RUnlock()
 	keep := r.filter(o)
 	type key struct {
-		text  string
-		whole bool
+		text string
+		kind listKind
 	}
-	memo := map[key]ranked{} // a piece is often a whole clause too
-	list := func(text string, whole bool) (ranked, error) {
-		if l, ok := memo[key{text, whole}]; ok {
+	memo := map[key]ranked{}
+	list := func(text string, kind listKind) (ranked, error) {
+		if l, ok := memo[key{text, kind}]; ok {
 			return l, nil
 		}
-		l, err := r.rankList(ctx, text, keep, whole)
-		memo[key{text, whole}] = l
+		if l, ok := memo[key{text, clauseList}]; ok && kind == pieceList {
+			return l, nil // a piece is often a whole clause too
+		}
+		l, err := r.rankList(ctx, text, keep, kind)
+		memo[key{text, kind}] = l
 		return l, err
 	}
-	whole, err := list(query, true)
+	whole, err := list(query, wholeList)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +186,7 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	texts := []string{query}
 	if clauses := tokenize.Clauses(query, r.rank.ClauseMinWords, false); len(clauses) > 1 {
 		for _, c := range clauses {
-			l, err := list(c, false)
+			l, err := list(c, clauseList)
 			if err != nil {
 				return nil, err
 			}
@@ -221,7 +225,7 @@ func (r *Recommender) Search(ctx context.Context, query string, o SearchOptions)
 	} else {
 		aspects := make([]ranked, 0, len(pieces))
 		for _, p := range pieces {
-			l, err := list(p, false)
+			l, err := list(p, pieceList)
 			if err != nil {
 				return nil, err
 			}
@@ -408,11 +412,21 @@ func (r *Recommender) filter(o SearchOptions) func(slot int) bool {
 	}
 }
 
+// listKind is what a ranked text is to its request.
+type listKind int
+
+const (
+	wholeList  listKind = iota // the request itself
+	clauseList                 // a clause, for rank fusion
+	pieceList                  // a finer piece, an aspect for xQuAD
+)
+
 // rankList ranks one text and returns the best Candidates tools in order.
-// A clause or piece gets BM25 (and vector similarity with ClauseVectors,
-// over its ClausePool best lexical candidates);
-// the whole request fuses BM25, query likelihood and vector similarity.
-func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) bool, whole bool) (ranked, error) {
+// The whole request fuses BM25, query likelihood, vector similarity and
+// the meaning list; a clause gets BM25 and, with ClauseVectors, vector
+// similarity over its ClausePool best lexical candidates; a piece BM25.
+func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) bool, kind listKind) (ranked, error) {
+	whole := kind == wholeList
 	words := tokenize.NameWords(text)
 	lex := borrow(len(r.lex.names))
 	touched := r.lex.score(words, keep, lex)
@@ -431,7 +445,7 @@ func (r *Recommender) rankList(ctx context.Context, text string, keep func(int) 
 	// (a common word touches thousands of tools at 50k).
 	var cands []int // nil: touched, with what the vector sides add
 	var vec map[int]float64
-	if whole || r.rank.ClauseVectors {
+	if whole || kind == clauseList && r.rank.ClauseVectors {
 		n := r.rank.VectorPool
 		if !whole && r.rank.ClausePool > 0 {
 			n = r.rank.ClausePool

@@ -11,29 +11,31 @@ import (
 	"github.com/ordo-run/ordo/recommender/embed/semantic"
 )
 
-// BenchmarkSearchSealTools measures one Recommend(k=10) over the 4,076
-// Seal-Tools tools, cycling through the dev queries, without and with the
-// semantic list, and the default without the clause lists' vector side
-// (its cost is the ratio of semantic to semantic-noclausevectors).
-func BenchmarkSearchSealTools(b *testing.B) {
-	dir := benchData(b)
-	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
+// searchFixtures reads the Seal-Tools dev queries and loads the static
+// meaning vectors, which every search benchmark runs with.
+func searchFixtures(b *testing.B) ([]QueryRecord, *semantic.Static) {
+	queries, err := readFile(filepath.Join(benchData(b), "seal-tools", "queries-dev.jsonl"), ReadQueries)
 	if err != nil {
 		b.Fatal(err)
 	}
-	queries, err := readFile(filepath.Join(dir, "seal-tools", "queries-dev.jsonl"), ReadQueries)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
 	sem, err := semantic.NewStatic()
 	if err != nil {
 		b.Fatal(err)
 	}
-	noClauseVectors := DefaultRanking()
-	noClauseVectors.ClauseVectors = false
-	for name, opts := range map[string]Options{"lexical": {}, "semantic": {Semantic: sem},
-		"semantic-noclausevectors": {Semantic: sem, Ranking: noClauseVectors}} {
+	return queries, sem
+}
+
+// BenchmarkSearchSealTools measures one Recommend(k=10) over the 4,076
+// Seal-Tools tools, cycling through the dev queries, without and with the
+// semantic list.
+func BenchmarkSearchSealTools(b *testing.B) {
+	tools, err := readFile(filepath.Join(benchData(b), "seal-tools", "tools.jsonl"), ReadTools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	queries, sem := searchFixtures(b)
+	ctx := context.Background()
+	for name, opts := range map[string]Options{"lexical": {}, "semantic": {Semantic: sem}} {
 		b.Run(name, func(b *testing.B) {
 			r, err := New(opts)
 			if err != nil {
@@ -62,19 +64,13 @@ func BenchmarkSearchScale(b *testing.B) {
 		b.Skip("set ORDO_SCALE to the catalog size, e.g. 50000")
 	}
 	tools := scaleCatalog(b, n)
-	queries, err := readFile(filepath.Join(benchData(b), "seal-tools", "queries-dev.jsonl"), ReadQueries)
-	if err != nil {
-		b.Fatal(err)
-	}
+	queries, sem := searchFixtures(b)
 	ctx := context.Background()
-	sem, err := semantic.NewStatic()
-	if err != nil {
-		b.Fatal(err)
-	}
 	noClauseVectors := DefaultRanking()
 	noClauseVectors.ClauseVectors = false
 	var rs [2]*Recommender // default, without clause vectors
 	for j, rk := range []Ranking{DefaultRanking(), noClauseVectors} {
+		var err error
 		if rs[j], err = New(Options{Semantic: sem, Ranking: rk}); err != nil {
 			b.Fatal(err)
 		}

@@ -711,7 +711,8 @@ func isZero(v []float32) bool {
 }
 
 // withoutQuoted drops quoted spans ("...", '...' after a space, “...”):
-// they are argument values, whose meaning is not the task's.
+// they are argument values, whose meaning is not the task's. A request
+// wholly in quotes is kept: the quotes wrap the request itself.
 func withoutQuoted(text string) string {
 	var b strings.Builder
 	var close rune
@@ -733,8 +734,8 @@ func withoutQuoted(text string) string {
 		}
 		prev = r
 	}
-	if close != 0 {
-		return text // unbalanced: keep everything
+	if close != 0 || len(tokenize.Split(b.String())) == 0 {
+		return text // unbalanced, or the quotes wrap the whole request
 	}
 	return b.String()
 }

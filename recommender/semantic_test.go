@@ -149,6 +149,7 @@ func TestWithoutQuoted(t *testing.T) {
 		`say 'hello' to Bob's team`:                        `say  to Bob's team`,
 		`an "unbalanced quote`:                             `an "unbalanced quote`,
 		`“curly” quotes`:                                   ` quotes`,
+		`"Can you find me some dinner ideas?"`:             `"Can you find me some dinner ideas?"`, // the quotes wrap the request
 	} {
 		if got := withoutQuoted(in); got != want {
 			t.Errorf("withoutQuoted(%q) = %q, want %q", in, got, want)

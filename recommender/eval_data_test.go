@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ordo-run/ordo/recommender/embed/semantic"
 )
 
 // TestEvalDevSets runs Eval on both dev sets and holds the floor the issue
@@ -54,5 +56,46 @@ func TestEvalDevSets(t *testing.T) {
 				t.Errorf("seal-tools multi-tool Full@5 %.3f not above BM25's 0.528", rep.Multi.Full5)
 			}
 		})
+	}
+}
+
+// TestSemanticHeldOnSealTools: the more of the request's known words the
+// best lexical tool holds, the less the meaning list weighs (SemanticHeld
+// of it when the tool holds them all). Over the Seal-Tools catalog these
+// requests name their tool in words; at the full weight the meaning list
+// puts a sibling first.
+func TestSemanticHeldOnSealTools(t *testing.T) {
+	dir := benchData(t)
+	tools, err := readFile(filepath.Join(dir, "seal-tools", "tools.jsonl"), ReadTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sem, err := semantic.NewStatic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ want, sibling string }{
+		"Increase the volume of the coffee machine in the bedroom.":            {"controlAppliance", "makeCoffee"},
+		`Tell me how to say "Ahoj" in Czech.`:                                  {"translateToCzech", "getRandomCzechPhrase"},
+		"Tell me the number of calories burned by sensor ID 99.":               {"getCalorieBurn", "calculateCaloriesBurned"},
+		"Tell the robot with ID 'Z9HAOwk95d' to perform the task of cleaning.": {"robotTask", "performRobotTask"},
+	}
+	for _, held := range []float64{DefaultRanking().SemanticHeld, 1} {
+		rk := DefaultRanking()
+		rk.SemanticHeld = held
+		r := newIndex(t, Options{Semantic: sem, Ranking: rk}, tools...)
+		for q, c := range cases {
+			got, err := r.Recommend(context.Background(), q, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.want
+			if held == 1 {
+				want = c.sibling
+			}
+			if len(got) == 0 || got[0] != want {
+				t.Errorf("SemanticHeld %v, %q: got %v, want %s first", held, q, got, want)
+			}
+		}
 	}
 }

@@ -95,6 +95,40 @@ func TestCompoundRequestSurfacesEveryTool(t *testing.T) {
 	}
 }
 
+// TestClauseListsUseVectors: two tools hold the same stemmed words
+// ("text", "translat"), so BM25 ties them and the tie goes by name to the
+// wrong one; the clause's vector side (character grams: "translate" is
+// whole in one of them) picks the right one, which then also leads the
+// fused order. Clause vectors are on by default.
+func TestClauseListsUseVectors(t *testing.T) {
+	cs := append(slices.DeleteFunc(catalog(), func(c contracts.Contract) bool { return c.Service == "translate" }),
+		tool("lang.textTranslation", "lang", "Text translation", contracts.RiskRead),
+		tool("lang.translateText", "lang", "Translate text", contracts.RiskRead))
+	const q = "Check the weather forecast for Oslo. Then translate the text for Bob."
+	for _, vectors := range []bool{true, false} { // the default, then without
+		rk := DefaultRanking()
+		if !vectors {
+			rk.ClauseVectors = false
+		}
+		r := newIndex(t, Options{Ranking: rk}, cs...)
+		clause, err := r.rankList(context.Background(), "translate the text for Bob", nil, clauseList)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Recommend(context.Background(), q, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "lang.textTranslation" // BM25 tie, broken by name
+		if vectors {
+			want = "lang.translateText"
+		}
+		if clause.order[0] != want || !slices.Contains(got, want) {
+			t.Errorf("ClauseVectors %v: clause list %v, top 2 %v; want %s first", vectors, clause.order, got, want)
+		}
+	}
+}
+
 // TestDiversificationGivesEachClauseASlot: near-duplicates of the first
 // clause's tool outscore the second clause's only tool; plain fusion fills
 // the top 2 with them, xQuAD gives the second clause its slot.

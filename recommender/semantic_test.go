@@ -2,6 +2,7 @@ package recommender
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -148,9 +149,29 @@ func TestWithoutQuoted(t *testing.T) {
 		`say 'hello' to Bob's team`:                        `say  to Bob's team`,
 		`an "unbalanced quote`:                             `an "unbalanced quote`,
 		`“curly” quotes`:                                   ` quotes`,
+		`"Can you find me some dinner ideas?"`:             `"Can you find me some dinner ideas?"`, // the quotes wrap the request
 	} {
 		if got := withoutQuoted(in); got != want {
 			t.Errorf("withoutQuoted(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestSemanticReadsTaskWords: the meaning list of a request padded with
+// request boilerplate is the list of its task words alone; summed into one
+// vector, the boilerplate's pieces would outweigh a short task.
+func TestSemanticReadsTaskWords(t *testing.T) {
+	ctx := context.Background()
+	r := newIndex(t, Options{Semantic: static(t)}, meaningCatalog()...)
+	padded, err := r.semanticScores(ctx, "Could you please help me, I would like to find some dinner ideas for tonight?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := r.semanticScores(ctx, "dinner ideas tonight", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bare) == 0 || !maps.Equal(padded, bare) {
+		t.Fatalf("padded request's meaning list %v, task words' %v", padded, bare)
 	}
 }

@@ -65,8 +65,8 @@ func TestTune(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("%s part %2d %-10s R1 %.4f R5 %.4f MRR %.3f F5 %.3f F10 %.3f | single R1 %.3f | multi F5 %.3f p50 %.2fms",
-					raw, part, set, rep.All.R1, rep.All.R5, rep.All.MRR10, rep.All.Full5, rep.All.Full10, rep.Single.R1, rep.Multi.Full5, rep.P50MS)
+				t.Logf("%s part %2d %-10s R1 %.4f R5 %.4f MRR %.3f F5 %.3f F10 %.3f | single R1 %.3f | multi F5 %.3f F10 %.3f p50 %.2fms",
+					raw, part, set, rep.All.R1, rep.All.R5, rep.All.MRR10, rep.All.Full5, rep.All.Full10, rep.Single.R1, rep.Multi.Full5, rep.Multi.Full10, rep.P50MS)
 			}
 		}
 	}

@@ -41,6 +41,24 @@ func words(s string, keepRequest bool) []string {
 	return out
 }
 
+// Content is s without its function words and request verbs, its other
+// words unstemmed and joined by spaces: what a meaning model should read of
+// a request. "Can you please help me find a recipe" has more pieces of
+// boilerplate than of task, and a sum of piece vectors follows the
+// majority. A text of nothing else is returned as it is.
+func Content(s string) string {
+	var out []string
+	for _, raw := range Split(s) {
+		if w := strings.ToLower(raw); !functionWords[w] && !requestWords[w] {
+			out = append(out, raw)
+		}
+	}
+	if len(out) == 0 {
+		return s
+	}
+	return strings.Join(out, " ")
+}
+
 // Split breaks s into raw word pieces: runs of letters or digits, with
 // camelCase, letter/digit and script boundaries also splitting
 // ("HTTPServer2" -> "HTTP", "Server", "2"; "Slack에" -> "Slack", "에").

@@ -29,6 +29,19 @@ func TestWordsStemsAndDropsStopwords(t *testing.T) {
 	}
 }
 
+func TestContentKeepsTaskWordsUnstemmed(t *testing.T) {
+	cases := map[string]string{
+		"Can you please help me find the running events?": "running events",
+		"I'd like getWeatherForecast for Paris":           "Weather Forecast Paris",
+		"help me please":                                  "help me please", // nothing else: kept whole
+	}
+	for in, want := range cases {
+		if got := Content(in); got != want {
+			t.Errorf("Content(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestStemFoldsInflections(t *testing.T) {
 	groups := [][]string{
 		{"forecast", "forecasts", "forecasting", "forecasted"},
@@ -107,6 +120,9 @@ func FuzzWords(f *testing.F) {
 			if w == "" || strings.ToLower(w) != w {
 				t.Fatalf("Words(%q) produced %q", s, w)
 			}
+		}
+		if c := Content(s); len(Split(s)) > 0 && len(Split(c)) == 0 {
+			t.Fatalf("Content(%q) = %q lost every word", s, c)
 		}
 		for _, c := range Clauses(s, 2, len(s)%2 == 0) {
 			if strings.TrimSpace(c) == "" {

@@ -35,6 +35,7 @@ func RecommenderOptions(cfg *config.Config, env config.Env) (recommender.Options
 		o.Embedder = e
 		o.Ranking = recommender.DefaultRanking()
 		o.Ranking.VectorPool = 0
+		o.Ranking.ClauseVectors = false // one endpoint request per search, not one per clause
 	default:
 		return o, contracts.Errorf(contracts.CodeInvalidConfig, "unknown recommender.embedder %q", r.Embedder).With("key", "recommender.embedder")
 	}

@@ -168,17 +168,19 @@ func (s *Source) relist(ctx context.Context, c *conn) {
 		}
 		return
 	}
+	// An unchanged list (the usual poll) is not converted and compiled again.
+	s.mu.Lock()
+	same := hashTools(tools) == s.tools.hash
+	s.mu.Unlock()
+	if same {
+		return
+	}
 	set := buildTools(s.spec.Name, tools, s.spec.Overrides)
 	s.mu.Lock()
-	same := set.hash == s.tools.hash
-	if !same {
-		s.tools = set
-	}
+	s.tools = set
 	s.mu.Unlock()
-	if !same {
-		s.log.Info("upstream tools changed", "tools", len(set.contracts), "skipped", len(set.skipped))
-		s.signal()
-	}
+	s.log.Info("upstream tools changed", "tools", len(set.contracts), "skipped", len(set.skipped))
+	s.signal()
 }
 
 // down retires c (its tools stay listed, calls fail as unavailable) and

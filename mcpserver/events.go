@@ -170,7 +170,8 @@ func (s *Server) eventsPage(ctx context.Context, runID string, after int64, limi
 // sharing it drives are followed too — and ends after the entry that makes
 // the run final. A comment line every 15 s keeps idle proxies from
 // closing the stream. Nothing is left to send on a final run: 204, which
-// tells an EventSource to stop reconnecting.
+// tells an EventSource to stop reconnecting. A cursor past the run's last
+// entry is 400.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	runID := r.PathValue("id")
@@ -196,7 +197,14 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, status, ce)
 		return
 	}
-	if run.Status.Final() && after >= run.Seq {
+	// No stream gave a cursor past the last stored entry: waiting for the
+	// entries after it would skip the one that ends the run, and never end.
+	if after > run.Seq {
+		writeHTTPError(w, http.StatusBadRequest, contracts.Errorf(contracts.CodeInvalidInput,
+			"%s %d is past run %s's last entry (%d)", field, after, run.ID, run.Seq).With("field", field).With("seq", run.Seq))
+		return
+	}
+	if run.Status.Final() && after == run.Seq {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}

@@ -461,3 +461,36 @@ func waitCompleted(t *testing.T, last func() string) {
 		return strings.Contains(last(), ": completed")
 	})
 }
+
+// TestEventStreamCursorPastTheEnd: a cursor past the run's last entry
+// (no stream ever gave it) is refused, on a live run as on a final one,
+// rather than opening a stream that waits for entries it skips: it never
+// ended, not even when the run did.
+func TestEventStreamCursorPastTheEnd(t *testing.T) {
+	e, _ := newChainEnv(t)
+	ts := e.httpServer(t)
+	bob := httpClient(t, ts.URL, userToken, clientOpts{})
+	waiting := call(t, bob, "plan", map[string]any{"plan": chainPlan()})["run_id"].(string)
+	done := call(t, bob, "execute", map[string]any{"plan": chainPlan()})["run_id"].(string)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, id := range []string{waiting, done} {
+		run, err := e.engine.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range []map[string]string{{"Last-Event-ID": strconv.FormatInt(run.Seq+1, 10)}, nil} {
+			url := ts.URL + "/runs/" + id + "/events"
+			if h == nil {
+				url += "?after=" + strconv.FormatInt(run.Seq+1000, 10)
+			}
+			resp := openEvents(t, ctx, url, userToken, h)
+			var body contracts.Error
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || body.Code != contracts.CodeInvalidInput {
+				t.Errorf("%s run, cursor past seq %d (%v %s): %s %+v, want 400 %d", run.Status, run.Seq, h, url, resp.Status, body, contracts.CodeInvalidInput)
+			}
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/jsonbound"
 )
@@ -17,6 +19,7 @@ import (
 // 401, a tools/call of an admin tool by a caller without the admin role is
 // 403, and the caller's identity rides the request context into handlers.
 // A task-augmented tools/call gets a slot for its task id (see tasks).
+// An MCP session id is the caller's own or 404 (see sessionOwners).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r.Header.Get("Authorization"))
@@ -29,6 +32,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ordo", error="invalid_token"`)
 			writeHTTPError(w, http.StatusUnauthorized, contracts.Errorf(contracts.CodeUnauthorized, "the bearer token is not valid").With("field", "Authorization"))
+			return
+		}
+		sid := r.Header.Get(server.HeaderKeySessionID)
+		if sid != "" && !s.owners.claim(sid, id.User) {
+			writeHTTPError(w, http.StatusNotFound, contracts.Errorf(contracts.CodeInvalidInput,
+				"MCP session %q is not this token's: initialize a session of your own", sid).With("field", server.HeaderKeySessionID))
 			return
 		}
 		ctx := withIdentity(r.Context(), id)
@@ -75,6 +84,14 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			w = &statusFilter{ResponseWriter: w, flusher: f, ctx: ctx, tasks: s.tasks}
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
+		switch {
+		case sid == "": // initialize: the session it opened is the caller's
+			if opened := w.Header().Get(server.HeaderKeySessionID); opened != "" {
+				s.owners.claim(opened, id.User)
+			}
+		case r.Method == http.MethodDelete:
+			s.owners.end(sid)
+		}
 	})
 }
 

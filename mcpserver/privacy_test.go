@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/mcpserver"
 )
 
 // TestAnotherUsersRunAnswersAsAnUnknownOne: over HTTP, another user's run
@@ -63,4 +64,52 @@ func TestAnotherUsersRunAnswersAsAnUnknownOne(t *testing.T) {
 		return string(body)
 	}
 	same("event stream", stream(bobs), stream(unknown))
+}
+
+// TestSessionBoundToItsToken: an MCP session id (Mcp-Session-Id, the
+// revisions before 2026-07-28) belongs to the user whose token opened it.
+// Another user's token with it is 404 on POST, on GET (the session's
+// stream, where its notifications, elicitation and sampling requests go)
+// and on DELETE; the owner's session and subscriptions go on.
+func TestSessionBoundToItsToken(t *testing.T) {
+	e := newEnv(t)
+	ts := e.httpServer(t)
+	u := newUpdates()
+	ada := httpClient(t, ts.URL, adminToken, clientOpts{legacy: true, onNotif: u.hear})
+	sid := ada.GetSessionId()
+	hers := call(t, ada, "plan", map[string]any{"plan": upperPlan("hers")})["run_id"].(string)
+	subscribe(t, ada, runURI(hers))
+	subs := mcpserver.SubscriptionCount(e.srv)
+
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`)
+		}
+		req, _ := http.NewRequestWithContext(ctx, method, ts.URL+"/mcp", body)
+		req.Header.Set("Authorization", "Bearer "+userToken)
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("MCP-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s /mcp with another user's session: %s, want 404", method, resp.Status)
+		}
+		resp.Body.Close()
+		cancel()
+	}
+	if n := mcpserver.SubscriptionCount(e.srv); n != subs {
+		t.Errorf("%d subscriptions after another user's DELETE, want %d", n, subs)
+	}
+	// ada's session still hears about her run.
+	call(t, ada, "approve", map[string]any{"run_id": hers, "decision": "approve"})
+	u.await(t, runURI(hers), 1)
+	// bob's own session works.
+	bob := httpClient(t, ts.URL, userToken, clientOpts{legacy: true})
+	call(t, bob, "list_runs", map[string]any{})
 }

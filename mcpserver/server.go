@@ -64,6 +64,7 @@ type Server struct {
 	jobs   *jobTable
 	tasks  *tasks
 	tokens *tokenTable
+	owners *sessionOwners
 	gw     *gateway
 	subs   *subscriptions
 
@@ -103,6 +104,7 @@ func New(opts Options) (*Server, error) {
 		jobs:     newJobTable(),
 		tasks:    newTasks(),
 		tokens:   newTokenTable(opts.Tokens),
+		owners:   newSessionOwners(),
 		runWatch: newRunWatchers(),
 		closing:  make(chan struct{}),
 	}

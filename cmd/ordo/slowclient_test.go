@@ -7,9 +7,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,12 +29,7 @@ func TestServeDropsSlowAndIdleClients(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const token = "slow-client-token-0123456789"
-	e := newEnv(t)
-	cfg := filepath.Join(e.home, "ordo.yaml")
-	os.WriteFile(cfg, []byte("http:\n  read_timeout: 1s\n  idle_timeout: 1s\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: user}\n"), 0o600)
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
-	cmd.Dir, cmd.Env = repoRoot, append(e.vars, "ADA_TOKEN="+token)
-	mcpURL, _ := listening(t, cmd)
+	_, mcpURL := serveHTTP(t, ctx, token, "  read_timeout: 1s\n  idle_timeout: 1s\n")
 	u, _ := url.Parse(mcpURL)
 
 	// closed reports whether the server closed conn within the test's

@@ -35,10 +35,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		sid := r.Header.Get(server.HeaderKeySessionID)
-		if sid != "" && !s.owners.claim(sid, id.User) {
-			writeHTTPError(w, http.StatusNotFound, contracts.Errorf(contracts.CodeInvalidInput,
-				"MCP session %q is not this token's: initialize a session of your own", sid).With("field", server.HeaderKeySessionID))
-			return
+		if sid != "" {
+			if !s.owners.enter(sid, id.User) {
+				writeHTTPError(w, http.StatusNotFound, contracts.Errorf(contracts.CodeInvalidInput,
+					"this MCP session is not this token's: initialize a session of your own").With("field", server.HeaderKeySessionID))
+				return
+			}
+			defer s.owners.leave(sid)
 		}
 		ctx := withIdentity(r.Context(), id)
 		if r.Method == http.MethodPost && r.Body != nil {
@@ -87,7 +90,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		switch {
 		case sid == "": // initialize: the session it opened is the caller's
 			if opened := w.Header().Get(server.HeaderKeySessionID); opened != "" {
-				s.owners.claim(opened, id.User)
+				s.owners.opened(opened, id.User)
 			}
 		case r.Method == http.MethodDelete:
 			s.owners.end(sid)

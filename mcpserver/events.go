@@ -45,6 +45,7 @@ const (
 	ssePoll           = 500 * time.Millisecond
 	sseHeartbeat      = 15 * time.Second
 	sseBatch          = 256 // entries read from the store at a time
+	sseWriteTimeout   = 30 * time.Second
 )
 
 // EventView is one entry of a run's log as clients see it: its cursor,
@@ -170,7 +171,8 @@ func (s *Server) eventsPage(ctx context.Context, runID string, after int64, limi
 // sharing it drives are followed too — and ends after the entry that makes
 // the run final. A comment line every 15 s keeps idle proxies from
 // closing the stream. Nothing is left to send on a final run: 204, which
-// tells an EventSource to stop reconnecting.
+// tells an EventSource to stop reconnecting. A cursor past the run's last
+// entry is 400.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	runID := r.PathValue("id")
@@ -196,12 +198,18 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, status, ce)
 		return
 	}
-	if run.Status.Final() && after >= run.Seq {
+	// No stream gave a cursor past the last stored entry: waiting for the
+	// entries after it would skip the one that ends the run, and never end.
+	if after > run.Seq {
+		writeHTTPError(w, http.StatusBadRequest, contracts.Errorf(contracts.CodeInvalidInput,
+			"%s %d is past run %s's last entry (%d)", field, after, run.ID, run.Seq).With("field", field).With("seq", run.Seq))
+		return
+	}
+	if run.Status.Final() && after == run.Seq {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
+	if _, ok := w.(http.Flusher); !ok {
 		writeHTTPError(w, http.StatusInternalServerError, contracts.Errorf(contracts.CodeInternal, "this connection cannot stream"))
 		return
 	}
@@ -213,8 +221,20 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
+	// Each write gets streamWriteTimeout to reach the client: one that
+	// stops reading loses its stream (and may resume it) rather than
+	// holding it for ever. An error ends the stream: the client went away.
+	rc := http.NewResponseController(w)
+	send := func(write func() error) error {
+		_ = rc.SetWriteDeadline(time.Now().Add(s.streamWriteTimeout))
+		if err := write(); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	if send(func() error { w.WriteHeader(http.StatusOK); return nil }) != nil {
+		return
+	}
 
 	poll := time.NewTicker(ssePoll)
 	defer poll.Stop()
@@ -225,23 +245,26 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Info("event stream ended", "run", runID, "err", err)
-				writeSSE(w, 0, "error", contracts.AsError(err))
-				flusher.Flush()
+				_ = send(func() error { return writeSSE(w, 0, "error", contracts.AsError(err)) })
 			}
 			return
 		}
-		for i := range entries {
-			d := &entries[i]
-			if err := writeSSE(w, d.Seq, d.Kind(), NewEventView(d)); err != nil {
-				return // the client went away
+		final := false
+		if send(func() error {
+			for i := range entries {
+				d := &entries[i]
+				if err := writeSSE(w, d.Seq, d.Kind(), NewEventView(d)); err != nil {
+					return err
+				}
+				after, final = d.Seq, EntryStatus(d).Final()
+				if final {
+					break
+				}
 			}
-			after = d.Seq
-			if EntryStatus(d).Final() {
-				flusher.Flush()
-				return
-			}
+			return nil
+		}) != nil || final {
+			return
 		}
-		flusher.Flush()
 		if len(entries) == sseBatch {
 			continue
 		}
@@ -253,10 +276,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-wake:
 		case <-poll.C:
 		case <-beat.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if send(func() error { _, err := fmt.Fprint(w, ": keep-alive\n\n"); return err }) != nil {
 				return
 			}
-			flusher.Flush()
 		}
 	}
 }

@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -460,4 +464,102 @@ func waitCompleted(t *testing.T, last func() string) {
 	testwait.Until(t, 10*time.Second, "the final progress notification", func() bool {
 		return strings.Contains(last(), ": completed")
 	})
+}
+
+// TestEventStreamCursorPastTheEnd: a cursor past the run's last entry
+// (no stream ever gave it) is refused, on a live run as on a final one,
+// rather than opening a stream that waits for entries it skips: it never
+// ended, not even when the run did.
+func TestEventStreamCursorPastTheEnd(t *testing.T) {
+	e, _ := newChainEnv(t)
+	ts := e.httpServer(t)
+	bob := httpClient(t, ts.URL, userToken, clientOpts{})
+	waiting := call(t, bob, "plan", map[string]any{"plan": chainPlan()})["run_id"].(string)
+	done := call(t, bob, "execute", map[string]any{"plan": chainPlan()})["run_id"].(string)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, id := range []string{waiting, done} {
+		run, err := e.engine.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range []map[string]string{{"Last-Event-ID": strconv.FormatInt(run.Seq+1, 10)}, nil} {
+			url := ts.URL + "/runs/" + id + "/events"
+			if h == nil {
+				url += "?after=" + strconv.FormatInt(run.Seq+1000, 10)
+			}
+			resp := openEvents(t, ctx, url, userToken, h)
+			var body contracts.Error
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || body.Code != contracts.CodeInvalidInput {
+				t.Errorf("%s run, cursor past seq %d (%v %s): %s %+v, want 400 %d", run.Status, run.Seq, h, url, resp.Status, body, contracts.CodeInvalidInput)
+			}
+		}
+	}
+}
+
+// TestEventStreamDropsAClientThatStopsReading: a client that opens a
+// run's stream and stops reading loses it once a write has waited the
+// stream's write timeout, rather than holding the stream (a goroutine, a
+// connection, a store poll) for as long as it keeps the connection; it
+// may reconnect with Last-Event-ID and lose nothing (TestEventStreamResumes).
+// The run waits for approval, so a stream still held never ends.
+func TestEventStreamDropsAClientThatStopsReading(t *testing.T) {
+	e := newEnv(t)
+	mcpserver.SetStreamWriteTimeout(e.srv, time.Second)
+	// Small socket buffers on both ends, so that a stream of a few hundred
+	// KB fills them (the kernel would otherwise take megabytes).
+	ts := httptest.NewUnstartedServer(e.srv.Handler())
+	ts.Listener = smallSendBuffers{ts.Listener}
+	ts.Start()
+	t.Cleanup(ts.Close)
+	big := strings.Repeat("x", 200<<10) // a plan is at most 1 MiB
+	var actions []string
+	for i := range 4 {
+		actions = append(actions, fmt.Sprintf(`{"id":"a%d","tool":"text.upper","intent":"transform","requires":[],"produces":[],"inputs":{"text":%q}}`, i, big))
+	}
+	p, err := contracts.ParsePlan([]byte(`{"version":"1.0","goal":"shout a lot","timezone":"UTC","actions":[` + strings.Join(actions, ",") + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := e.engine.Plan(context.Background(), agent.Request{Plan: p, UserID: "bob"})
+	if err != nil || run.Status != contracts.RunInterrupted {
+		t.Fatalf("plan: %v %v", run, err)
+	}
+
+	// A client with a small receive buffer asks for the stream and reads nothing.
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /runs/%s/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", run.ID, userToken)
+	time.Sleep(3 * time.Second) // three write timeouts, with nobody reading
+
+	// Now read: what the server managed to send, then the end of a stream
+	// it gave up on. A stream still held would send the rest and wait.
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	n, err := io.Copy(io.Discard, conn)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the stream was still open after its client stopped reading (%d bytes read)", n)
+	}
+	if n >= int64(len(big))*4 {
+		t.Fatalf("read %d bytes: the whole log got through, so nothing was ever blocked", n)
+	}
+}
+
+// smallSendBuffers gives each accepted connection a 4 KB send buffer.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
 }

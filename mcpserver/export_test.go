@@ -1,5 +1,7 @@
 package mcpserver
 
+import "time"
+
 // SubscriptionCount is how many resource subscriptions s holds, across
 // sessions, so tests can see them end with their session.
 func SubscriptionCount(s *Server) int {
@@ -12,3 +14,7 @@ func SubscriptionCount(s *Server) int {
 	}
 	return n
 }
+
+// SetStreamWriteTimeout shortens how long a run's event stream waits for
+// a client to take a write.
+func SetStreamWriteTimeout(s *Server, d time.Duration) { s.streamWriteTimeout = d }

@@ -166,7 +166,8 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw
 }
 
 // loadRun returns a run the caller may see: their own, or any for admins.
-// Someone else's run is reported as not found, so ids do not leak.
+// Someone else's run is reported with the store's own not-found error,
+// word for word, so no answer tells that an id exists.
 func (s *Server) loadRun(ctx context.Context, runID string) (*contracts.Run, error) {
 	run, err := s.opts.Engine.Get(ctx, runID)
 	if err != nil {
@@ -174,7 +175,7 @@ func (s *Server) loadRun(ctx context.Context, runID string) (*contracts.Run, err
 	}
 	id := identityFrom(ctx)
 	if run.UserID != id.User && !id.Has(RoleAdmin) {
-		return nil, contracts.Errorf(contracts.CodeRunNotFound, "no run %q", runID).With("run_id", runID)
+		return nil, memory.NotFound(runID)
 	}
 	return run, nil
 }

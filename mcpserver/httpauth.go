@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/jsonbound"
 )
@@ -17,6 +19,7 @@ import (
 // 401, a tools/call of an admin tool by a caller without the admin role is
 // 403, and the caller's identity rides the request context into handlers.
 // A task-augmented tools/call gets a slot for its task id (see tasks).
+// An MCP session id is the caller's own or 404 (see sessionOwners).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r.Header.Get("Authorization"))
@@ -30,6 +33,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ordo", error="invalid_token"`)
 			writeHTTPError(w, http.StatusUnauthorized, contracts.Errorf(contracts.CodeUnauthorized, "the bearer token is not valid").With("field", "Authorization"))
 			return
+		}
+		sid := r.Header.Get(server.HeaderKeySessionID)
+		if sid != "" {
+			if !s.owners.enter(sid, id.User) {
+				writeHTTPError(w, http.StatusNotFound, contracts.Errorf(contracts.CodeInvalidInput,
+					"this MCP session is not this token's: initialize a session of your own").With("field", server.HeaderKeySessionID))
+				return
+			}
+			defer s.owners.leave(sid)
 		}
 		ctx := withIdentity(r.Context(), id)
 		if r.Method == http.MethodPost && r.Body != nil {
@@ -75,6 +87,14 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			w = &statusFilter{ResponseWriter: w, flusher: f, ctx: ctx, tasks: s.tasks}
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
+		switch {
+		case sid == "": // initialize: the session it opened is the caller's
+			if opened := w.Header().Get(server.HeaderKeySessionID); opened != "" {
+				s.owners.opened(opened, id.User)
+			}
+		case r.Method == http.MethodDelete:
+			s.owners.end(sid)
+		}
 	})
 }
 

@@ -64,14 +64,18 @@ type Server struct {
 	jobs   *jobTable
 	tasks  *tasks
 	tokens *tokenTable
+	owners *sessionOwners
 	gw     *gateway
 	subs   *subscriptions
 
 	// runWatch wakes the event streams (events.go) following a run;
 	// closing ends them all (EndStreams).
-	runWatch  *runWatchers
-	closing   chan struct{}
-	closeOnce sync.Once
+	runWatch *runWatchers
+	// streamWriteTimeout is how long an event stream waits for its
+	// client to take a write (sseWriteTimeout; tests shorten it).
+	streamWriteTimeout time.Duration
+	closing            chan struct{}
+	closeOnce          sync.Once
 }
 
 // New checks opts and builds the server with its tools and resources.
@@ -98,13 +102,15 @@ func New(opts Options) (*Server, error) {
 		opts.StdioIdentity = &Identity{User: "local"}
 	}
 	s := &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		jobs:     newJobTable(),
-		tasks:    newTasks(),
-		tokens:   newTokenTable(opts.Tokens),
-		runWatch: newRunWatchers(),
-		closing:  make(chan struct{}),
+		opts:               opts,
+		log:                opts.Logger,
+		jobs:               newJobTable(),
+		tasks:              newTasks(),
+		tokens:             newTokenTable(opts.Tokens),
+		owners:             newSessionOwners(),
+		runWatch:           newRunWatchers(),
+		streamWriteTimeout: sseWriteTimeout,
+		closing:            make(chan struct{}),
 	}
 	s.subs = newSubscriptions(s)
 	hooks := s.subs.hooks()

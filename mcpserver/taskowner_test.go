@@ -150,7 +150,8 @@ func TestTasksBelongToTheirUser(t *testing.T) {
 				}
 			}
 
-			// Nor with ada's session id under his own token.
+			// Nor with ada's session id under his own token: the session is
+			// hers (TestSessionBoundToItsToken).
 			if era.legacy {
 				sid := ada.GetTransport().(*transport.StreamableHTTP).GetSessionId()
 				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":%q}}`, adas)
@@ -165,8 +166,8 @@ func TestTasksBelongToTheirUser(t *testing.T) {
 				}
 				got, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
-				if !strings.Contains(string(got), "task not found") {
-					t.Errorf("bob with ada's session id: tasks/get answered %s", got)
+				if resp.StatusCode != http.StatusNotFound || strings.Contains(string(got), adas) {
+					t.Errorf("bob with ada's session id: tasks/get answered %s %s (the session is hers: 404)", resp.Status, got)
 				}
 			}
 

@@ -2,6 +2,8 @@ package telemetry
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,7 +28,7 @@ var unfinished = []contracts.RunStatus{contracts.RunPending, contracts.RunReady,
 // age (from the store, which every server sharing it sees alike), plugin
 // restarts and whether each plugin and upstream is up (from src).
 func (m *Metrics) Watch(store memory.Checkpointer, src Sources) {
-	m.reg.MustRegister(stateCollector{store: store, src: src, now: time.Now})
+	m.reg.MustRegister(&stateCollector{store: store, src: src, now: time.Now})
 }
 
 var (
@@ -45,21 +47,44 @@ type stateCollector struct {
 	store memory.Checkpointer
 	src   Sources
 	now   func() time.Time
+
+	// /metrics answers without a token and each read lists every
+	// unfinished run, so scrapes read the store one at a time, and one
+	// that waited takes the read that began after it came rather than
+	// making another (see unfinishedRuns).
+	mu    sync.Mutex
+	reads atomic.Int64 // reads begun
+	sums  []memory.RunSummary
+	err   error
 }
 
-func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
+// unfinishedRuns lists the unfinished runs as of a read begun after the
+// call.
+func (c *stateCollector) unfinishedRuns() ([]memory.RunSummary, error) {
+	begun := c.reads.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reads.Load() > begun { // a read began after this call and has ended
+		return c.sums, c.err
+	}
+	c.reads.Add(1)
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	c.sums, c.err = c.store.List(ctx, memory.Filter{Status: unfinished})
+	return c.sums, c.err
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{runsDesc, waitDesc, ageDesc, storeUpDesc, restartsDesc, pluginUpDesc, upstreamDesc} {
 		ch <- d
 	}
 }
 
-func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
-	defer cancel()
-	sums, err := c.store.List(ctx, memory.Filter{Status: unfinished})
+	sums, err := c.unfinishedRuns()
 	gauge(storeUpDesc, bool01(err == nil))
 	if err == nil {
 		by := map[contracts.RunStatus]int{}

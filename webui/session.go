@@ -98,7 +98,20 @@ func (ss *sessions) end(s *session) {
 
 func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/ui", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r)})
+}
+
+// overTLS reports a request that reached the browser's end over TLS:
+// directly, or through a proxy that ended TLS and says so with
+// X-Forwarded-Proto (ordo serve speaks plain HTTP, so an https://
+// console is always behind one). Trusting the header costs nothing: a
+// Secure cookie is only held back from plain HTTP.
+func overTLS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",") // the proxy nearest the browser
+	return strings.EqualFold(strings.TrimSpace(proto), "https")
 }
 
 // signInPage shows the token form, with a fresh CSRF token bound to a

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"strings"
 	"testing"
@@ -285,5 +287,42 @@ func TestForkAndTools(t *testing.T) {
 	_, page := b.get("/ui/tools?q=echo+a+text")
 	if !strings.Contains(page, "<code>test.echo</code>") || !strings.Contains(page, "Best for") || !strings.Contains(page, "Echo a text back") {
 		t.Fatalf("tools page:\n%s", page)
+	}
+}
+
+// TestSecureCookiesBehindTLSProxy: `ordo serve` speaks plain HTTP, so a
+// console on https:// is behind a proxy that ends TLS and says so
+// (X-Forwarded-Proto: https, as httputil.ReverseProxy's SetXForwarded
+// and nginx's usual configuration send): the sign-in and session cookies
+// are Secure then, so a browser never sends them over plain HTTP.
+func TestSecureCookiesBehindTLSProxy(t *testing.T) {
+	s := newStack(t)
+	backend := mustURL(t, s.ts.URL)
+	proxy := httptest.NewTLSServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(backend)
+		r.SetXForwarded()
+	}})
+	t.Cleanup(proxy.Close)
+	b := s.browser(t)
+	b.c.Transport = proxy.Client().Transport
+	b.s = &stack{ts: proxy}
+	res, _ := b.get("/ui/signin")
+	cookies := res.Cookies()
+	res, _ = b.post("/ui/signin", url.Values{"token": {bobToken}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in through the proxy: %s", res.Status)
+	}
+	cookies = append(cookies, res.Cookies()...)
+	names := map[string]bool{}
+	for _, c := range cookies {
+		if c.MaxAge > 0 {
+			names[c.Name] = true
+			if !c.Secure {
+				t.Errorf("cookie %s over https is not Secure", c.Name)
+			}
+		}
+	}
+	if !names["ordo_signin"] || !names["ordo_session"] {
+		t.Fatalf("cookies set: %v", names)
 	}
 }

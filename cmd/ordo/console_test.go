@@ -23,7 +23,7 @@ func TestConsoleServed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const token = "console-admin-token-0123456789"
-	_, mcpURL := serveHTTP(t, ctx, token)
+	_, mcpURL := serveHTTP(t, ctx, token, "")
 	base := strings.TrimSuffix(mcpURL, "/mcp")
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}

@@ -30,7 +30,7 @@ func TestDeepJSONBoundsMemory(t *testing.T) {
 	const token, limit, watchdog = "ada-token-0123456789abcdef", 200 << 20, 1 << 30
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd, mcpURL := serveHTTP(t, ctx, token)
+	cmd, mcpURL := serveHTTP(t, ctx, token, "")
 	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
 	if _, err := os.ReadFile(status); err != nil {
 		t.Skipf("no %s: %v", status, err)
@@ -97,12 +97,13 @@ func TestDeepJSONBoundsMemory(t *testing.T) {
 }
 
 // serveHTTP starts `ordo serve --http` on the embedded store with one admin
-// token and returns the process and its MCP URL.
-func serveHTTP(t *testing.T, ctx context.Context, token string) (*exec.Cmd, string) {
+// token (and httpKeys, more http lines such as "  read_timeout: 1s\n")
+// and returns the process and its MCP URL.
+func serveHTTP(t *testing.T, ctx context.Context, token, httpKeys string) (*exec.Cmd, string) {
 	t.Helper()
 	e := newEnv(t)
 	cfg := filepath.Join(e.home, "ordo.yaml")
-	os.WriteFile(cfg, []byte("http:\n  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)
+	os.WriteFile(cfg, []byte("http:\n"+httpKeys+"  tokens:\n    - {name: ada, token_env: ADA_TOKEN, role: admin}\n"), 0o600)
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "--config", cfg, "serve", "--http", "127.0.0.1:0")
 	cmd.Dir, cmd.Env = repoRoot, append(e.vars, "ADA_TOKEN="+token)
 	url, _ := listening(t, cmd)

@@ -222,7 +222,7 @@ func TestServeHTTPAuth(t *testing.T) {
 	const token = "ada-token-0123456789abcdef"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd, url := serveHTTP(t, ctx, token)
+	cmd, url := serveHTTP(t, ctx, token, "")
 	base := strings.TrimSuffix(url, "/mcp")
 	resp, err := http.Get(base + "/healthz")
 	if err != nil || resp.StatusCode != 200 {

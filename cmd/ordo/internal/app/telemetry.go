@@ -58,7 +58,7 @@ func (a *App) ServeMetrics() (stop func(), err error) {
 	for path, h := range a.opsHandlers() {
 		mux.Handle(path, h)
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := a.HTTPServer(mux)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -71,4 +71,15 @@ func (a *App) ServeMetrics() (stop func(), err error) {
 		_ = hs.Close()
 		<-done
 	}, nil
+}
+
+// HTTPServer is an HTTP server for h with the configured bounds on slow
+// and idle clients (http.read_timeout, http.idle_timeout): without them a
+// client that sends a body a byte at a time, or keeps a connection open
+// with no request, holds it for ever, signed in or not. A handler's
+// answer is not bounded (event streams and long tool calls last), and
+// neither is a stream once its request is read.
+func (a *App) HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: min(10*time.Second, a.Config.HTTP.ReadTimeout),
+		ReadTimeout: a.Config.HTTP.ReadTimeout, IdleTimeout: a.Config.HTTP.IdleTimeout}
 }

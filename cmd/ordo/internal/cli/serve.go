@@ -129,7 +129,7 @@ The web console is at /ui on the same listener: sign in with the same token.`,
 			if err != nil {
 				return err
 			}
-			hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+			hs := a.HTTPServer(handler)
 			hs.RegisterOnShutdown(srv.EndStreams) // event streams hold their connections open
 			log.Info("serving MCP over HTTP", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version(),
 				"tools", len(a.Host.List()), "llm", a.LLM != nil, "tokens", len(cfg.HTTP.Tokens), "data_dir", cfg.DataDir, "config", file)

@@ -190,6 +190,12 @@ type ChatPlugin struct {
 type HTTP struct {
 	Listen string  `yaml:"listen"`
 	Tokens []Token `yaml:"tokens"`
+	// ReadTimeout bounds reading one request, headers and body, so a
+	// client that sends its body a byte at a time cannot hold a
+	// connection (streams that answer after it are not bounded).
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout closes a kept-alive connection with no request.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 }
 
 // Token is one bearer token and the role it grants. Give the token itself
@@ -292,7 +298,7 @@ func Default() *Config {
 			Text:    Switch{Enabled: true},
 			Chat:    ChatPlugin{Enabled: true},
 		},
-		HTTP:      HTTP{Listen: "127.0.0.1:7411"},
+		HTTP:      HTTP{Listen: "127.0.0.1:7411", ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute},
 		Log:       Log{Format: "auto"},
 		Retention: Retention{Runs: 30 * 24 * time.Hour},
 		Memory:    Memory{Enabled: true, Examples: 3, ToolAdvice: true, Clarification: true},

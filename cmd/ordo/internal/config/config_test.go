@@ -91,6 +91,8 @@ func TestInvalidNamesKey(t *testing.T) {
 		{"token both", "http:\n  tokens:\n    - {name: a, token: 0123456789abcdef, token_env: T, role: user}\n", "http.tokens[0]", "exactly one"},
 		{"token role", "http:\n  tokens:\n    - {name: a, token_env: T, role: root}\n", "http.tokens[0].role", "user or admin"},
 		{"listen", "http:\n  listen: 7411\n", "http.listen", "host:port"},
+		{"read timeout", "http:\n  read_timeout: 0s\n", "http.read_timeout", "at least 1s"},
+		{"idle timeout", "http:\n  idle_timeout: 500ms\n", "http.idle_timeout", "at least 1s"},
 		{"webhook", "bundled:\n  chat:\n    webhook_url: ftp://x\n", "bundled.chat.webhook_url", "http or https"},
 		{"tool pattern", "policy:\n  confirm_tools: [chat.post_message, chat]\n", "policy.confirm_tools[1]", "a tool name"},
 		{"upstream both", "upstreams:\n  - {name: up, command: [x], url: http://h/mcp}\n", "upstreams[0].url", "not both"},

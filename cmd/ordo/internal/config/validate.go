@@ -254,6 +254,12 @@ func (c *Config) validateHTTP() error {
 	if err := ListenAddr("http.listen", c.HTTP.Listen); err != nil {
 		return err
 	}
+	if c.HTTP.ReadTimeout < time.Second {
+		return invalid("http.read_timeout", "a duration of at least 1s such as 1m, got %s", c.HTTP.ReadTimeout)
+	}
+	if c.HTTP.IdleTimeout < time.Second {
+		return invalid("http.idle_timeout", "a duration of at least 1s such as 2m, got %s", c.HTTP.IdleTimeout)
+	}
 	names := map[string]bool{}
 	for i, t := range c.HTTP.Tokens {
 		key := fmt.Sprintf("http.tokens[%d]", i)

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -125,5 +126,69 @@ func TestRunLogFoldsToTheRun(t *testing.T) {
 			t.Logf("%d %s %s", e.Seq, e.Kind(), e.Summary())
 		}
 		t.Fatalf("%d entries for seq %d, want 5", len(entries), run.Seq)
+	}
+}
+
+// A fork binds the values the steps it keeps produced, even where a step
+// it runs again had overwritten one of them (format2 below writes text
+// after publish read format's): the fork from publish must publish
+// format's text, not an unbound payload.
+func TestForkBindsWhatTheKeptStepsProduced(t *testing.T) {
+	var fixed atomic.Bool
+	fixed.Store(true)
+	tt := forkTools(t, &fixed)
+	e := New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt, Store: newStore()})
+	ctx := context.Background()
+	plan := `{"version":"1.0","goal":"publish, then format the link","timezone":"UTC","actions":[
+	 {"id":"fetch","tool":"data.fetch","intent":"read","requires":[],"produces":["rows"],"inputs":{"q":"sales"}},
+	 {"id":"format","tool":"data.format","intent":"transform","requires":["rows"],"produces":["text"],"input_bindings":{"rows":"rows"}},
+	 {"id":"publish","tool":"data.publish","intent":"write","requires":[],"depends_on":["format"],"produces":["url"],"input_bindings":{"text":"text"}},
+	 {"id":"format2","tool":"data.format","intent":"transform","requires":["url"],"produces":["text"],"input_bindings":{"rows":"url"}}]}`
+	src, err := e.Run(ctx, Request{Plan: mustPlan(t, plan), UserID: "ada"})
+	wantStatus(t, src, err, contracts.RunCompleted)
+
+	run, err := e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "publish"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	calls := tt.Calls("data.publish")
+	if len(calls) != 2 || calls[1].Payload["text"] != "table: rows of sales" {
+		t.Fatalf("the fork published %+v, want format's text", calls)
+	}
+	if n, m := len(tt.Calls("data.fetch")), len(tt.Calls("data.format")); n != 1 || m != 3 {
+		t.Fatalf("fetch called %d times, format %d: want 1 and 3 (format2 again only)", n, m)
+	}
+	if got := stateOf(t, run, "text"); got != "table: https://x/table: rows of sales" {
+		t.Fatalf("text = %v", got)
+	}
+}
+
+// An edited plan that changes an action before the fork point runs that
+// action again, and what depends on it: a recorded result is reused only
+// for the call the new plan would make. An edit of what a person reads
+// (summary) reuses it.
+func TestForkRunsAgainWhatTheEditChanged(t *testing.T) {
+	var fixed atomic.Bool
+	tt := forkTools(t, &fixed)
+	e := New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt, Store: newStore()})
+	ctx := context.Background()
+	src, err := e.Run(ctx, Request{Plan: mustPlan(t, forkPlan), UserID: "ada"})
+	wantStatus(t, src, err, contracts.RunFailed)
+	fixed.Store(true)
+
+	costs := strings.Replace(forkPlan, `"q":"sales"`, `"q":"costs"`, 1)
+	run, err := e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "publish", Plan: mustPlan(t, costs)})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if got := stateOf(t, run, "url"); got != "https://x/table: rows of costs" {
+		t.Fatalf("url = %v: the edited fetch was not run again", got)
+	}
+	fetches := tt.Calls("data.fetch")
+	if len(fetches) != 3 || fetches[2].Payload["q"] != "costs" {
+		t.Fatalf("fetch calls %+v: want the edited one only once more", fetches)
+	}
+
+	summary := strings.Replace(forkPlan, `"intent":"read","requires":[],"produces":["rows"]`, `"intent":"read","summary":"Read the sales","requires":[],"produces":["rows"]`, 1)
+	run, err = e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "format", Plan: mustPlan(t, summary)})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if n := len(tt.Calls("data.fetch")); n != 3 {
+		t.Fatalf("a summary edit called fetch again: %d calls", n)
 	}
 }

@@ -180,6 +180,9 @@ run is final (completed, failed, rejected or cancelled) or Ctrl-C.
 				if err != nil {
 					return err
 				}
+				if err := mcpserver.CheckCursor(run, "after", after); err != nil {
+					return err
+				}
 				status := run.Status
 				enc := json.NewEncoder(g.io.Out)
 				for {

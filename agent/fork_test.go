@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -190,5 +191,33 @@ func TestForkRunsAgainWhatTheEditChanged(t *testing.T) {
 	wantStatus(t, run, err, contracts.RunCompleted)
 	if n := len(tt.Calls("data.fetch")); n != 3 {
 		t.Fatalf("a summary edit called fetch again: %d calls", n)
+	}
+}
+
+// A fork calls no model for the steps it keeps: not the planner (the plan
+// is the recorded one) and not the filler that bound a kept step's
+// payload; the step it runs again is bound in code from the kept state.
+func TestForkCallsNoModelForKeptSteps(t *testing.T) {
+	var fixed atomic.Bool
+	tt := forkTools(t, &fixed)
+	plan := `{"version":"1.0","goal":"fetch and format","timezone":"UTC","actions":[
+	 {"id":"fetch","tool":"data.fetch","intent":"read","requires":[],"produces":["rows"]},
+	 {"id":"format","tool":"data.format","intent":"transform","requires":["rows"],"produces":["text"],"input_bindings":{"rows":"rows"}}]}`
+	m, srv := scripted(t, planner(plan), llmtest.Reply{Role: "filler", Content: `{"q":"sales"}`}, composer("It failed."), composer("Done."))
+	e := New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt, Store: newStore(), LLM: m})
+	ctx := context.Background()
+	src, err := e.Run(ctx, Request{Goal: "fetch and format the sales", UserID: "ada"})
+	wantStatus(t, src, err, contracts.RunFailed)
+	if srv.Count("planner") != 1 || srv.Count("filler") != 1 || len(tt.Calls("data.fetch")) != 1 {
+		t.Fatalf("source: planner %d filler %d fetch %d", srv.Count("planner"), srv.Count("filler"), len(tt.Calls("data.fetch")))
+	}
+	fixed.Store(true)
+	run, err := e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "format"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if srv.Count("planner") != 1 || srv.Count("filler") != 1 || run.LLMCalls["planner"] != 0 || run.LLMCalls["filler"] != 0 {
+		t.Fatalf("the fork called a model for kept steps: planner %d filler %d, run %v", srv.Count("planner"), srv.Count("filler"), run.LLMCalls)
+	}
+	if len(tt.Calls("data.fetch")) != 1 || stateOf(t, run, "text") != "table: rows of sales" {
+		t.Fatalf("fetch calls %d, text %v", len(tt.Calls("data.fetch")), stateOf(t, run, "text"))
 	}
 }

@@ -221,3 +221,20 @@ func TestForkCallsNoModelForKeptSteps(t *testing.T) {
 		t.Fatalf("fetch calls %d, text %v", len(tt.Calls("data.fetch")), stateOf(t, run, "text"))
 	}
 }
+
+// The steps a fork keeps were spent by the run it forks: they do not
+// count against the fork's steps budget (nor, summed, the user's day).
+func TestForkKeptStepsAreNotSpentAgain(t *testing.T) {
+	var fixed atomic.Bool
+	tt := forkTools(t, &fixed)
+	e := New(Config{OnFailure: contracts.OnFailureFail, Budgets: contracts.Budgets{Run: contracts.Budget{Steps: 3}}}, Deps{Tools: tt, Store: newStore()})
+	ctx := context.Background()
+	src, err := e.Run(ctx, Request{Plan: mustPlan(t, forkPlan), UserID: "ada"})
+	wantStatus(t, src, err, contracts.RunFailed)
+	if contracts.CodeOf(src.Error) == contracts.CodeBudgetExceeded {
+		t.Fatalf("source stopped by its budget: %v", src.Error)
+	}
+	fixed.Store(true)
+	run, err := e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "format"})
+	wantStatus(t, run, err, contracts.RunCompleted) // format and publish: 2 steps of its own
+}

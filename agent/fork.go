@@ -60,19 +60,22 @@ func (e *Engine) Fork(ctx context.Context, req ForkRequest) (*contracts.Run, err
 	for _, a := range plan.Actions {
 		byID[a.ID] = a
 	}
-	kept := map[string]int{} // action -> the index of its step taken over
+	// done: the action's last succeeded step of the current plan, for each
+	// action not run again; its record is taken over when the new plan
+	// still has the action, what it produced in any case.
+	done := map[string]int{}
 	for i, s := range src.Steps {
-		if s.PlanVersion == rev.Version && s.Status == contracts.StepSucceeded && !again[s.ActionID] && byID[s.ActionID].Tool == s.Tool {
-			kept[s.ActionID] = i
+		if s.PlanVersion == rev.Version && s.Status == contracts.StepSucceeded && !again[s.ActionID] {
+			done[s.ActionID] = i
 		}
 	}
-	var seed forkSeed
-	for _, i := range slices.Sorted(maps.Values(kept)) {
-		s := src.Steps[i]
-		s.PlanVersion, s.Attempt = 1, 1
-		seed.steps = append(seed.steps, s)
+	seed := forkSeed{state: e.stateBefore(src, rev.Version, done)}
+	for _, i := range slices.Sorted(maps.Values(done)) {
+		if s := src.Steps[i]; byID[s.ActionID].Tool == s.Tool {
+			s.PlanVersion, s.Attempt = 1, 1
+			seed.steps = append(seed.steps, s)
+		}
 	}
-	seed.state = e.stateBefore(src, rev.Version, kept)
 	user := req.UserID
 	if user == "" {
 		user = src.UserID
@@ -101,10 +104,10 @@ type forkSeed struct {
 }
 
 // stateBefore is the state the steps a fork keeps produced: every step of
-// an earlier plan version and the kept steps of the current one, in the
+// an earlier plan version and the done steps of the current one, in the
 // order they ran. A value a later step (one run again) overwrote is read
 // back from the step's own result; the last value of a key is the run's.
-func (e *Engine) stateBefore(src *contracts.Run, version int, kept map[string]int) map[string]json.RawMessage {
+func (e *Engine) stateBefore(src *contracts.Run, version int, done map[string]int) map[string]json.RawMessage {
 	last := map[string]int{}
 	for i, s := range src.Steps {
 		for _, k := range s.Produced {
@@ -113,7 +116,7 @@ func (e *Engine) stateBefore(src *contracts.Run, version int, kept map[string]in
 	}
 	state := map[string]json.RawMessage{}
 	for i, s := range src.Steps {
-		if j, ok := kept[s.ActionID]; len(s.Produced) == 0 || s.PlanVersion == version && (!ok || j != i) {
+		if j, ok := done[s.ActionID]; len(s.Produced) == 0 || s.PlanVersion == version && (!ok || j != i) {
 			continue
 		}
 		var again map[string]json.RawMessage

@@ -192,6 +192,15 @@ func TestForkRunsAgainWhatTheEditChanged(t *testing.T) {
 	if n := len(tt.Calls("data.fetch")); n != 3 {
 		t.Fatalf("a summary edit called fetch again: %d calls", n)
 	}
+
+	// A plan of only the rest binds what the steps it leaves out produced.
+	rest := mustPlan(t, `{"version":"1.0","goal":"publish raw","timezone":"UTC","actions":[
+	 {"id":"publish","tool":"data.publish","intent":"write","requires":["rows"],"produces":["url"],"input_bindings":{"text":"rows"}}]}`)
+	run, err = e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "publish", Plan: rest})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if got := stateOf(t, run, "url"); got != "https://x/rows of sales" || len(tt.Calls("data.fetch")) != 3 {
+		t.Fatalf("fork with the rest only: url %v, fetch calls %d", got, len(tt.Calls("data.fetch")))
+	}
 }
 
 // A fork calls no model for the steps it keeps: not the planner (the plan

@@ -33,7 +33,7 @@ type ForkRequest struct {
 // produces, success criteria), runs again too, with what depends on it: a
 // recorded result is reused only for the call the new plan would make.
 // Policy and approvals apply as to any run. The forked run is read, never
-// changed. Like Run, it returns the new run at its next stop; a bad
+// changed; a running one is refused. Like Run, it returns the new run at its next stop; a bad
 // request is a coded error and creates nothing.
 func (e *Engine) Fork(ctx context.Context, req ForkRequest) (*contracts.Run, error) {
 	src, err := e.deps.Store.Load(ctx, req.RunID)
@@ -42,6 +42,12 @@ func (e *Engine) Fork(ctx context.Context, req ForkRequest) (*contracts.Run, err
 	}
 	if len(src.Plans) == 0 {
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "run %s has no plan to fork", src.ID).With("run_id", src.ID)
+	}
+	if src.Status == contracts.RunRunning {
+		// What it does now — a call in flight, or one its dead process left
+		// unrecorded — would run again in the fork under another key.
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "run %s is running: a fork would run again the call it is making, under another idempotency key; fork it once it stops (pause it), or resume it if its process died", src.ID).
+			With("run_id", src.ID).With("status", src.Status)
 	}
 	rev := src.Plans[len(src.Plans)-1]
 	again, err := rerun(rev.Plan, req.FromAction)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
@@ -246,4 +247,54 @@ func TestForkKeptStepsAreNotSpentAgain(t *testing.T) {
 	fixed.Store(true)
 	run, err := e.Fork(ctx, ForkRequest{RunID: src.ID, FromAction: "format"})
 	wantStatus(t, run, err, contracts.RunCompleted) // format and publish: 2 steps of its own
+}
+
+// A run still running is not forked: what it is doing now (a call in
+// flight, or one its dead process left unrecorded, which resuming it
+// re-issues under its key) would run again in the fork under another key,
+// so a side effect could happen twice. Once it stops it forks.
+func TestForkRefusesARunStillRunning(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	obj := `{"type":"object","properties":{"v":{}}}`
+	tt := newTools(t,
+		tool("data.slow", contracts.RiskWrite, obj, obj, map[string]string{"v": "$.v"}, func(context.Context, sdk.Call) (any, error) {
+			close(entered)
+			<-release
+			return map[string]any{"v": 1}, nil
+		}),
+		tool("data.next", contracts.RiskRead, obj, obj, map[string]string{"w": "$.v"}, returns(map[string]any{"v": 2})))
+	store := newStore()
+	e := New(Config{}, Deps{Tools: tt, Store: store})
+	ctx := context.Background()
+	plan := mustPlan(t, `{"version":"1.0","goal":"slow then next","timezone":"UTC","actions":[
+	 {"id":"slow","tool":"data.slow","intent":"write","requires":[],"produces":["v"],"inputs":{}},
+	 {"id":"next","tool":"data.next","intent":"read","requires":["v"],"produces":["w"],"input_bindings":{"v":"v"}}]}`)
+	done := make(chan *contracts.Run, 1)
+	go func() {
+		run, err := e.Run(ctx, Request{Plan: plan, UserID: "ada"})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- run
+	}()
+	<-entered
+	runs, err := store.List(ctx, memory.Filter{})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	id := runs[0].ID
+	if _, err := e.Fork(ctx, ForkRequest{RunID: id, FromAction: "next"}); contracts.CodeOf(err) != contracts.CodeInvalidInput {
+		t.Fatalf("fork of a running run: %v", err)
+	}
+	if all, _ := store.List(ctx, memory.Filter{}); len(all) != 1 {
+		t.Fatalf("a refused fork created a run: %d runs", len(all))
+	}
+	close(release)
+	src := <-done
+	wantStatus(t, src, nil, contracts.RunCompleted)
+	run, err := e.Fork(ctx, ForkRequest{RunID: id, FromAction: "next"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if n := len(tt.Calls("data.slow")); n != 1 {
+		t.Fatalf("slow called %d times", n)
+	}
 }

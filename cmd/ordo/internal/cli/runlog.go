@@ -39,7 +39,9 @@ each step, and any interrupt, answered on stdin.
 --plan FILE gives the new run an edited plan (validated as its first plan version against
 the state taken over); ACTION must still be an action of RUN_ID's current plan. --yes
 approves what configuration and policy ask to confirm, as 'ordo run --yes' does (policy
-denials still stop it); a fork never inherits that from the run it forks. Exit codes as for 'ordo run'; an ACTION not in the plan is error 1000 (exit 2).`,
+denials still stop it); a fork never inherits that from the run it forks. Exit codes as for 'ordo run'; an ACTION not in the plan is error 1000 (exit 2), and so
+is a run still running (pause it first, or resume it if its process died: the call it was
+making would run again in the fork under another idempotency key).`,
 		Example: `  ordo runs fork run_0123abcd --from post_summary
   ordo runs fork run_0123abcd --from post_summary --yes --json > run.json
   ordo runs fork run_0123abcd --from summarise --plan fixed.plan.json`,

@@ -2,10 +2,12 @@ package patterns
 
 import (
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -133,6 +135,9 @@ func Open(dir string, emb embed.Embedder, opts Options) (*Memory, error) {
 		m.db = chromem.NewDB()
 	} else {
 		db, err := chromem.NewPersistentDB(dir, false)
+		if err != nil && setAsideCut(dir, opts.Logger) > 0 {
+			db, err = chromem.NewPersistentDB(dir, false)
+		}
 		if err != nil {
 			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "open pattern memory: %w", err).With("dir", dir)
 		}
@@ -153,6 +158,62 @@ func Open(dir string, emb embed.Embedder, opts Options) (*Memory, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// chromemMeta is the file in which chromem-go keeps a collection's name.
+const chromemMeta = "00000000.gob"
+
+// setAsideCut makes a store that a killed process left cut off open again,
+// and returns how many files it set aside. chromem-go writes a file by
+// truncating it first, so a kill mid-write leaves a file it cannot read,
+// and then refuses to open the store. A record it cannot read is renamed
+// NAME.gob.cut (chromem-go reads only *.gob); a collection whose name was
+// cut off while it was created, before any record, is removed, and made
+// again. Pattern memory is learned from finished runs: a record lost this
+// way is a lost hint, never a run's work.
+func setAsideCut(dir string, log *slog.Logger) int {
+	cols, _ := os.ReadDir(dir)
+	n := 0
+	for _, c := range cols {
+		if !c.IsDir() {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, c.Name(), "*.gob"))
+		for _, f := range files {
+			meta := filepath.Base(f) == chromemMeta
+			var v any = &chromem.Document{}
+			if meta {
+				v = &struct {
+					Name     string
+					Metadata map[string]string
+				}{}
+			}
+			if readGob(f, v) == nil || meta && len(files) > 1 {
+				continue
+			}
+			var err error
+			if meta {
+				err = os.RemoveAll(filepath.Dir(f))
+			} else {
+				err = os.Rename(f, f+".cut")
+			}
+			if err == nil {
+				n++
+				log.Warn("pattern memory: a file cut off by a crash was set aside", "file", f)
+			}
+		}
+	}
+	return n
+}
+
+// readGob decodes the gob file f into v.
+func readGob(f string, v any) error {
+	r, err := os.Open(f)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return gob.NewDecoder(r).Decode(v)
 }
 
 // noEmbedding is every collection's embedding function: Memory always

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	chromem "github.com/philippgille/chromem-go"
 
@@ -169,11 +170,44 @@ const chromemMeta = "00000000.gob"
 // and then refuses to open the store. A record it cannot read is renamed
 // NAME.gob.cut (chromem-go reads only *.gob); a collection whose name was
 // cut off while it was created, before any record, is removed, and made
-// again. Pattern memory is learned from finished runs: a record lost this
-// way is a lost hint, never a run's work.
+// again. A file is looked at twice, cutWait apart, so that one another
+// process is writing right now is left alone. Pattern memory is learned
+// from finished runs: a record lost this way is a lost hint, never a run's
+// work.
 func setAsideCut(dir string, log *slog.Logger) int {
-	cols, _ := os.ReadDir(dir)
+	cut := cutFiles(dir)
+	if len(cut) == 0 {
+		return 0
+	}
+	time.Sleep(cutWait)
 	n := 0
+	for _, f := range cutFiles(dir) {
+		if !slices.Contains(cut, f) {
+			continue
+		}
+		var err error
+		if filepath.Base(f) == chromemMeta {
+			err = os.RemoveAll(filepath.Dir(f))
+		} else {
+			err = os.Rename(f, f+".cut")
+		}
+		if err == nil {
+			n++
+			log.Warn("pattern memory: a file cut off by a crash was set aside", "file", f)
+		}
+	}
+	return n
+}
+
+// cutWait is how long a file setAsideCut found unreadable has to become
+// readable (another process finishing its write) before it is set aside.
+const cutWait = 200 * time.Millisecond
+
+// cutFiles are the files of the store in dir that chromem-go cannot read:
+// records, and the metadata of collections that hold no record.
+func cutFiles(dir string) []string {
+	var out []string
+	cols, _ := os.ReadDir(dir)
 	for _, c := range cols {
 		if !c.IsDir() {
 			continue
@@ -188,22 +222,12 @@ func setAsideCut(dir string, log *slog.Logger) int {
 					Metadata map[string]string
 				}{}
 			}
-			if readGob(f, v) == nil || meta && len(files) > 1 {
-				continue
-			}
-			var err error
-			if meta {
-				err = os.RemoveAll(filepath.Dir(f))
-			} else {
-				err = os.Rename(f, f+".cut")
-			}
-			if err == nil {
-				n++
-				log.Warn("pattern memory: a file cut off by a crash was set aside", "file", f)
+			if readGob(f, v) != nil && (!meta || len(files) == 1) {
+				out = append(out, f)
 			}
 		}
 	}
-	return n
+	return out
 }
 
 // readGob decodes the gob file f into v.

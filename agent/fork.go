@@ -24,9 +24,9 @@ type ForkRequest struct {
 }
 
 // Fork starts a new run that takes the recorded results of the forked
-// run's steps before FromAction — every succeeded step of its current plan
-// except FromAction and the actions that depend on it, and the state they
-// produced — so no tool or model call is repeated, then continues from
+// run's steps before FromAction — every succeeded or skipped step of its
+// current plan except FromAction and the actions that depend on it, and
+// the state they produced — so no tool or model call is repeated, then continues from
 // FromAction: with the same plan, or with req.Plan, validated as the new
 // run's plan against the state taken over. An action req.Plan adds, or
 // changes in what it calls or yields (tool, inputs, bindings, requires,
@@ -66,12 +66,13 @@ func (e *Engine) Fork(ctx context.Context, req ForkRequest) (*contracts.Run, err
 	for _, a := range plan.Actions {
 		byID[a.ID] = a
 	}
-	// done: the action's last succeeded step of the current plan, for each
-	// action not run again; its record is taken over when the new plan
-	// still has the action, what it produced in any case.
+	// done: the action's last succeeded (or skipped: a person's decision
+	// stands) step of the current plan, for each action not run again; its
+	// record is taken over when the new plan still has the action, what it
+	// produced in any case.
 	done := map[string]int{}
 	for i, s := range src.Steps {
-		if s.PlanVersion == rev.Version && s.Status == contracts.StepSucceeded && !again[s.ActionID] {
+		if s.PlanVersion == rev.Version && (s.Status == contracts.StepSucceeded || s.Status == contracts.StepSkipped) && !again[s.ActionID] {
 			done[s.ActionID] = i
 		}
 	}

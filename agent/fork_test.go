@@ -298,3 +298,46 @@ func TestForkRefusesARunStillRunning(t *testing.T) {
 		t.Fatalf("slow called %d times", n)
 	}
 }
+
+// A step a person skipped before the fork point stays skipped in the fork:
+// the fork does not undo the decision, even for a fork whose policy
+// confirmations are approved (ordo runs fork --yes).
+func TestForkKeepsASkippedStepSkipped(t *testing.T) {
+	var fixed atomic.Bool
+	fixed.Store(true)
+	tt := forkTools(t, &fixed)
+	store := newStore()
+	cfg := Config{Policy: PolicyConfig{ConfirmTools: []string{"data.fetch"}}}
+	e := New(cfg, Deps{Tools: tt, Store: store})
+	ctx := context.Background()
+	plan := `{"version":"1.0","goal":"fetch, side, format","timezone":"UTC","actions":[
+	 {"id":"fetch","tool":"data.fetch","intent":"read","requires":[],"produces":["rows"],"inputs":{"q":"sales"}},
+	 {"id":"side","tool":"data.fetch","intent":"read","requires":[],"depends_on":["fetch"],"produces":["other"],"inputs":{"q":"costs"}},
+	 {"id":"format","tool":"data.format","intent":"transform","requires":["rows"],"depends_on":["side"],"produces":["text"],"input_bindings":{"rows":"rows"}}]}`
+	run, err := e.Run(ctx, Request{Plan: mustPlan(t, plan), UserID: "ada"})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	run, err = e.Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionApprove, By: "ada"}) // fetch
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	run, err = e.Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionSkip, By: "ada"}) // side
+	wantStatus(t, run, err, contracts.RunCompleted)
+	fetches := len(tt.Calls("data.fetch"))
+
+	fork, err := e.Fork(ctx, ForkRequest{RunID: run.ID, FromAction: "format", AutoApprovePolicy: true})
+	wantStatus(t, fork, err, contracts.RunCompleted)
+	if n := len(tt.Calls("data.fetch")); n != fetches {
+		t.Fatalf("the fork ran the skipped step: fetch calls %d -> %d", fetches, n)
+	}
+	if s := stepsFor(fork, "side"); len(s) != 1 || s[0].Status != contracts.StepSkipped {
+		t.Fatalf("side in the fork: %+v", s)
+	}
+}
+
+func stepsFor(run *contracts.Run, action string) []contracts.StepRecord {
+	var out []contracts.StepRecord
+	for _, s := range run.Steps {
+		if s.ActionID == action {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -68,13 +68,8 @@ func TestStepFailedRetrySkipAbort(t *testing.T) {
 // on_failure fail ends the run; Retry forks it from the step that failed,
 // taking over the steps before it, and refuses a run that did not fail.
 func TestRetryFailedRunForksFromTheFailedStep(t *testing.T) {
-	var fixed atomic.Bool
-	tt := forkTools(t, &fixed)
-	e := New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt, Store: newStore()})
+	tt, e, src := failedFork(t, contracts.Budgets{})
 	ctx := context.Background()
-	src, err := e.Run(ctx, Request{Plan: mustPlan(t, forkPlan), UserID: "ada"})
-	wantStatus(t, src, err, contracts.RunFailed)
-	fixed.Store(true)
 	run, err := e.Retry(ctx, ForkRequest{RunID: src.ID})
 	wantStatus(t, run, err, contracts.RunCompleted)
 	if len(tt.Calls("data.fetch")) != 2 || len(tt.Calls("data.format")) != 2 || run.Plans[0].Source != "fork" {

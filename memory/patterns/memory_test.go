@@ -154,14 +154,21 @@ func TestPerUserScoping(t *testing.T) {
 	}
 }
 
-func TestPersistenceAcrossReopenAndEmbedderChange(t *testing.T) {
-	dir := t.TempDir()
-	m := open(t, dir, patterns.Options{})
+// seedAnn gives ann a plan, a tool and a template record, and returns
+// her records.
+func seedAnn(t *testing.T, m *patterns.Memory) []patterns.Record {
+	t.Helper()
 	collect(t, m, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1}))
 	if err := m.SaveTemplate(t.Context(), "ann", "weekly", contracts.Plan{Goal: report, Actions: []contracts.Action{{ID: "a1", Tool: "chat.post"}}}); err != nil {
 		t.Fatal(err)
 	}
-	before := list(t, m, "ann", "")
+	return list(t, m, "ann", "")
+}
+
+func TestPersistenceAcrossReopenAndEmbedderChange(t *testing.T) {
+	dir := t.TempDir()
+	m := open(t, dir, patterns.Options{})
+	before := seedAnn(t, m)
 
 	m2 := open(t, dir, patterns.Options{})
 	after := list(t, m2, "ann", "")
@@ -504,11 +511,7 @@ func TestInputSuggestions(t *testing.T) {
 func TestOpenSetsAsideRecordsCutOffByACrash(t *testing.T) {
 	dir := t.TempDir()
 	m := open(t, dir, patterns.Options{})
-	collect(t, m, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1}))
-	if err := m.SaveTemplate(t.Context(), "ann", "weekly", contracts.Plan{Goal: report, Actions: []contracts.Action{{ID: "a1", Tool: "chat.post"}}}); err != nil {
-		t.Fatal(err)
-	}
-	before := list(t, m, "ann", "")
+	before := seedAnn(t, m)
 	docs, _ := filepath.Glob(filepath.Join(dir, "*", "*.gob"))
 	var cut string
 	var emptyCol string

@@ -128,8 +128,8 @@ func (e *Engine) stateBefore(src *contracts.Run, version int, done map[string]in
 		}
 		var again map[string]json.RawMessage
 		for _, k := range s.Produced {
-			if last[k] == i {
-				state[k] = src.State[k]
+			if v, ok := src.State[k]; ok && last[k] == i {
+				state[k] = v
 				continue
 			}
 			if again == nil {

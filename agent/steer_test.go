@@ -203,3 +203,30 @@ func jsonReplace(s, old, new string) string {
 	b, _ := json.Marshal(new)
 	return strings.Replace(s, `"`+old+`"`, string(b), 1)
 }
+
+// A run that failed because a person skipped a failed step (its dependent
+// then lacked the key) is retried from the skipped step: the retry runs it
+// again once its cause is fixed, not the dependent alone, which would lack
+// the key again.
+func TestRetryAfterASkipRunsTheSkippedStep(t *testing.T) {
+	var fixed atomic.Bool
+	tt := forkTools(t, &fixed)
+	e := New(Config{OnFailure: contracts.OnFailureAsk}, Deps{Tools: tt, Store: newStore()})
+	ctx := context.Background()
+	run, err := e.Run(ctx, Request{Plan: mustPlan(t, forkPlan), UserID: "ada"})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	run, err = e.Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionSkip, By: "ada"}) // format
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	if run.Interrupt.ActionID != "publish" || run.Interrupt.Error == nil || run.Interrupt.Error.Code != contracts.CodeUnsatisfiedRequires {
+		t.Fatalf("after the skip: %+v", run.Interrupt)
+	}
+	src, err := e.Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionAbort, By: "ada"})
+	wantStatus(t, src, err, contracts.RunFailed)
+
+	fixed.Store(true)
+	fork, err := e.Retry(ctx, ForkRequest{RunID: src.ID})
+	wantStatus(t, fork, err, contracts.RunCompleted)
+	if got := stateOf(t, fork, "url"); got != "https://x/table: rows of sales" || len(tt.Calls("data.fetch")) != 2 {
+		t.Fatalf("retry: url %v, fetch calls %d", got, len(tt.Calls("data.fetch")))
+	}
+}

@@ -38,9 +38,9 @@ func amountsOf(b contracts.Budget) amounts {
 }
 
 // spentBy is what run has spent up to until: its model calls, their
-// tokens and cost, its steps, and its wall time — from the first step it
-// started itself (a fork's copied steps are older) to until, less the time
-// it waited for people since.
+// tokens and cost, the steps it started itself (a fork's copied steps are
+// older than the run: the forked run spent them), and its wall time — from
+// the first of those to until, less the time it waited for people since.
 func spentBy(run *contracts.Run, until time.Time) contracts.Budget {
 	b := contracts.Budget{Tokens: run.Usage.Total.InputTokens + run.Usage.Total.OutputTokens, CostUSD: run.Usage.Total.CostUSD}
 	for _, n := range run.LLMCalls {
@@ -48,10 +48,13 @@ func spentBy(run *contracts.Run, until time.Time) contracts.Budget {
 	}
 	var start time.Time
 	for _, s := range run.Steps {
+		if s.StartedAt.Before(run.CreatedAt) {
+			continue
+		}
 		if s.Status != contracts.StepSkipped {
 			b.Steps++
 		}
-		if start.IsZero() && !s.StartedAt.Before(run.CreatedAt) {
+		if start.IsZero() {
 			start = s.StartedAt
 		}
 	}

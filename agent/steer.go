@@ -337,35 +337,46 @@ func (e *Engine) Retry(ctx context.Context, req ForkRequest) (*contracts.Run, er
 }
 
 // failedAction is the action of the run's current plan to retry from: the
-// last one that failed, else the first not finished.
+// last one that failed, else the first not finished — or, when that one
+// requires a key an action the person skipped would have produced, the
+// skipped one (a fork keeps a skip, so the retry would lack the key again).
 func failedAction(run *contracts.Run) (string, error) {
 	if len(run.Plans) == 0 {
 		return "", contracts.Errorf(contracts.CodeInvalidInput, "run %s failed before it had a plan: run the goal again", run.ID).With("run_id", run.ID)
 	}
 	rev := run.Plans[len(run.Plans)-1]
-	inPlan := map[string]bool{}
+	byID := map[string]contracts.Action{}
 	for _, a := range rev.Plan.Actions {
-		inPlan[a.ID] = true
+		byID[a.ID] = a
 	}
-	done := map[string]bool{}
+	done := map[string]contracts.StepStatus{} // the last outcome of each finished action
+	from := ""
 	for _, s := range slices.Backward(run.Steps) {
 		if s.PlanVersion != rev.Version {
 			continue
 		}
-		if s.Status == contracts.StepFailed && inPlan[s.ActionID] && !done[s.ActionID] {
-			return s.ActionID, nil
+		if _, inPlan := byID[s.ActionID]; s.Status == contracts.StepFailed && inPlan && done[s.ActionID] == "" && from == "" {
+			from = s.ActionID
 		}
-		if s.Status == contracts.StepSucceeded || s.Status == contracts.StepSkipped {
-			done[s.ActionID] = true
+		if (s.Status == contracts.StepSucceeded || s.Status == contracts.StepSkipped) && done[s.ActionID] == "" {
+			done[s.ActionID] = s.Status
 		}
 	}
 	for _, a := range rev.Plan.Actions {
-		if !done[a.ID] {
+		if from == "" && done[a.ID] == "" {
+			from = a.ID
+		}
+	}
+	if from == "" {
+		return "", contracts.Errorf(contracts.CodeInvalidInput, "every action of run %s finished: name the action to retry from", run.ID).
+			With("run_id", run.ID).With("field", "from_action")
+	}
+	for _, a := range rev.Plan.Actions {
+		if done[a.ID] == contracts.StepSkipped && slices.ContainsFunc(a.Produces, func(k string) bool { return slices.Contains(byID[from].Requires, k) }) {
 			return a.ID, nil
 		}
 	}
-	return "", contracts.Errorf(contracts.CodeInvalidInput, "every action of run %s finished: name the action to retry from", run.ID).
-		With("run_id", run.ID).With("field", "from_action")
+	return from, nil
 }
 
 // remaining drops from an edit made at a pause the actions already

@@ -68,13 +68,8 @@ func TestStepFailedRetrySkipAbort(t *testing.T) {
 // on_failure fail ends the run; Retry forks it from the step that failed,
 // taking over the steps before it, and refuses a run that did not fail.
 func TestRetryFailedRunForksFromTheFailedStep(t *testing.T) {
-	var fixed atomic.Bool
-	tt := forkTools(t, &fixed)
-	e := New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt, Store: newStore()})
+	tt, e, src := failedFork(t, contracts.Budgets{})
 	ctx := context.Background()
-	src, err := e.Run(ctx, Request{Plan: mustPlan(t, forkPlan), UserID: "ada"})
-	wantStatus(t, src, err, contracts.RunFailed)
-	fixed.Store(true)
 	run, err := e.Retry(ctx, ForkRequest{RunID: src.ID})
 	wantStatus(t, run, err, contracts.RunCompleted)
 	if len(tt.Calls("data.fetch")) != 2 || len(tt.Calls("data.format")) != 2 || run.Plans[0].Source != "fork" {
@@ -207,4 +202,31 @@ func TestPauseAtRestContinueAndCancel(t *testing.T) {
 func jsonReplace(s, old, new string) string {
 	b, _ := json.Marshal(new)
 	return strings.Replace(s, `"`+old+`"`, string(b), 1)
+}
+
+// A run that failed because a person skipped a failed step (its dependent
+// then lacked the key) is retried from the skipped step: the retry runs it
+// again once its cause is fixed, not the dependent alone, which would lack
+// the key again.
+func TestRetryAfterASkipRunsTheSkippedStep(t *testing.T) {
+	var fixed atomic.Bool
+	tt := forkTools(t, &fixed)
+	e := New(Config{OnFailure: contracts.OnFailureAsk}, Deps{Tools: tt, Store: newStore()})
+	ctx := context.Background()
+	run, err := e.Run(ctx, Request{Plan: mustPlan(t, forkPlan), UserID: "ada"})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	run, err = e.Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionSkip, By: "ada"}) // format
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	if run.Interrupt.ActionID != "publish" || run.Interrupt.Error == nil || run.Interrupt.Error.Code != contracts.CodeUnsatisfiedRequires {
+		t.Fatalf("after the skip: %+v", run.Interrupt)
+	}
+	src, err := e.Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionAbort, By: "ada"})
+	wantStatus(t, src, err, contracts.RunFailed)
+
+	fixed.Store(true)
+	fork, err := e.Retry(ctx, ForkRequest{RunID: src.ID})
+	wantStatus(t, fork, err, contracts.RunCompleted)
+	if got := stateOf(t, fork, "url"); got != "https://x/table: rows of sales" || len(tt.Calls("data.fetch")) != 2 {
+		t.Fatalf("retry: url %v, fetch calls %d", got, len(tt.Calls("data.fetch")))
+	}
 }

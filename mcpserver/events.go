@@ -125,6 +125,18 @@ func parseCursor(field, v string) (int64, error) {
 	return n, nil
 }
 
+// CheckCursor refuses a cursor beyond the run's last entry (1000 naming
+// field, with the run's seq): no entry was ever numbered so, and a reader
+// waiting after it would skip every entry up to it, the final one too,
+// and wait for ever.
+func CheckCursor(run *contracts.Run, field string, after int64) error {
+	if after > run.Seq {
+		return contracts.Errorf(contracts.CodeInvalidInput, "%s %d is beyond the last entry of run %s (seq %d)", field, after, run.ID, run.Seq).
+			With("field", field).With("seq", run.Seq)
+	}
+	return nil
+}
+
 // readEvents serves the events resource.
 func (s *Server) readEvents(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
@@ -148,6 +160,9 @@ func (s *Server) readEvents(ctx context.Context, req mcp.ReadResourceRequest) ([
 func (s *Server) eventsPage(ctx context.Context, runID string, after int64, limit int) (*EventsPage, error) {
 	run, err := s.loadRun(ctx, runID)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckCursor(run, "after", after); err != nil {
 		return nil, err
 	}
 	entries, err := s.opts.Engine.Log(ctx, runID, after, limit)
@@ -200,9 +215,8 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	// No stream gave a cursor past the last stored entry: waiting for the
 	// entries after it would skip the one that ends the run, and never end.
-	if after > run.Seq {
-		writeHTTPError(w, http.StatusBadRequest, contracts.Errorf(contracts.CodeInvalidInput,
-			"%s %d is past run %s's last entry (%d)", field, after, run.ID, run.Seq).With("field", field).With("seq", run.Seq))
+	if err := CheckCursor(run, field, after); err != nil {
+		writeHTTPError(w, http.StatusBadRequest, contracts.AsError(err))
 		return
 	}
 	if run.Status.Final() && after == run.Seq {

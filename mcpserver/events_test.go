@@ -563,3 +563,24 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 	}
 	return c, err
 }
+
+// A cursor beyond a live run's last entry is refused (1000) by the events
+// resource, as by the stream (TestEventStreamCursorPastTheEnd): a reader
+// that waited after it would skip every entry up to it, the final one too.
+func TestEventsCursorBeyondTheEnd(t *testing.T) {
+	e, _ := newChainEnv(t)
+	ts := e.httpServer(t)
+	bob := httpClient(t, ts.URL, userToken, clientOpts{})
+	id := call(t, bob, "plan", map[string]any{"plan": chainPlan()})["run_id"].(string)
+	run, err := e.engine.Get(context.Background(), id)
+	if err != nil || run.Status.Final() {
+		t.Fatalf("run %v: %v", run, err)
+	}
+	beyond := run.Seq + 5
+	if _, err := readEvents(t, bob, fmt.Sprintf("ordo://runs/%s/events?after=%d", id, beyond)); err == nil || !strings.Contains(err.Error(), "beyond the last entry") {
+		t.Fatalf("resource after=%d of a run at seq %d: %v", beyond, run.Seq, err)
+	}
+	if page, err := readEvents(t, bob, fmt.Sprintf("ordo://runs/%s/events?after=%d", id, run.Seq)); err != nil || len(page.Events) != 0 || page.Next != run.Seq {
+		t.Fatalf("resource after the last entry: %+v %v", page, err)
+	}
+}

@@ -133,12 +133,13 @@ func (s *Server) handleExecute(ctx context.Context, req mcp.CallToolRequest, raw
 }
 
 type approveArgs struct {
-	RunID    string                 `json:"run_id"`
-	Decision contracts.DecisionKind `json:"decision"`
-	Plan     json.RawMessage        `json:"plan"`
-	Payload  json.RawMessage        `json:"payload"`
-	Answers  map[string]any         `json:"answers"`
-	Note     string                 `json:"note"`
+	RunID      string                 `json:"run_id"`
+	Decision   contracts.DecisionKind `json:"decision"`
+	Plan       json.RawMessage        `json:"plan"`
+	Payload    json.RawMessage        `json:"payload"`
+	Answers    map[string]any         `json:"answers"`
+	Note       string                 `json:"note"`
+	FromAction string                 `json:"from_action"`
 }
 
 func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
@@ -154,7 +155,18 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw
 		return nil, err
 	}
 	if a.Decision == contracts.DecisionRetry && run.Status.Final() { // a failed run is forked from its failed step
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"plan", len(a.Plan) > 0}, {"payload", len(a.Payload) > 0}, {"answers", a.Answers != nil}} {
+			if f.set {
+				return nil, contracts.Errorf(contracts.CodeInvalidInput, "%s: a retry of a %s run forks its plan from the step that failed and takes no %s (fork_run takes an edited plan)", f.name, run.Status, f.name).With("field", f.name)
+			}
+		}
 		return s.retryRun(ctx, req, raw)
+	}
+	if a.FromAction != "" {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "from_action: only a retry of a failed or cancelled run takes it (run %s is %s)", run.ID, run.Status).With("field", "from_action")
 	}
 	d := contracts.Decision{Kind: a.Decision, Payload: a.Payload, Answers: a.Answers, Note: a.Note, By: identityFrom(ctx).User}
 	if d.Plan, err = parsePlanArg(a.Plan); err != nil {

@@ -29,6 +29,14 @@ func TestStepFailedRetryOverMCP(t *testing.T) {
 		if code, _ := toolError(t, c, "approve", map[string]any{"run_id": id, "decision": "continue"}); code != contracts.CodeInvalidDecision {
 			t.Fatalf("continue at step_failed: %d", code)
 		}
+		// from_action belongs to the retry of a finished run: at a step_failed
+		// interrupt it is refused, not ignored, and the run waits as before.
+		if code, _ := toolError(t, c, "approve", map[string]any{"run_id": id, "decision": "retry", "from_action": "fetch"}); code != contracts.CodeInvalidInput {
+			t.Fatalf("retry with from_action at step_failed: %d", code)
+		}
+		if run, _ := e.engine.Get(context.Background(), id); run.Status != contracts.RunInterrupted {
+			t.Fatalf("a refused approve changed the run: %s", run.Status)
+		}
 		ct.setBroken(false)
 		done := call(t, c, "approve", map[string]any{"run_id": id, "decision": "retry", "payload": map[string]any{"n": 5}})
 		if done["status"] != "completed" {
@@ -45,6 +53,17 @@ func TestStepFailedRetryOverMCP(t *testing.T) {
 		}
 		ct.setBroken(false)
 		fetched := ct.count("chain.fetch")
+		// A retry of a finished run is a fork of its plan: an edited plan or
+		// payload is refused, not dropped (fork_run takes a plan).
+		for _, extra := range []map[string]any{{"plan": chainPlan()}, {"payload": map[string]any{"n": 5}}} {
+			args := map[string]any{"run_id": id, "decision": "retry"}
+			for k, v := range extra {
+				args[k] = v
+			}
+			if code, _ := toolError(t, c, "approve", args); code != contracts.CodeInvalidInput {
+				t.Fatalf("retry of a failed run with %v: %d", extra, code)
+			}
+		}
 		fork := call(t, c, "approve", map[string]any{"run_id": id, "decision": "retry"})
 		if fork["status"] != "completed" || fork["run_id"] == id || ct.count("chain.fetch") != fetched {
 			t.Fatalf("retry of a failed run: %v (fetch %d -> %d)", fork, fetched, ct.count("chain.fetch"))

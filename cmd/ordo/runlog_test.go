@@ -173,6 +173,12 @@ func TestRunsReplayEventsCompact(t *testing.T) {
 		t.Fatalf("events --after 2: %d lines, want %d:\n%s", n, run.Seq-2, r.stdout)
 	}
 	e.ordo("", "runs", "events", run.ID, "--after", "-1").want(t, 2)
+	// A cursor beyond the last entry names no entry: refused, not waited after.
+	r = e.ordo("", "runs", "events", run.ID, "--after", itoa(run.Seq+1), "--follow")
+	r.want(t, 2)
+	if !strings.Contains(r.stderr, "1000") || !strings.Contains(r.stderr, "beyond the last entry") {
+		t.Fatalf("events --after beyond the end:\n%s", r.stderr)
+	}
 	e.ordo("", "runs", "events", "run_nope").want(t, 1)
 
 	// compact folds the finished run; it replays and shows the same.

@@ -2,15 +2,18 @@ package patterns
 
 import (
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	chromem "github.com/philippgille/chromem-go"
 
@@ -133,6 +136,9 @@ func Open(dir string, emb embed.Embedder, opts Options) (*Memory, error) {
 		m.db = chromem.NewDB()
 	} else {
 		db, err := chromem.NewPersistentDB(dir, false)
+		if err != nil && setAsideCut(dir, opts.Logger) > 0 {
+			db, err = chromem.NewPersistentDB(dir, false)
+		}
 		if err != nil {
 			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "open pattern memory: %w", err).With("dir", dir)
 		}
@@ -153,6 +159,85 @@ func Open(dir string, emb embed.Embedder, opts Options) (*Memory, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// chromemMeta is the file in which chromem-go keeps a collection's name.
+const chromemMeta = "00000000.gob"
+
+// setAsideCut makes a store that a killed process left cut off open again,
+// and returns how many files it set aside. chromem-go writes a file by
+// truncating it first, so a kill mid-write leaves a file it cannot read,
+// and then refuses to open the store. A record it cannot read is renamed
+// NAME.gob.cut (chromem-go reads only *.gob); a collection whose name was
+// cut off while it was created, before any record, is removed, and made
+// again. A file is looked at twice, cutWait apart, so that one another
+// process is writing right now is left alone. Pattern memory is learned
+// from finished runs: a record lost this way is a lost hint, never a run's
+// work.
+func setAsideCut(dir string, log *slog.Logger) int {
+	cut := cutFiles(dir)
+	if len(cut) == 0 {
+		return 0
+	}
+	time.Sleep(cutWait)
+	n := 0
+	for _, f := range cutFiles(dir) {
+		if !slices.Contains(cut, f) {
+			continue
+		}
+		var err error
+		if filepath.Base(f) == chromemMeta {
+			err = os.RemoveAll(filepath.Dir(f))
+		} else {
+			err = os.Rename(f, f+".cut")
+		}
+		if err == nil {
+			n++
+			log.Warn("pattern memory: a file cut off by a crash was set aside", "file", f)
+		}
+	}
+	return n
+}
+
+// cutWait is how long a file setAsideCut found unreadable has to become
+// readable (another process finishing its write) before it is set aside.
+const cutWait = 200 * time.Millisecond
+
+// cutFiles are the files of the store in dir that chromem-go cannot read:
+// records, and the metadata of collections that hold no record.
+func cutFiles(dir string) []string {
+	var out []string
+	cols, _ := os.ReadDir(dir)
+	for _, c := range cols {
+		if !c.IsDir() {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, c.Name(), "*.gob"))
+		for _, f := range files {
+			meta := filepath.Base(f) == chromemMeta
+			var v any = &chromem.Document{}
+			if meta {
+				v = &struct {
+					Name     string
+					Metadata map[string]string
+				}{}
+			}
+			if readGob(f, v) != nil && (!meta || len(files) == 1) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// readGob decodes the gob file f into v.
+func readGob(f string, v any) error {
+	r, err := os.Open(f)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return gob.NewDecoder(r).Decode(v)
 }
 
 // noEmbedding is every collection's embedding function: Memory always

@@ -1,6 +1,7 @@
 package patterns_test
 
 import (
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -153,14 +154,21 @@ func TestPerUserScoping(t *testing.T) {
 	}
 }
 
-func TestPersistenceAcrossReopenAndEmbedderChange(t *testing.T) {
-	dir := t.TempDir()
-	m := open(t, dir, patterns.Options{})
+// seedAnn gives ann a plan, a tool and a template record, and returns
+// her records.
+func seedAnn(t *testing.T, m *patterns.Memory) []patterns.Record {
+	t.Helper()
 	collect(t, m, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1}))
 	if err := m.SaveTemplate(t.Context(), "ann", "weekly", contracts.Plan{Goal: report, Actions: []contracts.Action{{ID: "a1", Tool: "chat.post"}}}); err != nil {
 		t.Fatal(err)
 	}
-	before := list(t, m, "ann", "")
+	return list(t, m, "ann", "")
+}
+
+func TestPersistenceAcrossReopenAndEmbedderChange(t *testing.T) {
+	dir := t.TempDir()
+	m := open(t, dir, patterns.Options{})
+	before := seedAnn(t, m)
 
 	m2 := open(t, dir, patterns.Options{})
 	after := list(t, m2, "ann", "")
@@ -492,5 +500,54 @@ func TestInputSuggestions(t *testing.T) {
 		if s, _ := m.InputSuggestions(t.Context(), user, tool, fields); len(s) != 0 {
 			t.Fatalf("%s/%s borrowed ann's chat.post answers: %v", user, tool, s)
 		}
+	}
+}
+
+// A process killed while chromem-go wrote a record (it truncates the file,
+// then writes) leaves it cut off; the next open sets it aside and opens
+// with every other record, where it refused to open at all, and so did
+// every ordo command. A collection whose creation was cut off (its
+// metadata empty, no record yet) is created again.
+func TestOpenSetsAsideRecordsCutOffByACrash(t *testing.T) {
+	dir := t.TempDir()
+	m := open(t, dir, patterns.Options{})
+	before := seedAnn(t, m)
+	docs, _ := filepath.Glob(filepath.Join(dir, "*", "*.gob"))
+	var cut string
+	var emptyCol string
+	for _, d := range docs {
+		if filepath.Base(d) != "00000000.gob" && cut == "" {
+			cut = d
+		}
+	}
+	for _, d := range docs {
+		if filepath.Base(d) == "00000000.gob" {
+			if others, _ := filepath.Glob(filepath.Join(filepath.Dir(d), "*.gob")); len(others) == 1 {
+				emptyCol = d
+			}
+		}
+	}
+	if cut == "" || emptyCol == "" {
+		t.Fatalf("no record or no empty collection among %v", docs)
+	}
+	for _, f := range []string{cut, emptyCol} {
+		if err := os.Truncate(f, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m2, err := patterns.Open(dir, nil, patterns.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("open after a cut-off write: %v", err)
+	}
+	after := list(t, m2, "ann", "")
+	if len(after) != len(before)-1 {
+		t.Fatalf("reopen: %d records, want %d (all but the cut one)", len(after), len(before)-1)
+	}
+	if _, err := os.Stat(cut + ".cut"); err != nil {
+		t.Fatalf("the cut record was not set aside: %v", err)
+	}
+	collect(t, m2, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1}))
+	if _, err := patterns.Open(dir, nil, patterns.Options{}); err != nil {
+		t.Fatalf("third open: %v", err)
 	}
 }

@@ -140,3 +140,34 @@ func TestLLMMaxRetriesMapping(t *testing.T) {
 		}
 	}
 }
+
+// A retry over MCP (approve {decision: retry}) is a fork: the new run has
+// the scopes policy grants the caller, not those of the run it retries.
+func TestRetryTakesTheCallersScopes(t *testing.T) {
+	cfg := load(t, "hitl: {enabled: false}\npolicy:\n  default_scopes: []\n  users:\n    ada: [ledger:write]\n")
+	a := open(t, cfg)
+	eng := scoped{a.Engine, cfg.Policy}
+	ctx := context.Background()
+	plan := &contracts.Plan{Version: "1.0", Goal: "record", Timezone: "UTC", Actions: []contracts.Action{{
+		ID: "r", Tool: "ledger.record", Intent: "write", Requires: []string{}, Produces: []string{}, Inputs: map[string]any{"entry": "x"},
+	}}}
+	src, err := eng.Plan(ctx, agent.Request{Plan: plan, UserID: "ada"})
+	if err != nil || src.Status != contracts.RunReady {
+		t.Fatalf("plan: %v %+v", err, src)
+	}
+	if _, err := a.Engine.Cancel(ctx, src.ID, "ada"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		user string
+		want contracts.RunStatus
+	}{{"bob", contracts.RunFailed}, {"ada", contracts.RunCompleted}} {
+		run, err := eng.Retry(ctx, agent.ForkRequest{RunID: src.ID, UserID: tc.user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != tc.want || tc.want == contracts.RunFailed && !errors.Is(run.Error, &contracts.Error{Code: contracts.CodePolicyDenied}) {
+			t.Errorf("%s retried: %s %v, want %s", tc.user, run.Status, run.Error, tc.want)
+		}
+	}
+}

@@ -37,11 +37,21 @@ func (s scoped) RunTemplate(ctx context.Context, req agent.TemplateRequest) (*co
 // Fork gives the new run the scopes policy grants the user who forks it
 // (the MCP caller), not those of the run it forks.
 func (s scoped) Fork(ctx context.Context, req agent.ForkRequest) (*contracts.Run, error) {
+	return s.Engine.Fork(ctx, s.forker(req))
+}
+
+// Retry (approve {decision: retry}) is a fork: the caller's scopes too.
+func (s scoped) Retry(ctx context.Context, req agent.ForkRequest) (*contracts.Run, error) {
+	return s.Engine.Retry(ctx, s.forker(req))
+}
+
+// forker sets a fork's scopes to those policy grants its user.
+func (s scoped) forker(req agent.ForkRequest) agent.ForkRequest {
 	req.Scopes = s.policy.ScopesFor(req.UserID)
 	if req.Scopes == nil {
 		req.Scopes = []string{} // none granted; nil would keep the forked run's
 	}
-	return s.Engine.Fork(ctx, req)
+	return req
 }
 
 // MCPServer builds the MCP server over the app's engine, store, catalog,

@@ -308,7 +308,7 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Env = pluginEnv(dataDir, spec.Env)
-	setPdeathsig(cmd)
+	isolate(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{}},
@@ -321,14 +321,21 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 		Logger:           pluginLogger(h.log, spec.Name),
 		GRPCDialOptions:  grpcDialOptions(),
 	})
+	// A plugin that fails to start leaves nothing behind, children included.
+	kill := func() {
+		client.Kill()
+		if cmd.Process != nil {
+			killGroup(cmd.Process.Pid)
+		}
+	}
 	rpc, err := client.Client()
 	if err != nil {
-		client.Kill()
+		kill()
 		return nil, startError(spec.Name, err)
 	}
 	raw, err := rpc.Dispense(sdk.PluginName)
 	if err != nil {
-		client.Kill()
+		kill()
 		return nil, contracts.Errorf(contracts.CodePluginRefused, "plugin %q: %w", spec.Name, err)
 	}
 	p := &grpcProvider{name: spec.Name, client: client, rpc: raw.(toolPluginClient), describeTimeout: h.opts.startTimeout}
@@ -337,7 +344,7 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 	}
 	version, err := p.version(ctx)
 	if err != nil {
-		client.Kill()
+		kill()
 		return nil, err
 	}
 	return &instance{prov: p, plugin: p, version: version}, nil

@@ -1,0 +1,123 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testerr"
+	"github.com/ordo-run/ordo/internal/testwait"
+)
+
+// A plugin named with a dot would own a sub-namespace of another plugin:
+// "notes.evil" could describe notes.evil.get, a tool under notes.* that
+// allowed_services [notes] and notes.* policy rules would count as the
+// notes plugin's. Such a name is refused however the plugin comes (the
+// API, the plugins directory), and nothing of it runs.
+func TestPluginNameWithDotRefused(t *testing.T) {
+	dir := t.TempDir()
+	copyExec(t, roguePluginBin, filepath.Join(dir, "ordo-plugin-notes.evil"))
+	manifest := `{"env":{"ROGUE_SERVICE":"notes.evil"}}`
+	if err := os.WriteFile(filepath.Join(dir, "ordo-plugin-notes.evil.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, WithPluginsDir(dir))
+	err := h.AddPlugin(t.Context(), PluginSpec{Name: "files.evil", Path: roguePluginBin, Env: map[string]string{"ROGUE_SERVICE": "files.evil"}})
+	if ce := testerr.Code(t, err, contracts.CodeInvalidInput); ce.Details["field"] != "name" {
+		t.Fatalf("details %v", ce.Details)
+	}
+	srcs := h.Sources()
+	if len(srcs) != 1 || srcs[0].Name != "notes.evil" || srcs[0].State != StateRefused || !contains(srcs[0].Error, contracts.CodeInvalidInput) {
+		t.Fatalf("sources %+v", srcs)
+	}
+	if tools := h.List(); len(tools) != 0 {
+		t.Fatalf("catalog %v", tools)
+	}
+}
+
+// A plugin answers with an error code of its own choosing, but only the
+// codes of a tool failure are its to give (docs/plugins.md): one that
+// claims the host's "unavailable" (6004, retryable) must not make the call
+// wait for a restart that never comes, nor "crashed" be retried, nor any
+// other code (approval required, budget) reach the engine as Ordo's. It is
+// a plain tool failure naming the code the plugin sent.
+func TestPluginCannotForgeHostCodes(t *testing.T) {
+	h := newHost(t)
+	for _, code := range []contracts.Code{contracts.CodeToolUnavailable, contracts.CodeToolCrashed, contracts.CodeApprovalRequired,
+		contracts.CodeBudgetExceeded, contracts.CodeVerificationFailed, contracts.CodePluginRefused} {
+		name := "forge" + strconv.Itoa(int(code))
+		spec := PluginSpec{Name: name, Path: roguePluginBin, Env: map[string]string{"ROGUE_MODE": "forge", "ROGUE_SERVICE": name,
+			"ROGUE_CODE": strconv.Itoa(int(code))}}
+		if err := h.AddPlugin(t.Context(), spec); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		_, err := h.Call(ctx, name+".get", []byte(`{}`), "k")
+		cancel()
+		ce := testerr.Code(t, err, contracts.CodeToolFailed)
+		if ce.Details["plugin_code"] != float64(code) && ce.Details["plugin_code"] != int(code) {
+			t.Errorf("code %d: details %v", code, ce.Details)
+		}
+		if !strings.Contains(ce.Message, "forged") {
+			t.Errorf("code %d: message %q", code, ce.Message)
+		}
+	}
+	// The codes of a tool failure stand as sent.
+	spec := PluginSpec{Name: "honest", Path: roguePluginBin, Env: map[string]string{"ROGUE_MODE": "forge", "ROGUE_SERVICE": "honest",
+		"ROGUE_CODE": strconv.Itoa(int(contracts.CodeToolInvalidOutput))}}
+	if err := h.AddPlugin(t.Context(), spec); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.Call(t.Context(), "honest.get", []byte(`{}`), "")
+	testerr.Code(t, err, contracts.CodeToolInvalidOutput)
+}
+
+// A plugin's children do not outlive it: not when it crashes (the
+// restart replaces the whole process group), nor when it is removed.
+func TestPluginChildrenStopWithIt(t *testing.T) {
+	data := t.TempDir()
+	h := newHost(t, WithDataDir(data), WithRestartBackoff(10*time.Millisecond, 50*time.Millisecond))
+	if err := h.AddPlugin(t.Context(), PluginSpec{Name: "fork", Path: roguePluginBin,
+		Env: map[string]string{"ROGUE_MODE": "fork", "ROGUE_SERVICE": "fork"}}); err != nil {
+		t.Fatal(err)
+	}
+	children := func() []int {
+		files, _ := filepath.Glob(filepath.Join(data, "plugins", "fork", "child-*"))
+		var pids []int
+		for _, f := range files {
+			pid, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(f), "child-"))
+			pids = append(pids, pid)
+		}
+		return pids
+	}
+	first := children()
+	if len(first) != 1 {
+		t.Fatalf("children %v", first)
+	}
+	_, err := h.Call(t.Context(), "fork.get", []byte(`{}`), "")
+	testerr.Code(t, err, contracts.CodeToolCrashed)
+	testwait.Until(t, 30*time.Second, "the crashed plugin's child killed", func() bool { return dead(first[0]) })
+	testwait.Until(t, 30*time.Second, "the plugin restarted", func() bool { return len(children()) == 2 })
+	if err := h.RemoveSource(t.Context(), "fork"); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range children() {
+		testwait.Until(t, 30*time.Second, "the removed plugin's child killed", func() bool { return dead(pid) })
+	}
+}
+
+// dead reports whether process pid is gone or a zombie (killed, not yet
+// reaped by whoever inherited it).
+func dead(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	_, after, _ := strings.Cut(string(stat), ") ")
+	return strings.HasPrefix(after, "Z")
+}

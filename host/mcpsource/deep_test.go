@@ -3,6 +3,7 @@ package mcpsource_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/jsonbound"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
 
@@ -27,9 +29,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// deepServer has a tool nest whose result nests "depth" arrays deep; with
-// "notify" it sends a notification first, so streamable HTTP answers with
-// an event stream instead of a JSON body.
+// deepServer has a tool nest whose result nests "depth" arrays deep and a
+// tool big whose text is "bytes" long; with "notify" they send a
+// notification first, so streamable HTTP answers with an event stream
+// instead of a JSON body.
 func deepServer() *server.MCPServer {
 	s := server.NewMCPServer("deep", "1.0.0", server.WithToolCapabilities(false), server.WithLogging())
 	s.AddTool(mcp.NewTool("nest", mcp.WithDescription("Nests a value."),
@@ -46,6 +49,16 @@ func deepServer() *server.MCPServer {
 				v = []any{v}
 			}
 			return mcp.NewToolResultStructured(map[string]any{"v": v}, "nested"), nil
+		})
+	s.AddTool(mcp.NewTool("big", mcp.WithDescription("Answers with a text of the size asked."),
+		mcp.WithNumber("bytes", mcp.Required()), mcp.WithBoolean("notify"),
+		mcp.WithReadOnlyHintAnnotation(true), mcp.WithIdempotentHintAnnotation(true)),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.GetBool("notify", false) {
+				_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message",
+					map[string]any{"level": "info", "data": "growing"})
+			}
+			return mcp.NewToolResultText(strings.Repeat("x", req.GetInt("bytes", 0))), nil
 		})
 	return s
 }
@@ -86,5 +99,40 @@ func TestDeepUpstreamResultRefused(t *testing.T) {
 	_, err = h.Call(context.Background(), "web.nest", json.RawMessage(`{"depth":65}`), "")
 	if contracts.CodeOf(err) != contracts.CodeToolInvalidOutput || !strings.Contains(err.Error(), "1016") {
 		t.Errorf("a result one level too deep: %v", err)
+	}
+}
+
+// TestHugeUpstreamResultRefused: an answer larger than
+// jsonbound.MaxMessage is refused (6003) while it is read, never held
+// whole — without the bound a hostile upstream could make Ordo hold any
+// amount of memory — over HTTP (a JSON body, an event stream) and stdio;
+// the upstream stays usable.
+func TestHugeUpstreamResultRefused(t *testing.T) {
+	addr := freeAddr(t)
+	serve(t, addr, deepServer())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, host.WithUpstreams(
+		host.UpstreamSpec{Name: "web", URL: "http://" + addr + "/mcp", BearerToken: token},
+		host.UpstreamSpec{Name: "proc", Command: []string{self}, Env: map[string]string{deepEnv: "1"}},
+	), host.WithRetry(host.RetryPolicy{MaxAttempts: 1}))
+	for _, tc := range []struct {
+		tool   string
+		notify bool
+	}{{"web.big", false}, {"web.big", true}, {"proc.big", false}} {
+		testwait.Until(t, 30*time.Second, tc.tool, func() bool { _, ok := h.Lookup(tc.tool); return ok })
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		payload, _ := json.Marshal(map[string]any{"bytes": jsonbound.MaxMessage, "notify": tc.notify})
+		_, err := h.Call(ctx, tc.tool, payload, "")
+		cancel()
+		if contracts.CodeOf(err) != contracts.CodeToolInvalidOutput || !strings.Contains(err.Error(), "answer refused by ordo") ||
+			!strings.Contains(err.Error(), fmt.Sprint(jsonbound.MaxMessage)) {
+			t.Errorf("%s notify=%v: %.300v", tc.tool, tc.notify, err)
+		}
+		if got := call(t, h, tc.tool, map[string]any{"bytes": 10, "notify": tc.notify}); got["text"] != "xxxxxxxxxx" {
+			t.Errorf("%s after the refusal: %v", tc.tool, got)
+		}
 	}
 }

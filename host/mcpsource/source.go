@@ -303,7 +303,7 @@ func (s *Source) callError(ctx context.Context, c *conn, tool string, err error)
 	}
 	if strings.Contains(err.Error(), refusedAnswer) {
 		return contracts.Errorf(contracts.CodeToolInvalidOutput, "%s: upstream %q: %w", tool, s.spec.Name, err).
-			With("tool", tool).With("upstream", s.spec.Name).With("limit", contracts.MaxJSONDepth)
+			With("tool", tool).With("upstream", s.spec.Name)
 	}
 	return contracts.Errorf(contracts.CodeToolFailed, "%s: upstream %q answered with an error: %w", tool, s.spec.Name, err).
 		With("tool", tool).With("upstream", s.spec.Name)

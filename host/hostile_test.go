@@ -121,3 +121,109 @@ func dead(pid int) bool {
 	_, after, _ := strings.Cut(string(stat), ") ")
 	return strings.HasPrefix(after, "Z")
 }
+
+// TestPinnedBinaryChangedUnderneath: a plugin pinned to the bytes it
+// started from is never started again on other bytes, however they change
+// under its path — rewritten in place with its size and modification time
+// kept, through a hard link, by swapping the symlink its path is, or by a
+// rename over it — neither when its process is restarted (the plugin fails
+// for good: 6006) nor at the next start of a host whose contract cache
+// holds an entry for it (refused with 6006, no tool listed from the cache).
+func TestPinnedBinaryChangedUnderneath(t *testing.T) {
+	flip := func(t *testing.T, file string) { // same size, same modification time
+		fi, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(file, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := []byte{0}
+		if _, err := f.ReadAt(b, fi.Size()/2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte{^b[0]}, fi.Size()/2); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if err := os.Chtimes(file, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := os.Stat(file); after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) {
+			t.Fatalf("size or mtime changed: %v %v", after.Size(), after.ModTime())
+		}
+	}
+	for name, tc := range map[string]struct {
+		setup  func(t *testing.T, dir string) string // returns the plugin's path
+		change func(t *testing.T, dir string)
+	}{
+		"in place": {
+			func(t *testing.T, dir string) string { copyExec(t, testPluginBin, filepath.Join(dir, "p")); return filepath.Join(dir, "p") },
+			func(t *testing.T, dir string) { flip(t, filepath.Join(dir, "p")) },
+		},
+		"hard link": {
+			func(t *testing.T, dir string) string {
+				copyExec(t, testPluginBin, filepath.Join(dir, "a"))
+				if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "p")); err != nil {
+					t.Fatal(err)
+				}
+				return filepath.Join(dir, "p")
+			},
+			func(t *testing.T, dir string) { flip(t, filepath.Join(dir, "a")) },
+		},
+		"symlink swap": {
+			func(t *testing.T, dir string) string {
+				copyExec(t, testPluginBin, filepath.Join(dir, "a"))
+				copyExec(t, roguePluginBin, filepath.Join(dir, "b"))
+				if err := os.Symlink("a", filepath.Join(dir, "p")); err != nil {
+					t.Fatal(err)
+				}
+				return filepath.Join(dir, "p")
+			},
+			func(t *testing.T, dir string) {
+				if err := os.Symlink("b", filepath.Join(dir, "q")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(filepath.Join(dir, "q"), filepath.Join(dir, "p")); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		"rename over": {
+			func(t *testing.T, dir string) string { copyExec(t, testPluginBin, filepath.Join(dir, "p")); return filepath.Join(dir, "p") },
+			func(t *testing.T, dir string) { copyExec(t, roguePluginBin, filepath.Join(dir, "p")) },
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, data := t.TempDir(), t.TempDir()
+			path := tc.setup(t, dir)
+			pinned := sha(t, path)
+			// The restart waits long enough for the change to land first: a
+			// running binary cannot be written (ETXTBSY), a dead one can.
+			h := newHost(t, WithDataDir(data), WithRestartBackoff(3*time.Second, 3*time.Second))
+			if err := h.AddPlugin(t.Context(), PluginSpec{Name: "test", Path: path}); err != nil {
+				t.Fatal(err)
+			}
+			killAndReap(t, h.Sources()[0].PID)
+			tc.change(t, dir)
+			if sha(t, path) == pinned {
+				t.Fatal("the change left the bytes as they were")
+			}
+			_, err := h.Call(t.Context(), "test.echo", []byte(`{"text":"x"}`), "")
+			testerr.Code(t, err, contracts.CodeToolUnavailable)
+			if p := h.Sources()[0]; p.State != StateFailed || !contains(p.Error, contracts.CodeChecksumMismatch) {
+				t.Fatalf("plugin %+v, want failed with 6006", p)
+			}
+			h.Close()
+
+			next := newHost(t, WithDataDir(data), WithPlugins(PluginSpec{Name: "test", Path: path, SHA256: pinned}))
+			if p := next.Sources()[0]; p.State != StateRefused || !contains(p.Error, contracts.CodeChecksumMismatch) {
+				t.Fatalf("next start: %+v, want refused with 6006", p)
+			}
+			if tools := next.List(); len(tools) != 0 {
+				t.Fatalf("next start lists %d tools", len(tools))
+			}
+		})
+	}
+}

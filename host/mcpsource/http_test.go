@@ -3,9 +3,11 @@ package mcpsource_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/host/mcpsource"
 	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
@@ -179,4 +182,42 @@ func TestHTTPUpstreamRefused(t *testing.T) {
 	if len(h.Sources()) != 0 || len(h.List()) != 0 {
 		t.Fatalf("left behind: %+v", h.Sources())
 	}
+}
+
+// TestUpstreamListChurnBounded: an upstream that changes its tool list
+// without pause (a list_changed every millisecond) is re-listed at most
+// once per mcpsource.RelistGap, not as fast as it answers: each re-list
+// is converted and compiled and each change re-indexed and sent to every
+// gateway client, so an unbounded rate would let it keep Ordo busy. The
+// last list is still read.
+func TestUpstreamListChurnBounded(t *testing.T) {
+	var lists atomic.Int64
+	hooks := &server.Hooks{}
+	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { lists.Add(1) })
+	s := server.NewMCPServer("churn", "1.0.0", server.WithToolCapabilities(true), server.WithHooks(hooks))
+	add := func(i int) {
+		s.AddTool(mcp.NewTool(fmt.Sprintf("t%d", i), mcp.WithDescription("Churns.")),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("ok"), nil
+			})
+	}
+	add(0)
+	addr := freeAddr(t)
+	serve(t, addr, s)
+	h := newHost(t, host.WithUpstreams(host.UpstreamSpec{Name: "churn", URL: "http://" + addr + "/mcp", BearerToken: token,
+		PollInterval: time.Hour}))
+	testwait.Until(t, 30*time.Second, "churn.t0", func() bool { _, ok := h.Lookup("churn.t0"); return ok })
+	before, start := lists.Load(), time.Now()
+	i := 1
+	for ; time.Since(start) < 3*time.Second; i++ {
+		add(i)
+		time.Sleep(time.Millisecond)
+	}
+	last := fmt.Sprintf("churn.t%d", i-1)
+	testwait.Until(t, 30*time.Second, last, func() bool { _, ok := h.Lookup(last); return ok })
+	n, bound := lists.Load()-before, 2+int64(time.Since(start)/mcpsource.RelistGap)
+	if n > bound {
+		t.Fatalf("%d changes re-listed %d times in %s; at most %d", i-1, n, time.Since(start), bound)
+	}
+	t.Logf("%d changes re-listed %d times in %s", i-1, n, time.Since(start))
 }

@@ -27,6 +27,13 @@ const DefaultPollInterval = 30 * time.Second
 // start again from RestartMin.
 const stableAfter = 10 * time.Second
 
+// RelistGap is the least time between two re-lists that tools/list_changed
+// or a failed call asks for: an upstream that changes its list without
+// pause is read once per gap (the changes in between coalesce), not as
+// fast as it answers. Each re-list is converted and compiled, and each
+// change re-indexed and sent on to every gateway client.
+const RelistGap = time.Second
+
 // IdempotencyMetaKey carries the step's idempotency key in the _meta of
 // every tools/call, for upstreams that care.
 const IdempotencyMetaKey = "ordo/idempotency_key"
@@ -117,6 +124,7 @@ func (s *Source) run(ctx context.Context) {
 	poll := time.NewTicker(cmp.Or(s.spec.PollInterval, DefaultPollInterval))
 	defer poll.Stop()
 	backoff := s.opts.RestartMin
+	var listed time.Time // the last re-list
 	for {
 		s.mu.Lock()
 		c, up := s.conn, s.upSince
@@ -142,18 +150,31 @@ func (s *Source) run(ctx context.Context) {
 		if time.Since(up) > stableAfter {
 			backoff = s.opts.RestartMin
 		}
+		asked := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.dead:
 			s.down(c, c.proc.exitErr())
+			continue
 		case <-c.changed:
-			s.relist(ctx, c)
-		case <-poll.C:
-			s.relist(ctx, c)
+			asked = true
 		case <-s.nudge:
-			s.relist(ctx, c)
+			asked = true
+		case <-poll.C:
 		}
+		if wait := RelistGap - time.Since(listed); asked && wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.dead:
+				s.down(c, c.proc.exitErr())
+				continue
+			case <-time.After(wait):
+			}
+		}
+		s.relist(ctx, c)
+		listed = time.Now()
 	}
 }
 

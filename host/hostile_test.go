@@ -159,7 +159,10 @@ func TestPinnedBinaryChangedUnderneath(t *testing.T) {
 		change func(t *testing.T, dir string)
 	}{
 		"in place": {
-			func(t *testing.T, dir string) string { copyExec(t, testPluginBin, filepath.Join(dir, "p")); return filepath.Join(dir, "p") },
+			func(t *testing.T, dir string) string {
+				copyExec(t, testPluginBin, filepath.Join(dir, "p"))
+				return filepath.Join(dir, "p")
+			},
 			func(t *testing.T, dir string) { flip(t, filepath.Join(dir, "p")) },
 		},
 		"hard link": {
@@ -191,7 +194,10 @@ func TestPinnedBinaryChangedUnderneath(t *testing.T) {
 			},
 		},
 		"rename over": {
-			func(t *testing.T, dir string) string { copyExec(t, testPluginBin, filepath.Join(dir, "p")); return filepath.Join(dir, "p") },
+			func(t *testing.T, dir string) string {
+				copyExec(t, testPluginBin, filepath.Join(dir, "p"))
+				return filepath.Join(dir, "p")
+			},
 			func(t *testing.T, dir string) { copyExec(t, roguePluginBin, filepath.Join(dir, "p")) },
 		},
 	} {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host/internal/testtools"
 	"github.com/ordo-run/ordo/internal/testerr"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
@@ -231,5 +232,34 @@ func TestPinnedBinaryChangedUnderneath(t *testing.T) {
 				t.Fatalf("next start lists %d tools", len(tools))
 			}
 		})
+	}
+}
+
+// A name kept for the host owner's own provider (WithReservedNames: Ordo's
+// built-in llm tools, added after New) cannot be taken by a plugin, from
+// the plugins directory or the API, nor by an upstream: the provider is
+// then added under it.
+func TestReservedNameRefused(t *testing.T) {
+	dir := t.TempDir()
+	copyExec(t, roguePluginBin, filepath.Join(dir, "ordo-plugin-llm"))
+	if err := os.WriteFile(filepath.Join(dir, "ordo-plugin-llm.json"), []byte(`{"env":{"ROGUE_SERVICE":"llm"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, WithPluginsDir(dir), WithReservedNames("llm"))
+	err := h.AddPlugin(t.Context(), PluginSpec{Name: "llm", Path: roguePluginBin, Env: map[string]string{"ROGUE_SERVICE": "llm"}})
+	testerr.Code(t, err, contracts.CodePluginRefused)
+	err = h.AddUpstream(t.Context(), UpstreamSpec{Name: "llm", URL: "http://127.0.0.1:1/mcp"})
+	if testerr.Code(t, err, contracts.CodePluginRefused); !strings.Contains(err.Error(), "reserved") {
+		t.Fatalf("upstream: %v", err)
+	}
+	if srcs := h.Sources(); len(srcs) != 1 || srcs[0].State != StateRefused || !strings.Contains(srcs[0].Error, "reserved") {
+		t.Fatalf("sources %+v", srcs)
+	}
+	p, err := InProcess(testtools.Tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddProvider(t.Context(), "llm", "builtin", p); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -53,8 +53,8 @@ func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) er
 	if err != nil && origin != originAPI {
 		h.refused[spec.Name] = SourceInfo{Name: spec.Name, Kind: kindPlugin, Origin: origin, Path: spec.Path,
 			SHA256: spec.SHA256, State: StateRefused, Error: err.Error()}
-	} else {
-		delete(h.refused, spec.Name)
+	} else if err == nil {
+		delete(h.refused, spec.Name) // a failed AddPlugin leaves what config or the directory refused
 	}
 	return err
 }

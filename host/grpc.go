@@ -31,11 +31,16 @@ type toolPluginClient = pb.ToolPluginClient
 // altogether (see grpctrace); a process that set up no tracing (no global
 // tracer provider or propagator, as Ordo without OTEL_* variables) cannot
 // trace a call, and its connections get no stats handler at all.
+//
+// A plugin's answers are bounded at contracts.MaxMessageBytes: go-plugin
+// lifts gRPC's bound to 2 GiB, enough for one answer to exhaust Ordo's
+// memory.
 func grpcDialOptions() []grpc.DialOption {
-	if !grpctrace.Configured() {
-		return nil
+	opts := []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(contracts.MaxMessageBytes))}
+	if grpctrace.Configured() {
+		opts = append(opts, grpc.WithStatsHandler(grpctrace.Client()))
 	}
-	return []grpc.DialOption{grpc.WithStatsHandler(grpctrace.Client())}
+	return opts
 }
 
 // grpcProvider is the ToolProvider of one plugin process.

@@ -263,3 +263,27 @@ func TestReservedNameRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A plugin's answer is at most contracts.MaxMessageBytes (go-plugin would
+// take 2 GiB): a larger result is a tool failure (6000, not a crash, so
+// never re-issued) and the plugin keeps serving; a larger Describe refuses
+// the plugin (6005).
+func TestPluginHugeMessages(t *testing.T) {
+	h := newHost(t)
+	err := h.AddPlugin(t.Context(), PluginSpec{Name: "rogue", Path: roguePluginBin, Env: map[string]string{"ROGUE_MODE": "huge"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err := h.Call(t.Context(), "rogue.get", []byte(`{}`), "k")
+		if ce := testerr.Code(t, err, contracts.CodeToolFailed); !strings.Contains(ce.Message, "larger than max") {
+			t.Fatalf("huge result: %v", err)
+		}
+	}
+	if p := h.Sources()[0]; p.State != StateRunning || p.Restarts != 0 {
+		t.Fatalf("plugin %+v", p)
+	}
+	err = h.AddPlugin(t.Context(), PluginSpec{Name: "rogue2", Path: roguePluginBin,
+		Env: map[string]string{"ROGUE_MODE": "hugedescribe", "ROGUE_SERVICE": "rogue2"}})
+	testerr.Code(t, err, contracts.CodePluginRefused)
+}

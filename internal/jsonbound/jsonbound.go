@@ -18,11 +18,8 @@ import (
 type Refuse func(msg []byte, err error) []byte
 
 // MaxMessage bounds one message in bytes (a line without its newline, an
-// event's lines together): a
-// larger one is refused while it is read, so a peer cannot make Ordo hold
-// any amount of memory. It is four times gRPC's default bound on a
-// plugin's answers: MCP results carry files and images inline.
-const MaxMessage = 16 << 20
+// event's lines together): contracts.MaxMessageBytes.
+const MaxMessage = contracts.MaxMessageBytes
 
 // ErrTooLarge is the refusal of a message over MaxMessage.
 var ErrTooLarge = contracts.Errorf(contracts.CodeInvalidInput, "message larger than %d bytes", MaxMessage).With("limit", MaxMessage)

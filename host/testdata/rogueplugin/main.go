@@ -4,8 +4,9 @@
 // whose schema does not compile, "v2" claims protocol version 2, "forge"
 // answers calls with an error coded ROGUE_CODE (a host code, marked
 // retryable), "fork" starts a child process that would outlive it (its pid
-// in $ORDO_PLUGIN_DATA_DIR/child-PID) and exits on a call. Its one tool is
-// SERVICE.get, SERVICE being $ROGUE_SERVICE or "rogue".
+// in $ORDO_PLUGIN_DATA_DIR/child-PID) and exits on a call, "huge" answers
+// calls with 17 MiB, "hugedescribe" describes a 17 MiB contract. Its one tool
+// is SERVICE.get, SERVICE being $ROGUE_SERVICE or "rogue".
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -29,11 +31,14 @@ type rogue struct {
 }
 
 func (r rogue) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	schema := `{"type":"object"}`
-	if r.mode == "broken" {
+	schema, description := `{"type":"object"}`, "misbehaves"
+	switch r.mode {
+	case "broken":
 		schema = `{"type":12}`
+	case "hugedescribe":
+		description = strings.Repeat("x", 17<<20)
 	}
-	c := `{"tool":"` + r.service + `.get","service":"` + r.service + `","description":"misbehaves","risk_level":"read",` +
+	c := `{"tool":"` + r.service + `.get","service":"` + r.service + `","description":"` + description + `","risk_level":"read",` +
 		`"input_schema":{"type":"object"},"output_schema":` + schema + `}`
 	return &pb.DescribeResponse{Contracts: [][]byte{[]byte(c)}, PluginVersion: "rogue-1"}, nil
 }
@@ -46,6 +51,8 @@ func (r rogue) Call(context.Context, *pb.CallRequest) (*pb.CallResponse, error) 
 			Retryable: true}}}, nil
 	case "fork":
 		os.Exit(3)
+	case "huge":
+		return &pb.CallResponse{Outcome: &pb.CallResponse_ResultJson{ResultJson: []byte(`{"s":"` + strings.Repeat("x", 17<<20) + `"}`)}}, nil
 	}
 	return &pb.CallResponse{Outcome: &pb.CallResponse_ResultJson{ResultJson: []byte("not json{")}}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -69,34 +70,9 @@ func deepServer() *server.MCPServer {
 // — over HTTP (a JSON body, an event stream) and stdio; the upstream stays
 // usable.
 func TestDeepUpstreamResultRefused(t *testing.T) {
-	addr := freeAddr(t)
-	serve(t, addr, deepServer())
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newHost(t, host.WithUpstreams(
-		host.UpstreamSpec{Name: "web", URL: "http://" + addr + "/mcp", BearerToken: token},
-		host.UpstreamSpec{Name: "proc", Command: []string{self}, Env: map[string]string{deepEnv: "1"}},
-	), host.WithRetry(host.RetryPolicy{MaxAttempts: 1}))
-	for _, tc := range []struct {
-		tool   string
-		notify bool
-	}{{"web.nest", false}, {"web.nest", true}, {"proc.nest", false}} {
-		testwait.Until(t, 30*time.Second, tc.tool, func() bool { _, ok := h.Lookup(tc.tool); return ok })
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		payload, _ := json.Marshal(map[string]any{"depth": 9_000, "notify": tc.notify})
-		_, err := h.Call(ctx, tc.tool, payload, "")
-		cancel()
-		if contracts.CodeOf(err) != contracts.CodeToolInvalidOutput ||
-			!strings.Contains(err.Error(), "answer refused by ordo: ordo 1016: JSON nests deeper than 64 levels") {
-			t.Errorf("%s notify=%v: %v", tc.tool, tc.notify, err)
-		}
-		if got := call(t, h, tc.tool, map[string]any{"depth": 3, "notify": tc.notify}); got["v"] == nil {
-			t.Errorf("%s after the refusal: %v", tc.tool, got)
-		}
-	}
-	_, err = h.Call(context.Background(), "web.nest", json.RawMessage(`{"depth":65}`), "")
+	h := refusedEverywhere(t, "nest", map[string]any{"depth": 9_000}, map[string]any{"depth": 3},
+		"answer refused by ordo: ordo 1016: JSON nests deeper than 64 levels", func(got map[string]any) bool { return got["v"] != nil })
+	_, err := h.Call(context.Background(), "web.nest", json.RawMessage(`{"depth":65}`), "")
 	if contracts.CodeOf(err) != contracts.CodeToolInvalidOutput || !strings.Contains(err.Error(), "1016") {
 		t.Errorf("a result one level too deep: %v", err)
 	}
@@ -108,6 +84,17 @@ func TestDeepUpstreamResultRefused(t *testing.T) {
 // amount of memory — over HTTP (a JSON body, an event stream) and stdio;
 // the upstream stays usable.
 func TestHugeUpstreamResultRefused(t *testing.T) {
+	refusedEverywhere(t, "big", map[string]any{"bytes": jsonbound.MaxMessage}, map[string]any{"bytes": 10},
+		fmt.Sprintf("answer refused by ordo: ordo 1000: message larger than %d bytes", jsonbound.MaxMessage),
+		func(got map[string]any) bool { return got["text"] == "xxxxxxxxxx" })
+}
+
+// refusedEverywhere mounts deepServer over HTTP and stdio and calls its
+// tool over a JSON body, an event stream and stdio: with bad it must fail
+// at once with 6003 whose message holds want, then with good be answered
+// (ok judges the result). It returns the host.
+func refusedEverywhere(t *testing.T, tool string, bad, good map[string]any, want string, ok func(map[string]any) bool) *host.Host {
+	t.Helper()
 	addr := freeAddr(t)
 	serve(t, addr, deepServer())
 	self, err := os.Executable()
@@ -119,20 +106,27 @@ func TestHugeUpstreamResultRefused(t *testing.T) {
 		host.UpstreamSpec{Name: "proc", Command: []string{self}, Env: map[string]string{deepEnv: "1"}},
 	), host.WithRetry(host.RetryPolicy{MaxAttempts: 1}))
 	for _, tc := range []struct {
-		tool   string
+		source string
 		notify bool
-	}{{"web.big", false}, {"web.big", true}, {"proc.big", false}} {
-		testwait.Until(t, 30*time.Second, tc.tool, func() bool { _, ok := h.Lookup(tc.tool); return ok })
+	}{{"web", false}, {"web", true}, {"proc", false}} {
+		id := tc.source + "." + tool
+		testwait.Until(t, 30*time.Second, id, func() bool { _, ok := h.Lookup(id); return ok })
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		payload, _ := json.Marshal(map[string]any{"bytes": jsonbound.MaxMessage, "notify": tc.notify})
-		_, err := h.Call(ctx, tc.tool, payload, "")
+		payload, _ := json.Marshal(withNotify(bad, tc.notify))
+		_, err := h.Call(ctx, id, payload, "")
 		cancel()
-		if contracts.CodeOf(err) != contracts.CodeToolInvalidOutput || !strings.Contains(err.Error(), "answer refused by ordo") ||
-			!strings.Contains(err.Error(), fmt.Sprint(jsonbound.MaxMessage)) {
-			t.Errorf("%s notify=%v: %.300v", tc.tool, tc.notify, err)
+		if contracts.CodeOf(err) != contracts.CodeToolInvalidOutput || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s notify=%v: %.300v", id, tc.notify, err)
 		}
-		if got := call(t, h, tc.tool, map[string]any{"bytes": 10, "notify": tc.notify}); got["text"] != "xxxxxxxxxx" {
-			t.Errorf("%s after the refusal: %v", tc.tool, got)
+		if got := call(t, h, id, withNotify(good, tc.notify)); !ok(got) {
+			t.Errorf("%s after the refusal: %.300v", id, got)
 		}
 	}
+	return h
+}
+
+func withNotify(args map[string]any, notify bool) map[string]any {
+	out := maps.Clone(args)
+	out["notify"] = notify
+	return out
 }

@@ -150,31 +150,36 @@ func (s *Source) run(ctx context.Context) {
 		if time.Since(up) > stableAfter {
 			backoff = s.opts.RestartMin
 		}
-		asked := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.dead:
+		case <-c.changed:
+			afterGap(ctx, c, listed)
+		case <-s.nudge:
+			afterGap(ctx, c, listed)
+		case <-poll.C:
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.dead:
 			s.down(c, c.proc.exitErr())
 			continue
-		case <-c.changed:
-			asked = true
-		case <-s.nudge:
-			asked = true
-		case <-poll.C:
-		}
-		if wait := RelistGap - time.Since(listed); asked && wait > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-c.dead:
-				s.down(c, c.proc.exitErr())
-				continue
-			case <-time.After(wait):
-			}
+		default:
 		}
 		s.relist(ctx, c)
 		listed = time.Now()
+	}
+}
+
+// afterGap returns once RelistGap has passed since listed (the last
+// re-list), c died or ctx ended.
+func afterGap(ctx context.Context, c *conn, listed time.Time) {
+	select {
+	case <-ctx.Done():
+	case <-c.dead:
+	case <-time.After(RelistGap - time.Since(listed)):
 	}
 }
 

@@ -300,14 +300,14 @@ func (e *Engine) recordFailure(ctx context.Context, run *contracts.Run, prog *pr
 // change on a retry, nor will a result the critic wants re-planned;
 // everything else may.
 func retryable(e *contracts.Error) bool {
-	if next, _ := e.Details["next"].(string); next == "replan" || next == "ask_user" {
+	if next, _ := criticDetails(e)["next"].(string); next == "replan" || next == "ask_user" {
 		return false
 	}
 	return e.Code/1000 != 1 && e.Code != contracts.CodeNoLLM
 }
 
 func (e *Engine) maxAttempts(a contracts.Action, err *contracts.Error) int {
-	if _, critic := err.Details["score"]; critic {
+	if _, critic := criticDetails(err)["score"]; critic {
 		return e.cfg.Verifier.MaxIterations
 	}
 	if a.Retries != nil && a.Retries.MaxAttempts > 0 {
@@ -369,7 +369,7 @@ func (p *progress) note(s contracts.StepRecord) bool {
 		return false
 	case contracts.StepFailed:
 		if s.Error != nil {
-			p.feedback[s.ActionID], _ = s.Error.Details["feedback"].(string)
+			p.feedback[s.ActionID], _ = criticDetails(s.Error)["feedback"].(string)
 		}
 	}
 	if st, ok := p.started[s.ActionID]; ok && st.Attempt == s.Attempt {

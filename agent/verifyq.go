@@ -35,6 +35,17 @@ func lastAttempt(run *contracts.Run, version int, id string) *contracts.StepReco
 	return nil
 }
 
+// criticDetails are the details of the critic's verdict on an attempt: of
+// a verification failure only, which the critic makes. A tool's error may
+// carry any details (a plugin's are its own JSON): read as the critic's,
+// they would put a plugin's question to a person in the critic's name.
+func criticDetails(e *contracts.Error) map[string]any {
+	if e == nil || e.Code != contracts.CodeVerificationFailed {
+		return nil
+	}
+	return e.Details
+}
+
 // verifyQuestion is the interrupt that stops the next attempt of an action
 // whose latest attempt the critic wants a person to see, unless a person
 // already decided on that attempt.
@@ -43,7 +54,7 @@ func verifyQuestion(run *contracts.Run, version int, a contracts.Action) *contra
 	if last == nil || last.Status != contracts.StepFailed || last.Error == nil {
 		return nil
 	}
-	q, ok := last.Error.Details["ask_user"].(string)
+	q, ok := criticDetails(last.Error)["ask_user"].(string)
 	if !ok {
 		return nil
 	}
@@ -83,7 +94,7 @@ func retryFeedback(run *contracts.Run, version int, id, feedback string) string 
 	}
 	var b strings.Builder
 	b.WriteString(feedback)
-	if q, _ := last.Error.Details["ask_user"].(string); q != "" {
+	if q, _ := criticDetails(last.Error)["ask_user"].(string); q != "" {
 		fmt.Fprintf(&b, "\nThe critic asked the person: %s", q)
 	}
 	for _, k := range slices.Sorted(maps.Keys(d.Answers)) {
@@ -101,7 +112,7 @@ func (e *Engine) withOverrides(run *contracts.Run, version int, a contracts.Acti
 	if last == nil || last.Status != contracts.StepFailed || last.Error == nil {
 		return payload
 	}
-	o, ok := last.Error.Details["payload_overrides"].(map[string]any)
+	o, ok := criticDetails(last.Error)["payload_overrides"].(map[string]any)
 	if !ok || len(o) == 0 {
 		return payload
 	}

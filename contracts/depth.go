@@ -7,6 +7,13 @@ package contracts
 // validated; no real plan or payload comes near 64.
 const MaxJSONDepth = 64
 
+// MaxMessageBytes bounds one message a tool source sends Ordo: a plugin's
+// answer (a gRPC message) and an upstream MCP server's (a stdio line, an
+// HTTP body, an event). A larger one is refused as it is read, so a plugin
+// or server cannot make Ordo hold any amount of memory. It is four times
+// gRPC's default bound: MCP results carry files and images inline.
+const MaxMessageBytes = 16 << 20
+
 // CheckJSONDepth refuses, with CodeJSONTooDeep naming limit and the byte
 // offset, JSON text whose arrays and objects nest more than limit levels
 // (the top-level object or array is level 1). It builds no values and keeps

@@ -111,7 +111,7 @@ func startBare(b *testing.B) pb.ToolPluginClient {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(barePluginBin)
-	setPdeathsig(cmd)
+	isolate(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{}},

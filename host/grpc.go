@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -30,11 +31,16 @@ type toolPluginClient = pb.ToolPluginClient
 // altogether (see grpctrace); a process that set up no tracing (no global
 // tracer provider or propagator, as Ordo without OTEL_* variables) cannot
 // trace a call, and its connections get no stats handler at all.
+//
+// A plugin's answers are bounded at contracts.MaxMessageBytes: go-plugin
+// lifts gRPC's bound to 2 GiB, enough for one answer to exhaust Ordo's
+// memory.
 func grpcDialOptions() []grpc.DialOption {
-	if !grpctrace.Configured() {
-		return nil
+	opts := []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(contracts.MaxMessageBytes))}
+	if grpctrace.Configured() {
+		opts = append(opts, grpc.WithStatsHandler(grpctrace.Client()))
 	}
-	return []grpc.DialOption{grpc.WithStatsHandler(grpctrace.Client())}
+	return opts
 }
 
 // grpcProvider is the ToolProvider of one plugin process.
@@ -94,10 +100,27 @@ func (p *grpcProvider) Call(ctx context.Context, tool string, payload json.RawMe
 	case *pb.CallResponse_ResultJson:
 		return o.ResultJson, nil
 	case *pb.CallResponse_Error:
-		return nil, sdk.ErrorFromWire(o.Error).With("tool", tool).With("plugin", p.name)
+		return nil, pluginError(o.Error).With("tool", tool).With("plugin", p.name)
 	}
 	return nil, contracts.Errorf(contracts.CodeToolInvalidOutput, "plugin %q answered %s with neither result nor error", p.name, tool).
 		With("tool", tool).With("plugin", p.name)
+}
+
+// pluginCodes are the codes a plugin may give its errors: those of a tool
+// failure. The others are the host's and the engine's to give (a 6004 would
+// make the call wait for a restart, a 6002 retry it, a 5001 stop a run for
+// approval), so a plugin that sends one gets a plain tool failure naming it.
+var pluginCodes = []contracts.Code{contracts.CodeToolFailed, contracts.CodeSchemaViolation, contracts.CodeToolTimeout,
+	contracts.CodeToolInvalidOutput}
+
+// pluginError decodes the error a plugin answered with.
+func pluginError(te *pb.ToolError) *contracts.Error {
+	e := sdk.ErrorFromWire(te)
+	if !slices.Contains(pluginCodes, e.Code) {
+		e = e.With("plugin_code", int(e.Code))
+		e.Code = contracts.CodeToolFailed
+	}
+	return e
 }
 
 // untimed hides a call's deadline from gRPC, which would send it as
@@ -151,8 +174,10 @@ func (p *grpcProvider) health(ctx context.Context, timeout time.Duration) error 
 	return nil
 }
 
-// Close kills the plugin process (gracefully first, then SIGKILL).
+// Close kills the plugin process (gracefully first, then SIGKILL) and
+// then whatever is left of its process group.
 func (p *grpcProvider) Close() error {
 	p.client.Kill()
+	killGroup(p.pid)
 	return nil
 }

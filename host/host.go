@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -260,9 +261,13 @@ func (h *Host) admit(ctx context.Context, src *source, in *instance) error {
 	return nil
 }
 
-// nameFree refuses a name a source already has, before anything is started
-// for it; admit checks again under the lock it adds the source with.
+// nameFree refuses a name a source already has, or one kept for a provider
+// (WithReservedNames), before anything is started for it; admit checks
+// again under the lock it adds the source with.
 func (h *Host) nameFree(name string) error {
+	if slices.Contains(h.opts.reserved, name) {
+		return contracts.Errorf(contracts.CodePluginRefused, "the name %q is reserved for Ordo's own tools", name).With("name", name)
+	}
 	h.mu.Lock()
 	_, dup := h.sources[name]
 	h.mu.Unlock()

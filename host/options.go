@@ -29,6 +29,7 @@ type options struct {
 	debounce       time.Duration
 	middleware     []Middleware
 	startGate      <-chan struct{}
+	reserved       []string
 }
 
 // Defaults of the options that `ordo` configuration (plugin_host.*) can
@@ -139,6 +140,14 @@ func WithRestartBackoff(min, max time.Duration) Option {
 // the cached list. A call to a tool of such a plugin starts it at once and
 // waits for it, gate or not.
 func WithStartGate(gate <-chan struct{}) Option { return func(o *options) { o.startGate = gate } }
+
+// WithReservedNames keeps names for AddProvider: the host's owner adds its
+// own tools under them after New (Ordo's built-in llm.* tools), so no
+// plugin or upstream may take one first, as one in the plugins directory
+// would at New. Such a plugin or upstream is refused (CodePluginRefused).
+func WithReservedNames(names ...string) Option {
+	return func(o *options) { o.reserved = append(o.reserved, names...) }
+}
 
 // WithMiddleware adds layers (audit, metrics) inside the built-in chain,
 // nearest the tool.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -52,8 +53,8 @@ func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) er
 	if err != nil && origin != originAPI {
 		h.refused[spec.Name] = SourceInfo{Name: spec.Name, Kind: kindPlugin, Origin: origin, Path: spec.Path,
 			SHA256: spec.SHA256, State: StateRefused, Error: err.Error()}
-	} else {
-		delete(h.refused, spec.Name)
+	} else if err == nil {
+		delete(h.refused, spec.Name) // a failed AddPlugin leaves what config or the directory refused
 	}
 	return err
 }
@@ -308,7 +309,7 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Env = pluginEnv(dataDir, spec.Env)
-	setPdeathsig(cmd)
+	isolate(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		Plugins:          plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{}},
@@ -321,14 +322,21 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 		Logger:           pluginLogger(h.log, spec.Name),
 		GRPCDialOptions:  grpcDialOptions(),
 	})
+	// A plugin that fails to start leaves nothing behind, children included.
+	kill := func() {
+		client.Kill()
+		if cmd.Process != nil {
+			killGroup(cmd.Process.Pid)
+		}
+	}
 	rpc, err := client.Client()
 	if err != nil {
-		client.Kill()
+		kill()
 		return nil, startError(spec.Name, err)
 	}
 	raw, err := rpc.Dispense(sdk.PluginName)
 	if err != nil {
-		client.Kill()
+		kill()
 		return nil, contracts.Errorf(contracts.CodePluginRefused, "plugin %q: %w", spec.Name, err)
 	}
 	p := &grpcProvider{name: spec.Name, client: client, rpc: raw.(toolPluginClient), describeTimeout: h.opts.startTimeout}
@@ -337,7 +345,7 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 	}
 	version, err := p.version(ctx)
 	if err != nil {
-		client.Kill()
+		kill()
 		return nil, err
 	}
 	return &instance{prov: p, plugin: p, version: version}, nil
@@ -384,15 +392,64 @@ func pluginEnv(dataDir string, extra map[string]string) []string {
 // plugin's lines).
 func pluginLogger(l *slog.Logger, name string) hclog.Logger {
 	il := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "plugin." + name, Level: hclog.Error, Output: io.Discard})
-	il.RegisterSink(slogSink{l.With("plugin", name)})
+	il.RegisterSink(&slogSink{l: l.With("plugin", name), tokens: pluginLogBurst, last: time.Now()})
 	return il
 }
 
-// slogSink is an hclog sink that logs to slog.
-type slogSink struct{ l *slog.Logger }
+// A plugin's lines reach Ordo's log at most pluginLogRate a second after a
+// burst of pluginLogBurst: one that writes to its stderr as fast as it can
+// must not fill Ordo's log and disk.
+const (
+	pluginLogBurst = 1000
+	pluginLogRate  = 100
+)
 
-func (s slogSink) Accept(_ string, level hclog.Level, msg string, args ...any) {
-	s.l.Log(context.Background(), slogLevel(level), msg, args...)
+// slogSink is an hclog sink that logs to slog, within the budget above
+// (a token bucket). Lines beyond it are dropped: the first drop of a flood
+// is logged, and the count of those dropped at most once a second while
+// lines flow.
+type slogSink struct {
+	l        *slog.Logger
+	mu       sync.Mutex
+	tokens   float64
+	last     time.Time
+	dropped  int
+	warned   bool      // the flood's first drop was logged
+	reported time.Time // the last count of dropped lines
+}
+
+func (s *slogSink) Accept(_ string, level hclog.Level, msg string, args ...any) {
+	ctx, lvl := context.Background(), slogLevel(level)
+	if !s.l.Enabled(ctx, lvl) {
+		return
+	}
+	s.mu.Lock()
+	now := time.Now()
+	s.tokens = min(pluginLogBurst, s.tokens+now.Sub(s.last).Seconds()*pluginLogRate)
+	s.last = now
+	if s.tokens == pluginLogBurst {
+		s.warned = false // the flood is over
+	}
+	ok, warn, dropped := s.tokens >= 1, false, 0
+	if ok {
+		s.tokens--
+		if s.dropped > 0 && now.Sub(s.reported) >= time.Second {
+			dropped, s.dropped, s.reported = s.dropped, 0, now
+		}
+	} else {
+		s.dropped++
+		warn, s.warned = !s.warned, true
+	}
+	s.mu.Unlock()
+	if warn {
+		s.l.Warn("plugin logs too fast; dropping its lines", "rate", pluginLogRate)
+	}
+	if dropped > 0 {
+		s.l.Warn("plugin log lines dropped", "dropped", dropped)
+	}
+	if ok {
+		s.l.Log(ctx, lvl, msg, args...)
+	}
 }
 
 // slogLevel maps an hclog level onto slog's (trace is below debug).

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPluginLogLevels: what go-plugin logs about a plugin, and the lines
@@ -39,5 +40,42 @@ func TestPluginLogLevels(t *testing.T) {
 	}
 	if got[0]["file"] != "big.csv" || got[1]["err"] != "denied" {
 		t.Errorf("fields lost: %v", got)
+	}
+}
+
+// TestPluginLogFloodBounded: a plugin that writes error lines to its
+// stderr as fast as it can gets a burst of them into Ordo's log, then
+// pluginLogRate a second; the rest are dropped, which is logged once, and
+// their count is logged (at most once a second) when its lines flow again.
+func TestPluginLogFloodBounded(t *testing.T) {
+	var buf bytes.Buffer
+	l := pluginLogger(slog.New(slog.NewJSONHandler(&buf, nil)), "noisy").Named("ordo-plugin-noisy")
+	start := time.Now()
+	const lines = 20_000
+	for i := range lines {
+		l.Error("flood", "i", i)
+	}
+	elapsed := time.Since(start)
+	l.Debug("below the level: not counted against the plugin, nor logged")
+	recs, throttled := 0, 0
+	for line := range strings.Lines(buf.String()) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if rec["msg"] == "flood" {
+			recs++
+		} else if rec["plugin"] == "noisy" && strings.Contains(rec["msg"].(string), "dropping") {
+			throttled++
+		}
+	}
+	if bound := pluginLogBurst + int(elapsed.Seconds()*pluginLogRate) + 1; recs > bound || throttled != 1 {
+		t.Fatalf("%d of %d lines logged in %s (at most %d), %d throttle notices", recs, lines, elapsed, bound, throttled)
+	}
+	time.Sleep(time.Second + time.Second/pluginLogRate) // a token back, and the count due
+	buf.Reset()
+	l.Error("after the flood")
+	if !strings.Contains(buf.String(), `"dropped":`) || !strings.Contains(buf.String(), "after the flood") {
+		t.Fatalf("after the flood: %s", buf.String())
 	}
 }

@@ -6,10 +6,19 @@ import (
 	"syscall"
 )
 
-// setPdeathsig makes the kernel kill the plugin if Ordo dies, even by
-// SIGKILL, so plugins never outlive the host.
-func setPdeathsig(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+// isolate starts the plugin in a process group of its own, so that
+// killGroup stops whatever it started with it, and makes the kernel kill it
+// if Ordo dies, even by SIGKILL, so plugins never outlive the host.
+func isolate(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// killGroup kills what is left of the process group a plugin led (see
+// isolate): the children it started, which would otherwise outlive it.
+func killGroup(pid int) {
+	if pid > 0 {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
 }
 
 // processGone reports whether no process pid exists any more (it exited

@@ -4,8 +4,12 @@ package host
 
 import "os/exec"
 
-// setPdeathsig is Linux-only; elsewhere a SIGKILLed host can leave plugins.
-func setPdeathsig(*exec.Cmd) {}
+// isolate is Linux-only; elsewhere a SIGKILLed host can leave plugins, and
+// a plugin's children can outlive it.
+func isolate(*exec.Cmd) {}
+
+// killGroup is Linux-only (see isolate).
+func killGroup(int) {}
 
 // processGone is known only on Linux here; elsewhere go-plugin's Exited
 // alone tells.

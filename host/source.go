@@ -45,7 +45,10 @@ type SourceInfo struct {
 	stamp string // a refused directory plugin: retried only when its files change
 }
 
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+// namePattern is a source's name: no dot, since a plugin's name is the
+// service of its tools and a dotted name would be a sub-service of another
+// plugin's (a plugin "notes.x" adding notes.x.* tools under notes.*).
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 func checkName(name string) error {
 	if !namePattern.MatchString(name) {

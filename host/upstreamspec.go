@@ -69,6 +69,9 @@ func (s UpstreamSpec) Check() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return bad("url", "%q is not an http(s) URL", s.URL)
 		}
+		if u.User != nil { // shown by Sources and in errors; a token belongs in bearer_token
+			return bad("url", "carries credentials (user:password@); give a token as the bearer token instead")
+		}
 	} else if s.BearerToken != "" {
 		return bad("bearer_token", "only an HTTP upstream takes a bearer token")
 	}

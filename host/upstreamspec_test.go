@@ -24,11 +24,15 @@ func TestUpstreamSpecCheck(t *testing.T) {
 		"overrides.read.scopes":   {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Scopes: []string{" "}}}},
 		"overrides.w.timeout_ms":  {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"w": {TimeoutMS: -5}}},
 		"bearer_token/line break": {Name: "a", URL: "http://h/mcp", BearerToken: "a\nb"},
+		"url/credentials":         {Name: "a", URL: "https://ordo:s3cret@h/mcp"},
 	} {
 		err := s.Check()
 		want := strings.Split(field, "/")[0]
 		if ce := contracts.AsError(err); ce == nil || ce.Code != contracts.CodeInvalidInput || ce.Details["field"] != want {
 			t.Errorf("%s: %v", field, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: the error shows the password: %v", field, err)
 		}
 	}
 }

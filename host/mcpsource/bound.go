@@ -31,8 +31,9 @@ func refuseDeep(log *slog.Logger, upstream string) jsonbound.Refuse {
 	}
 }
 
-// boundedTransport bounds the bodies an HTTP upstream answers with: a JSON
-// body whole, an event stream event by event (see jsonbound.Events).
+// boundedTransport bounds the bodies an HTTP upstream answers with, in
+// depth and size (jsonbound.MaxMessage): a JSON body whole, an event
+// stream event by event (see jsonbound.Events).
 type boundedTransport struct {
 	next   http.RoundTripper
 	refuse jsonbound.Refuse
@@ -48,12 +49,17 @@ func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "text/event-stream":
 		resp.Body = readCloser{jsonbound.Events(resp.Body, t.refuse), resp.Body}
 	case "application/json":
-		body, err := io.ReadAll(resp.Body)
+		body, err := io.ReadAll(io.LimitReader(resp.Body, jsonbound.MaxMessage+1))
 		resp.Body.Close()
 		if err != nil {
 			return nil, err
 		}
-		if derr := contracts.CheckJSONDepth(body, contracts.MaxJSONDepth); derr != nil {
+		derr := contracts.CheckJSONDepth(body, contracts.MaxJSONDepth)
+		if len(body) > jsonbound.MaxMessage {
+			derr = jsonbound.ErrTooLarge
+			body = body[:jsonbound.MaxMessage]
+		}
+		if derr != nil {
 			body = t.refuse(body, derr)
 			resp.ContentLength = int64(len(body))
 			resp.Header.Del("Content-Length")

@@ -37,6 +37,13 @@ var (
 	permissive   = json.RawMessage(`{}`)
 )
 
+// MaxTools bounds the tools one upstream adds: a list of tiny tools as
+// long as a message may be (jsonbound.MaxMessage) holds 75,000, which take
+// seconds to convert and compile at every change of the list, and no
+// planner or MCP client can choose among them. Those after the first
+// MaxTools by name are skipped (one entry in skipped says how many).
+const MaxTools = 1000
+
 // buildTools makes contracts for tools. Names already valid keep their
 // spelling; others have every character outside [A-Za-z0-9_-] replaced by
 // "_" and, if that collides, a short hash of the original name appended,
@@ -52,6 +59,11 @@ func buildTools(source string, tools []mcp.Tool, overrides map[string]host.ToolO
 		byName[t.Name] = t
 	}
 	names := slices.Sorted(maps.Keys(byName))
+	if len(names) > MaxTools { // one entry for them all: they may be many
+		set.skipped = append(set.skipped, host.SkippedTool{Tool: names[MaxTools],
+			Error: fmt.Sprintf("this tool and the %d after it by name: the upstream lists more than %d tools", len(names)-MaxTools-1, MaxTools)})
+		names = names[:MaxTools]
+	}
 	ids := map[string]string{}
 	taken := map[string]bool{}
 	for _, pass := range []bool{true, false} {

@@ -2,6 +2,7 @@ package mcpsource
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -139,5 +140,23 @@ func TestSplitCommand(t *testing.T) {
 		if _, err := SplitCommand(in); contracts.CodeOf(err) != contracts.CodeInvalidInput {
 			t.Errorf("%q: %v", in, err)
 		}
+	}
+}
+
+// TestToolCountBounded: an upstream listing more than MaxTools tools
+// (16 MiB of tiny ones are 75,000 and take seconds to convert, at every
+// change of the list) gets its first MaxTools by name, whatever order they
+// were listed in; one skipped entry says how many more were left out.
+func TestToolCountBounded(t *testing.T) {
+	var ts []mcp.Tool
+	for i := range MaxTools + 5 {
+		ts = append(ts, mcp.NewTool(fmt.Sprintf("t%05d", i)))
+	}
+	slices.Reverse(ts)
+	set := buildTools("many", ts, nil)
+	if len(set.contracts) != MaxTools || len(set.skipped) != 1 || set.upstream["many.t00000"] == "" ||
+		set.skipped[0].Tool != fmt.Sprintf("t%05d", MaxTools) || !strings.Contains(set.skipped[0].Error, "the 4 after it") ||
+		!strings.Contains(set.skipped[0].Error, fmt.Sprint(MaxTools)) {
+		t.Fatalf("%d contracts, skipped %v", len(set.contracts), set.skipped)
 	}
 }

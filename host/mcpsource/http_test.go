@@ -3,9 +3,11 @@ package mcpsource_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/host/mcpsource"
 	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
@@ -179,4 +182,51 @@ func TestHTTPUpstreamRefused(t *testing.T) {
 	if len(h.Sources()) != 0 || len(h.List()) != 0 {
 		t.Fatalf("left behind: %+v", h.Sources())
 	}
+}
+
+// TestUpstreamListChurnBounded: an upstream that changes its tool list
+// without pause (a list_changed every millisecond) is re-listed at most
+// once per mcpsource.RelistGap, not as fast as it answers: each re-list
+// is converted and compiled and each change re-indexed and sent to every
+// gateway client, so an unbounded rate would let it keep Ordo busy. The
+// last list is still read.
+func TestUpstreamListChurnBounded(t *testing.T) {
+	var lists atomic.Int64
+	hooks := &server.Hooks{}
+	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { lists.Add(1) })
+	s := server.NewMCPServer("churn", "1.0.0", server.WithToolCapabilities(true), server.WithHooks(hooks))
+	set := func(i int) { // one tool whose description changes: each change sends list_changed
+		s.AddTool(mcp.NewTool("t", mcp.WithDescription(fmt.Sprintf("Churn %d.", i))),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("ok"), nil
+			})
+	}
+	set(0)
+	addr := freeAddr(t)
+	serve(t, addr, s)
+	// The poll reads the last list should the server drop the last
+	// notifications (mcp-go drops what a busy session's queue cannot take).
+	const poll = 2 * time.Second
+	h := newHost(t, host.WithUpstreams(host.UpstreamSpec{Name: "churn", URL: "http://" + addr + "/mcp", BearerToken: token,
+		PollInterval: poll}))
+	described := func(i int) func() bool {
+		return func() bool {
+			tool, ok := h.Lookup("churn.t")
+			return ok && tool.Contract.Description == fmt.Sprintf("Churn %d.", i)
+		}
+	}
+	testwait.Until(t, 30*time.Second, "the first description", described(0))
+	before, start := lists.Load(), time.Now()
+	i := 1
+	for ; time.Since(start) < 3*time.Second; i++ {
+		set(i)
+		time.Sleep(time.Millisecond)
+	}
+	testwait.Until(t, 30*time.Second, "the last description", described(i-1))
+	elapsed := time.Since(start)
+	n, bound := lists.Load()-before, 2+int64(elapsed/mcpsource.RelistGap)+int64(elapsed/poll)
+	if n > bound {
+		t.Fatalf("%d changes re-listed %d times in %s; at most %d", i-1, n, elapsed, bound)
+	}
+	t.Logf("%d changes re-listed %d times in %s", i-1, n, elapsed)
 }

@@ -27,6 +27,13 @@ const DefaultPollInterval = 30 * time.Second
 // start again from RestartMin.
 const stableAfter = 10 * time.Second
 
+// RelistGap is the least time between two re-lists that tools/list_changed
+// or a failed call asks for: an upstream that changes its list without
+// pause is read once per gap (the changes in between coalesce), not as
+// fast as it answers. Each re-list is converted and compiled, and each
+// change re-indexed and sent on to every gateway client.
+const RelistGap = time.Second
+
 // IdempotencyMetaKey carries the step's idempotency key in the _meta of
 // every tools/call, for upstreams that care.
 const IdempotencyMetaKey = "ordo/idempotency_key"
@@ -117,6 +124,7 @@ func (s *Source) run(ctx context.Context) {
 	poll := time.NewTicker(cmp.Or(s.spec.PollInterval, DefaultPollInterval))
 	defer poll.Stop()
 	backoff := s.opts.RestartMin
+	var listed time.Time // the last re-list
 	for {
 		s.mu.Lock()
 		c, up := s.conn, s.upSince
@@ -146,14 +154,32 @@ func (s *Source) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-c.dead:
-			s.down(c, c.proc.exitErr())
 		case <-c.changed:
-			s.relist(ctx, c)
-		case <-poll.C:
-			s.relist(ctx, c)
+			afterGap(ctx, c, listed)
 		case <-s.nudge:
-			s.relist(ctx, c)
+			afterGap(ctx, c, listed)
+		case <-poll.C:
 		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.dead:
+			s.down(c, c.proc.exitErr())
+			continue
+		default:
+		}
+		s.relist(ctx, c)
+		listed = time.Now()
+	}
+}
+
+// afterGap returns once RelistGap has passed since listed (the last
+// re-list), c died or ctx ended.
+func afterGap(ctx context.Context, c *conn, listed time.Time) {
+	select {
+	case <-ctx.Done():
+	case <-c.dead:
+	case <-time.After(RelistGap - time.Since(listed)):
 	}
 }
 
@@ -303,7 +329,7 @@ func (s *Source) callError(ctx context.Context, c *conn, tool string, err error)
 	}
 	if strings.Contains(err.Error(), refusedAnswer) {
 		return contracts.Errorf(contracts.CodeToolInvalidOutput, "%s: upstream %q: %w", tool, s.spec.Name, err).
-			With("tool", tool).With("upstream", s.spec.Name).With("limit", contracts.MaxJSONDepth)
+			With("tool", tool).With("upstream", s.spec.Name)
 	}
 	return contracts.Errorf(contracts.CodeToolFailed, "%s: upstream %q answered with an error: %w", tool, s.spec.Name, err).
 		With("tool", tool).With("upstream", s.spec.Name)

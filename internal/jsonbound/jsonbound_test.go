@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -77,6 +78,35 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+// TestTooLarge: a message over MaxMessage is refused, given to refuse cut
+// at MaxMessage with its id still readable, and the stream goes on after
+// it; a message of exactly MaxMessage passes.
+func TestTooLarge(t *testing.T) {
+	msg := func(id, size int) string {
+		head := `{"jsonrpc":"2.0","id":` + fmt.Sprint(id) + `,"result":"`
+		return head + strings.Repeat("x", size-len(head)-2) + `"}`
+	}
+	respond := func(msg []byte, err error) []byte {
+		if len(msg) > MaxMessage || contracts.AsError(err).Details["limit"] != MaxMessage {
+			t.Fatalf("refused %d bytes with %v", len(msg), err)
+		}
+		return Refusal(mustID(t, string(msg)), err)
+	}
+	refused := string(Refusal(mcp.NewRequestId(int64(1)), ErrTooLarge))
+	ok := msg(2, MaxMessage)
+	out, err := io.ReadAll(Lines(strings.NewReader(msg(1, MaxMessage+1)+"\n"+ok+"\n"), respond))
+	if err != nil || string(out) != refused+"\n"+ok+"\n" {
+		t.Fatalf("lines: %.200q, %v", out, err)
+	}
+	fits := "event: message\ndata: " + msg(2, MaxMessage-len("event: message\ndata: \n\n")) + "\n\n" // the event's lines are the bound
+	in := "event: message\ndata: " + msg(1, MaxMessage) + "\n\n" + fits
+	out, err = io.ReadAll(Events(strings.NewReader(in), respond))
+	want := "event: message\ndata: " + refused + "\n\n" + fits
+	if err != nil || string(out) != want {
+		t.Fatalf("events: %.200q, %v", out, err)
+	}
+}
+
 func mustID(t *testing.T, msg string) (id mcp.RequestId) {
 	id, _ = Head([]byte(msg))
 	if id.IsNil() {
@@ -108,7 +138,7 @@ func FuzzEvents(f *testing.F) {
 		for name, bound := range map[string]func(io.Reader, Refuse) io.Reader{"events": Events, "lines": Lines} {
 			refused := 0
 			out, err := io.ReadAll(bound(bytes.NewReader(in), func(msg []byte, err error) []byte {
-				if contracts.CodeOf(err) != contracts.CodeJSONTooDeep {
+				if contracts.CodeOf(err) != contracts.CodeJSONTooDeep && err != ErrTooLarge {
 					t.Fatalf("%s: refused with %v", name, err)
 				}
 				refused++

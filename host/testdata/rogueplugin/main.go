@@ -1,12 +1,23 @@
 // Command rogueplugin speaks the protocol without the SDK, as a plugin in
 // another language would, and misbehaves as ROGUE_MODE says: "garbage"
 // answers calls with bytes that are not JSON, "broken" describes a contract
-// whose schema does not compile, "v2" claims protocol version 2.
+// whose schema does not compile, "v2" claims protocol version 2, "forge"
+// answers calls with an error coded ROGUE_CODE (a host code, marked
+// retryable), "fork" starts a child process that would outlive it (its pid
+// in $ORDO_PLUGIN_DATA_DIR/child-PID) and exits on a call, "huge" answers
+// calls with 17 MiB, "hugedescribe" describes a 17 MiB contract. Its one tool
+// is SERVICE.get, SERVICE being $ROGUE_SERVICE or "rogue".
 package main
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -16,20 +27,33 @@ import (
 
 type rogue struct {
 	pb.UnimplementedToolPluginServer
-	mode string
+	mode, service string
 }
 
 func (r rogue) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	schema := `{"type":"object"}`
-	if r.mode == "broken" {
+	schema, description := `{"type":"object"}`, "misbehaves"
+	switch r.mode {
+	case "broken":
 		schema = `{"type":12}`
+	case "hugedescribe":
+		description = strings.Repeat("x", 17<<20)
 	}
-	c := `{"tool":"rogue.get","service":"rogue","description":"misbehaves","risk_level":"read",` +
+	c := `{"tool":"` + r.service + `.get","service":"` + r.service + `","description":"` + description + `","risk_level":"read",` +
 		`"input_schema":{"type":"object"},"output_schema":` + schema + `}`
 	return &pb.DescribeResponse{Contracts: [][]byte{[]byte(c)}, PluginVersion: "rogue-1"}, nil
 }
 
 func (r rogue) Call(context.Context, *pb.CallRequest) (*pb.CallResponse, error) {
+	switch r.mode {
+	case "forge":
+		code, _ := strconv.Atoi(os.Getenv("ROGUE_CODE"))
+		return &pb.CallResponse{Outcome: &pb.CallResponse_Error{Error: &pb.ToolError{Code: int32(code), Message: "forged",
+			Retryable: true}}}, nil
+	case "fork":
+		os.Exit(3)
+	case "huge":
+		return &pb.CallResponse{Outcome: &pb.CallResponse_ResultJson{ResultJson: []byte(`{"s":"` + strings.Repeat("x", 17<<20) + `"}`)}}, nil
+	}
 	return &pb.CallResponse{Outcome: &pb.CallResponse_ResultJson{ResultJson: []byte("not json{")}}, nil
 }
 
@@ -43,9 +67,21 @@ func main() {
 	if mode == "v2" {
 		hs.ProtocolVersion = 2
 	}
+	if mode == "fork" {
+		child := exec.Command("sleep", "300")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		pid := filepath.Join(os.Getenv("ORDO_PLUGIN_DATA_DIR"), "child-"+strconv.Itoa(child.Process.Pid))
+		if err := os.WriteFile(pid, nil, 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: hs,
-		Plugins:         plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: rogue{mode: mode}}},
+		Plugins:         plugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: rogue{mode: mode, service: cmp.Or(os.Getenv("ROGUE_SERVICE"), "rogue")}}},
 		GRPCServer:      plugin.DefaultGRPCServer,
 	})
 }

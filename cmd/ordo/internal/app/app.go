@@ -117,6 +117,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		host.WithUpstreams(upstreamSpecs(cfg, o.Env, log)...),
 		host.WithMiddleware(a.Metrics.ToolCalls()),
 		host.WithStartGate(o.PluginStartGate),
+		host.WithReservedNames(llmProvider), // added below: no plugin in plugins_dir may take it first
 	)...)
 	if err != nil {
 		return fail(err)
@@ -127,7 +128,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		if err != nil {
 			return fail(err)
 		}
-		if err := a.Host.AddProvider(ctx, "llm", "builtin", prov); err != nil {
+		if err := a.Host.AddProvider(ctx, llmProvider, "builtin", prov); err != nil {
 			return fail(err)
 		}
 	}
@@ -324,6 +325,9 @@ func (a *App) Close() error {
 	})
 	return errors.Join(errs...)
 }
+
+// llmProvider is the source of Ordo's built-in llm.* tools.
+const llmProvider = "llm"
 
 // BundledNames are the plugins shipped with Ordo, in start order.
 var BundledNames = []string{"files", "notes", "sheets", "text", "chat"}

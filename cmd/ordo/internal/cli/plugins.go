@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -185,7 +186,8 @@ func fileExists(p string) bool {
 }
 
 // install copies src to dst atomically (dotfile, then rename: the host
-// ignores dotfiles while a copy is in progress) and writes dst.sha256,
+// ignores dotfiles while a copy is in progress) and pins it (see
+// writeManifests),
 // refusing a copy whose checksum is not want (the binary changed since it
 // was checked).
 func install(src, dst, want string) (string, error) {
@@ -214,11 +216,41 @@ func install(src, dst, want string) (string, error) {
 		os.Remove(tmp)
 		return "", fmt.Errorf("%s changed while it was being installed (sha256 %s, checked %s)", src, sum, want)
 	}
-	if err := os.WriteFile(dst+".sha256", []byte(sum+"  "+filepath.Base(dst)+"\n"), 0o644); err != nil {
+	if err := writeManifests(dst, sum); err != nil {
 		os.Remove(tmp)
 		return "", err
 	}
 	return sum, os.Rename(tmp, dst)
+}
+
+// writeManifests pins dst to sum: dst.sha256, and dst.json if the binary
+// being replaced has one (the host reads it first), its env and args kept.
+// A dst.json that does not parse is an error, and nothing is written.
+func writeManifests(dst, sum string) error {
+	raw, err := os.ReadFile(dst + ".json")
+	switch {
+	case err == nil:
+		m, err := host.ParseManifest(raw)
+		if err != nil {
+			return fmt.Errorf("%s.json: %w (fix or delete it)", dst, err)
+		}
+		m.SHA256 = sum
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			return err
+		}
+		tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".json.tmp")
+		if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, dst+".json"); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	return os.WriteFile(dst+".sha256", []byte(sum+"  "+filepath.Base(dst)+"\n"), 0o644)
 }
 
 func newPluginsRemoveCmd(g *globals) *cobra.Command {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -479,10 +481,24 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// clip fits s in one table cell of at most n bytes: runs of whitespace
+// become one space, a cut keeps whole characters, and control and
+// bidirectional-format characters become "?" — the text may come from a
+// plugin or an upstream (a description, an error message), and printed
+// whole an escape sequence would act on the user's terminal.
 func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n-3] + "..."
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return '?'
+		}
+		return r
+	}, strings.Join(strings.Fields(s), " "))
+	if len(s) <= n {
+		return s
 	}
-	return s
+	cut := n - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -229,9 +229,10 @@ func (c *Config) validateUpstreams() error {
 	return nil
 }
 
-// bundledNames are the plugins shipped with Ordo; declared plugins may not
-// take their names.
-var bundledNames = map[string]bool{"files": true, "sheets": true, "notes": true, "text": true, "chat": true}
+// bundledNames are the tool sources shipped with Ordo, its bundled plugins
+// and its built-in llm tools; declared plugins and upstreams may not take
+// their names.
+var bundledNames = map[string]bool{"files": true, "sheets": true, "notes": true, "text": true, "chat": true, "llm": true}
 
 func (c *Config) validateBundled() error {
 	if err := absDir("bundled.files.root", c.Bundled.Files.Root); err != nil {

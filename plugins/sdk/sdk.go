@@ -21,20 +21,21 @@ type Call struct {
 }
 
 // Decode copies the payload into v (a pointer to a struct, usually) through
-// JSON, so struct tags and json.Number conversion apply as usual. In a call
-// the SDK made it reads the payload as it arrived (one decoding, not an
-// encoding of Payload and a decoding), so changes a handler made to Payload
-// do not show in it.
+// JSON, so struct tags and json.Number conversion apply as usual. A payload
+// that does not fit v is a schema violation (1002), one of the codes a
+// plugin may answer with. In a call the SDK made it reads the payload as it
+// arrived (one decoding, not an encoding of Payload and a decoding), so
+// changes a handler made to Payload do not show in it.
 func (c Call) Decode(v any) error {
 	data := []byte(c.raw)
 	if len(data) == 0 {
 		var err error
 		if data, err = json.Marshal(c.Payload); err != nil {
-			return contracts.Errorf(contracts.CodeInvalidInput, "payload of %s: %w", c.Tool, err)
+			return contracts.Errorf(contracts.CodeSchemaViolation, "payload of %s: %w", c.Tool, err)
 		}
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return contracts.Errorf(contracts.CodeInvalidInput, "payload of %s: %w", c.Tool, err).With("tool", c.Tool)
+		return contracts.Errorf(contracts.CodeSchemaViolation, "payload of %s: %w", c.Tool, err).With("tool", c.Tool)
 	}
 	return nil
 }

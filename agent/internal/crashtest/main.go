@@ -106,7 +106,9 @@ func run() error {
 	return nil
 }
 
-// start runs n plans at once; each must complete.
+// start runs n plans at once; each must complete, unless this process
+// lost its lease on it (starved past the 1 s lease on a loaded machine):
+// such a run is left to recoverAll, like a dead server's.
 func start(ctx context.Context, e *agent.Engine, n int, prefix string) error {
 	errs := make(chan error, n)
 	for i := range n {
@@ -122,6 +124,9 @@ func start(ctx context.Context, e *agent.Engine, n int, prefix string) error {
 			}
 			if err == nil && run.Status != contracts.RunCompleted {
 				err = fmt.Errorf("run %s ended %s: %+v", run.ID, run.Status, run.Error)
+			}
+			if contracts.CodeOf(err) == contracts.CodeLeaseHeld {
+				err = nil
 			}
 			errs <- err
 		}()

@@ -114,13 +114,15 @@ func (s *Store) ready(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return contracts.Errorf(contracts.CodeInternal, "embedded migrations: %w", err)
 	}
-	have, err := s.schemaVersion(ctx)
+	have, err := s.schemaVersion(ctx, s.pool)
 	if err != nil {
 		return memory.StoreError("read schema version", err)
 	}
+	if err := checkVersion(have, len(all)); err != nil {
+		return err
+	}
 	if have < len(all) {
-		return contracts.Errorf(contracts.CodeStore, "database schema is at version %d, this build needs %d: run `ordo migrate`", have, len(all)).
-			With("schema_version", have).With("want", len(all))
+		return behind(have, len(all), "run `ordo migrate`")
 	}
 	return nil
 }

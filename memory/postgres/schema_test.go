@@ -2,14 +2,18 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/internal/pgtest"
+	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/memory/postgres"
 	"github.com/ordo-run/ordo/memory/storetest"
 )
@@ -119,5 +123,62 @@ func TestOpenWithDataRightsOnly(t *testing.T) {
 	_, err = postgres.Open(ctx, u.String(), postgres.WithSchema(schema))
 	if err == nil || !strings.Contains(err.Error(), "ordo migrate") {
 		t.Fatalf("open of a database behind the build, without rights to migrate it: %v", err)
+	}
+}
+
+// Every pooled connection dropped by the server (Postgres restarted, or
+// pg_terminate_backend) while idle: the store's next statements run on
+// fresh connections instead of failing, one per dead connection.
+func TestDroppedConnectionsReplaced(t *testing.T) {
+	dsn, schema := pgtest.DSN(t), newSchema(t)
+	ctx := context.Background()
+	app := "ordo_drop_" + ids.Hex(4)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	const conns = 4
+	s, err := postgres.Open(ctx, u.String(), postgres.WithSchema(schema), postgres.WithMaxConns(conns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Fill the pool: conns connections, each used.
+	held := make([]*pgxpool.Conn, conns)
+	for i := range held {
+		if held[i], err = s.Pool().Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range held {
+		c.Release()
+	}
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil || n != conns {
+		t.Fatalf("terminated %d backends, want %d (%v)", n, conns, err)
+	}
+	testwait.For(t, time.Minute, func() error {
+		var left int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&left); err != nil || left > 0 {
+			return fmt.Errorf("%d backends left (%v)", left, err)
+		}
+		return nil
+	})
+	for i := range conns + 1 {
+		run := storetest.SimpleRun(fmt.Sprint("after-drop-", i), "u", contracts.RunRunning, 1, storetest.Base)
+		if err := s.Save(ctx, run); err != nil {
+			t.Fatalf("save %d after the connections dropped: %v", i, err)
+		}
+		if _, err := s.Load(ctx, run.ID); err != nil {
+			t.Fatalf("load %d after the connections dropped: %v", i, err)
+		}
 	}
 }

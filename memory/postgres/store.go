@@ -94,6 +94,7 @@ func connect(ctx context.Context, dsn string, opts []Option) (*Store, options, e
 	if o.maxConns > 0 {
 		cfg.MaxConns = o.maxConns
 	}
+	cfg.PrepareConn = alive
 	if o.schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
 	}

@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/ordo-run/ordo/internal/pgtest"
-	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // A server whose database connections are all dropped (Postgres
@@ -28,11 +25,6 @@ func TestServerSurvivesDroppedConnections(t *testing.T) {
 	const token = "drop-conns-token-0123456789"
 	srv := serve(t, ctx, serverSpec{store: dsn, token: token, share: t.TempDir(),
 		config: "lease_ttl: 1h\nhitl: {enabled: false}\npolicy: {confirm_tools: []}\nmemory: {enabled: false}\n"})
-	admin, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
 	for round := range 3 {
 		title := fmt.Sprintf("drop r%d", round)
 		plan := strings.ReplaceAll(takeoverPlan, "TITLE", title)
@@ -40,16 +32,8 @@ func TestServerSurvivesDroppedConnections(t *testing.T) {
 		if err != nil || out["status"] != "completed" {
 			t.Fatalf("round %d: %v %v", round, out, err)
 		}
-		var n int
-		if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1`, db).Scan(&n); err != nil || n == 0 {
-			t.Fatalf("terminated %d backends: %v", n, err)
+		if n := pgtest.Terminate(t, "datname", db); n == 0 {
+			t.Fatal("no session of the server's to terminate")
 		}
-		testwait.For(t, time.Minute, func() error { // the backends are gone, their sockets closed
-			var left int
-			if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, db).Scan(&left); err != nil || left > 0 {
-				return fmt.Errorf("%d backends left (%v)", left, err)
-			}
-			return nil
-		})
 	}
 }

@@ -3,17 +3,14 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/internal/pgtest"
-	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/memory/postgres"
 	"github.com/ordo-run/ordo/memory/storetest"
 )
@@ -97,14 +94,8 @@ func TestOpenWithDataRightsOnly(t *testing.T) {
 		admin.Exec(ctx, `DROP ROLE `+r)
 	})
 	// The session runs as that role (the test connects as a superuser).
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("role", role)
-	u.RawQuery = q.Encode()
-	s, err := postgres.Open(ctx, u.String(), postgres.WithSchema(schema))
+	asRole := pgtest.WithParam(t, dsn, "role", role)
+	s, err := postgres.Open(ctx, asRole, postgres.WithSchema(schema))
 	if err != nil {
 		t.Fatalf("open as a role with data rights only: %v", err)
 	}
@@ -120,7 +111,7 @@ func TestOpenWithDataRightsOnly(t *testing.T) {
 	if _, err := admin.Exec(ctx, `DELETE FROM `+pgx.Identifier{schema, "schema_migrations"}.Sanitize()+` WHERE version = (SELECT max(version) FROM `+pgx.Identifier{schema, "schema_migrations"}.Sanitize()+`)`); err != nil {
 		t.Fatal(err)
 	}
-	_, err = postgres.Open(ctx, u.String(), postgres.WithSchema(schema))
+	_, err = postgres.Open(ctx, asRole, postgres.WithSchema(schema))
 	if err == nil || !strings.Contains(err.Error(), "ordo migrate") {
 		t.Fatalf("open of a database behind the build, without rights to migrate it: %v", err)
 	}
@@ -133,15 +124,8 @@ func TestDroppedConnectionsReplaced(t *testing.T) {
 	dsn, schema := pgtest.DSN(t), newSchema(t)
 	ctx := context.Background()
 	app := "ordo_drop_" + ids.Hex(4)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("application_name", app)
-	u.RawQuery = q.Encode()
 	const conns = 4
-	s, err := postgres.Open(ctx, u.String(), postgres.WithSchema(schema), postgres.WithMaxConns(conns))
+	s, err := postgres.Open(ctx, pgtest.WithParam(t, dsn, "application_name", app), postgres.WithSchema(schema), postgres.WithMaxConns(conns))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,22 +140,9 @@ func TestDroppedConnectionsReplaced(t *testing.T) {
 	for _, c := range held {
 		c.Release()
 	}
-	admin, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
+	if n := pgtest.Terminate(t, "application_name", app); n != conns {
+		t.Fatalf("terminated %d sessions, want %d", n, conns)
 	}
-	defer admin.Close(ctx)
-	var n int
-	if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil || n != conns {
-		t.Fatalf("terminated %d backends, want %d (%v)", n, conns, err)
-	}
-	testwait.For(t, time.Minute, func() error {
-		var left int
-		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&left); err != nil || left > 0 {
-			return fmt.Errorf("%d backends left (%v)", left, err)
-		}
-		return nil
-	})
 	for i := range conns + 1 {
 		run := storetest.SimpleRun(fmt.Sprint("after-drop-", i), "u", contracts.RunRunning, 1, storetest.Base)
 		if err := s.Save(ctx, run); err != nil {

@@ -170,3 +170,98 @@ func TestRecoverInterruptedAndOrphanedRuns(t *testing.T) {
 		t.Fatalf("orphan error %+v, calls %v", got.Error, tt.Calls(""))
 	}
 }
+
+// frozenStore is one server's store whose lease renewals never reach the
+// database, while the server believes them made: a server paused
+// (SIGSTOP) past its lease and resumed, before its renewer has run again.
+// Its lease lapses and another server takes the run.
+type frozenStore struct {
+	leasingStore
+	memory.LeaseSaver
+}
+
+func (f *frozenStore) Renew(context.Context, string, string, time.Duration) error { return nil }
+
+// A server paused past its lease resumes while another server, which
+// took the run over, is re-issuing its in-flight call: the paused
+// server's call returns before its renewer learns the lease is gone. The
+// new owner checkpointed the run before re-issuing the call, so the paused
+// server's next checkpoint is a stale sequence and refused: it calls
+// nothing more and writes nothing, and the new owner finishes the run,
+// every effect once.
+func TestPausedServerWritesNothingAfterTakeover(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		st := memory.NewMemStore()
+		pausedTakeover(t, st, st, 300*time.Millisecond)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		c := pgEnv(t)
+		a, b := c.openStore().(*postgres.Store), c.openStore().(*postgres.Store)
+		pausedTakeover(t, a, b, time.Second)
+	})
+}
+
+func pausedTakeover(t *testing.T, storeA, storeB interface {
+	leasingStore
+	memory.LeaseSaver
+}, ttl time.Duration) {
+	ctx := context.Background()
+	aEntered, releaseA := make(chan struct{}), make(chan struct{})
+	bEntered, releaseB := make(chan struct{}), make(chan struct{})
+	var n atomic.Int32
+	notes := notesTool()
+	notes.Handler = func(_ context.Context, c sdk.Call) (any, error) {
+		switch n.Add(1) {
+		case 1: // A's call, in flight while A is paused
+			close(aEntered)
+			<-releaseA
+		case 2: // B's re-issue of it
+			close(bEntered)
+			<-releaseB
+		}
+		return map[string]any{"id": "p1", "url": "https://notes.local/p1"}, nil
+	}
+	tt := newTools(t, notes, chatTool())
+	paused := &frozenStore{leasingStore: storeA, LeaseSaver: storeA}
+	a := New(Config{LeaseTTL: ttl, Owner: "server-a"}, Deps{Tools: tt, Store: paused})
+	b := New(Config{LeaseTTL: ttl, Owner: "server-b"}, Deps{Tools: tt, Store: storeB})
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := a.Run(ctx, Request{Plan: mustPlan(t, notesChatPlan)})
+		aDone <- err
+	}()
+	<-aEntered
+	bDone := make(chan []string, 1)
+	go func() {
+		for {
+			ids, err := b.Recover(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			if len(ids) > 0 || err != nil {
+				bDone <- ids
+				return
+			}
+			time.Sleep(ttl / 10)
+		}
+	}()
+	<-bEntered // B took the run over and re-issues A's call
+	close(releaseA)
+	if err := <-aDone; contracts.CodeOf(err) != contracts.CodeSequenceConflict {
+		t.Errorf("A, resumed after B took its run, ended with %v; want CodeSequenceConflict", err)
+	}
+	if calls := tt.Calls("chat.post_message"); len(calls) != 0 {
+		t.Errorf("A called on after losing its lease: %+v", calls)
+	}
+	close(releaseB)
+	ids := <-bDone
+	if len(ids) != 1 {
+		t.Fatalf("B recovered %v", ids)
+	}
+	run, err := b.Get(ctx, ids[0])
+	wantStatus(t, run, err, contracts.RunCompleted)
+	calls := tt.Calls("notes.create_page")
+	if len(calls) != 2 || calls[0].Key != calls[1].Key || len(tt.Calls("chat.post_message")) != 1 {
+		t.Fatalf("calls %+v", tt.Calls(""))
+	}
+}

@@ -55,11 +55,20 @@ func loadMigrations() ([]migration, error) {
 // Migrate applies the migrations the database lacks, in one transaction
 // under an advisory lock, and returns the names of those it applied. Several
 // processes may call it at once: the first applies, the others wait for it
-// and then find nothing to do.
+// and then find nothing to do. An up-to-date database is only read, so a
+// server whose role may not create tables starts; a database a newer build
+// migrated is refused (CodeCheckpointFormat) and left as it is.
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	all, err := loadMigrations()
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeInternal, "embedded migrations: %w", err)
+	}
+	have, err := s.schemaVersion(ctx, s.pool)
+	if err != nil {
+		return nil, memory.StoreError("read schema version", err)
+	}
+	if err := checkVersion(have, len(all)); err != nil || have == len(all) {
+		return nil, err
 	}
 	var applied []string
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -75,11 +84,14 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 			version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 			return err
 		}
-		var have int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		// Read again under the lock: another process may have migrated.
+		if have, err = s.schemaVersion(ctx, tx); err != nil {
 			return err
 		}
-		for _, m := range all[min(have, len(all)):] {
+		if err := checkVersion(have, len(all)); err != nil {
+			return err
+		}
+		for _, m := range all[have:] {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
@@ -90,16 +102,40 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 		}
 		return nil
 	})
-	if err != nil {
+	switch {
+	case contracts.CodeOf(err) == contracts.CodeCheckpointFormat:
+		return nil, err
+	case pgCode(err) == "42501": // insufficient_privilege
+		return nil, behind(have, len(all), "this database role may not migrate it: run `ordo migrate` as its owner").With("cause", err.Error())
+	case err != nil:
 		return nil, memory.StoreError("migrate", err)
 	}
 	return applied, nil
 }
 
+// checkVersion refuses a database a newer build migrated: this build
+// does not know its tables, and writing into them could corrupt its runs.
+func checkVersion(have, want int) error {
+	if have > want {
+		return contracts.Errorf(contracts.CodeCheckpointFormat,
+			"database schema is at version %d, newer than this build knows (%d): run a build that has its migrations", have, want).
+			With("schema_version", have).With("want", want)
+	}
+	return nil
+}
+
+// behind is the refusal of a database that lacks migrations.
+func behind(have, want int, what string) *contracts.Error {
+	return contracts.Errorf(contracts.CodeStore, "database schema is at version %d, this build needs %d: %s", have, want, what).
+		With("schema_version", have).With("want", want)
+}
+
 // schemaVersion is the newest migration the database has, 0 for none.
-func (s *Store) schemaVersion(ctx context.Context) (int, error) {
+func (s *Store) schemaVersion(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (int, error) {
 	var v int
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
+	err := q.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
 	if pgCode(err) == "42P01" { // undefined_table: nothing migrated yet
 		return 0, nil
 	}

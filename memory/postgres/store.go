@@ -94,6 +94,7 @@ func connect(ctx context.Context, dsn string, opts []Option) (*Store, options, e
 	if o.maxConns > 0 {
 		cfg.MaxConns = o.maxConns
 	}
+	cfg.PrepareConn = alive
 	if o.schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
 	}
@@ -114,13 +115,15 @@ func (s *Store) ready(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return contracts.Errorf(contracts.CodeInternal, "embedded migrations: %w", err)
 	}
-	have, err := s.schemaVersion(ctx)
+	have, err := s.schemaVersion(ctx, s.pool)
 	if err != nil {
 		return memory.StoreError("read schema version", err)
 	}
+	if err := checkVersion(have, len(all)); err != nil {
+		return err
+	}
 	if have < len(all) {
-		return contracts.Errorf(contracts.CodeStore, "database schema is at version %d, this build needs %d: run `ordo migrate`", have, len(all)).
-			With("schema_version", have).With("want", len(all))
+		return behind(have, len(all), "run `ordo migrate`")
 	}
 	return nil
 }

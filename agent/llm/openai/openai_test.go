@@ -191,3 +191,28 @@ func TestDeepAnswerRefused(t *testing.T) {
 		t.Fatalf("usage of the refused answer = %+v, want %+v", resp.Usage, want)
 	}
 }
+
+// TestHugeAnswerRefused: an answer body over contracts.MaxMessageBytes is
+// refused as it is read (7002, not asked again): an endpoint cannot make
+// Ordo hold any amount of memory, whatever it streams.
+func TestHugeAnswerRefused(t *testing.T) {
+	calls := 0
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"`)
+		chunk := strings.Repeat("a", 1<<16)
+		for written := 0; written <= contracts.MaxMessageBytes+1<<20; written += len(chunk) {
+			if _, err := fmt.Fprint(w, chunk); err != nil {
+				return
+			}
+		}
+		fmt.Fprint(w, `"}}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`)
+	}))
+	defer hs.Close()
+	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", MaxRetries: ptr(2)})
+	resp, err := c.Complete(context.Background(), ask("role: planner"))
+	if contracts.CodeOf(err) != contracts.CodeLLMInvalidOutput || !strings.Contains(err.Error(), "bytes") || calls != 1 || resp.Text != "" {
+		t.Fatalf("%d calls, %d bytes of text: %v", calls, len(resp.Text), err)
+	}
+}

@@ -216,3 +216,20 @@ func TestHugeAnswerRefused(t *testing.T) {
 		t.Fatalf("%d calls, %d bytes of text: %v", calls, len(resp.Text), err)
 	}
 }
+
+// TestNullAnswerIsInvalidOutput: a 200 answer whose body is JSON null
+// (a broken proxy, a hostile endpoint) decodes to no completion at all
+// and no error in openai-go; it is 7002, not a nil dereference that
+// takes down the process serving every run.
+func TestNullAnswerIsInvalidOutput(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, "null")
+	}))
+	defer hs.Close()
+	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", MaxRetries: ptr(0)})
+	resp, err := c.Complete(context.Background(), ask("role: planner"))
+	if contracts.CodeOf(err) != contracts.CodeLLMInvalidOutput || resp.Text != "" {
+		t.Fatalf("resp %+v, err %v", resp, err)
+	}
+}

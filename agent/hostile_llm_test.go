@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ordo-run/ordo/agent/llm"
@@ -74,5 +76,64 @@ func TestInjectedToolOutputOnlyReachesCheckedPlans(t *testing.T) {
 		case deny && (run.Status != contracts.RunFailed || run.Error.Code != contracts.CodePolicyDenied):
 			t.Fatalf("status %s error %v, want failed with 2010", run.Status, run.Error)
 		}
+	}
+}
+
+// TestFillerNeverSuppliesSecrets: a plan that leaves a secret field out
+// gets it from a person (input_required), never from the filler model,
+// whatever the filler answers for it: a model has no way to know a
+// credential, and one it makes up (or copies from the state) would reach
+// the tool unseen by anyone. The filler still fills the other fields.
+func TestFillerNeverSuppliesSecrets(t *testing.T) {
+	var got []string
+	var mu sync.Mutex
+	m, srv := scripted(t, planner(putPlan), llmtest.Reply{Role: "filler", Content: `{"key":"k1","token":"model-made"}`})
+	tt := newTools(t, vaultTool(&got, &mu))
+	e := New(Config{}, Deps{Tools: tt, LLM: m})
+	run, err := e.Run(context.Background(), Request{Goal: "store k1"})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	in := run.Interrupt
+	if in.Kind != contracts.InterruptInputRequired || !slices.Equal(in.Fields, []string{"$.token"}) {
+		t.Fatalf("interrupt %s, missing %v: want input_required for the token only", in.Kind, in.Fields)
+	}
+	if len(got) != 0 || srv.Count("filler") != 1 {
+		t.Fatalf("vault.put called with %v, %d filler calls", got, srv.Count("filler"))
+	}
+	if fill := srv.Requests()[1].Messages[1].Content; !strings.Contains(fill, `"unbound_required":["key"]`) {
+		t.Fatalf("the filler was asked for more than the key: %s", fill)
+	}
+	run, err = e.Resume(context.Background(), run.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.token": "typed-s3cret"}})
+	wantStatus(t, run, err, contracts.RunInterrupted) // vault.put is destructive: step approval
+	run, err = e.Resume(context.Background(), run.ID, contracts.Decision{Kind: contracts.DecisionApprove})
+	if err != nil || !slices.Equal(got, []string{"typed-s3cret"}) {
+		t.Fatalf("vault.put called with %v (%v)", got, err)
+	}
+}
+
+// TestCriticAndFillerNeverRewriteSecrets: on a retry the critic's
+// payload overrides and the filler (which may rewrite bound fields when
+// the critic gave feedback) change the other fields, never a secret one:
+// the retry calls the tool with the token the plan gave.
+func TestCriticAndFillerNeverRewriteSecrets(t *testing.T) {
+	var tokens, queries []string
+	fetch := tool("api.fetch", contracts.RiskRead,
+		`{"type":"object","required":["q","token"],"properties":{"q":{"type":"string"},"token":{"type":"string"}}}`,
+		`{"type":"object","required":["body"],"properties":{"body":{"type":"string"}}}`, map[string]string{"body": "$.body"},
+		func(_ context.Context, c sdk.Call) (any, error) {
+			tokens, queries = append(tokens, c.Payload["token"].(string)), append(queries, c.Payload["q"].(string))
+			return map[string]any{"body": "ok"}, nil
+		})
+	fetch.Contract.SecretFields = []string{"token"}
+	m, _ := scripted(t,
+		planner(`{"version":"1.0","goal":"fetch","timezone":"UTC","actions":[
+		 {"id":"a1","tool":"api.fetch","intent":"read","requires":[],"produces":["body"],"inputs":{"q":"x","token":"plan-token"}}]}`),
+		llmtest.Reply{Role: "verifier", Content: `{"score":0.1,"status":"fail","next":"retry","feedback":"use the other token","patch":{"suggested_payload_overrides":{"q":"y","token":"critic-token"}}}`},
+		llmtest.Reply{Role: "filler", Content: `{"q":"y","token":"filler-token"}`},
+		llmtest.Reply{Role: "verifier", Content: `{"score":0.9,"status":"pass"}`},
+		composer("Fetched."))
+	run, err := New(criticOn, Deps{Tools: newTools(t, fetch), LLM: m}).Run(context.Background(), Request{Goal: "fetch"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if !slices.Equal(tokens, []string{"plan-token", "plan-token"}) || !slices.Equal(queries, []string{"x", "y"}) {
+		t.Fatalf("calls with tokens %v and queries %v", tokens, queries)
 	}
 }

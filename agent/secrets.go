@@ -183,6 +183,14 @@ func redactBound(tool *contracts.Tool, payload json.RawMessage) json.RawMessage 
 	return nil
 }
 
+// withoutSecrets is values (payload paths -> values a model wrote) without
+// the paths that lie in tool's secret fields.
+func withoutSecrets(tool *contracts.Tool, values map[string]any) map[string]any {
+	out := maps.Clone(values)
+	maps.DeleteFunc(out, func(path string, _ any) bool { return secretField(tool, path) })
+	return out
+}
+
 // secretPaths are the paths among fields that lie in tool's secret fields.
 func secretPaths(tool *contracts.Tool, fields []string) []string {
 	var out []string

@@ -211,7 +211,10 @@ func planBound(a contracts.Action, tool *contracts.Tool, state map[string]any) (
 
 // bind builds a payload from what the plan gives (planBound). Only if required fields are still
 // unbound (or a critic asked for changes) does one filler LLM call fill
-// the rest; without a model they become MISSING.
+// the rest; without a model they become MISSING. The filler never writes
+// a secret field: a model cannot know a credential, and one it made up or
+// copied would reach the tool unseen, so an unbound one is asked of a
+// person (input_required).
 func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, feedback string) (json.RawMessage, error) {
 	payload, err := planBound(a, tool, state)
 	if err != nil {
@@ -220,7 +223,7 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 	_, required := tool.InputFields()
 	var unbound []string
 	for _, f := range required {
-		if _, ok := payload[f]; !ok {
+		if _, ok := payload[f]; !ok && !secretField(tool, f) {
 			unbound = append(unbound, f)
 		}
 	}
@@ -244,7 +247,7 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 		if err != nil {
 			return nil, contracts.Errorf(contracts.CodeLLMInvalidOutput, "payload filler for %s: %w", a.ID, err).With("action", a.ID)
 		}
-		for k, v := range filled {
+		for k, v := range withoutSecrets(tool, filled) {
 			if _, bound := payload[k]; !bound || feedback != "" {
 				payload[k] = v
 			}

@@ -1,8 +1,13 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +15,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/agent/llm/openai"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -135,5 +141,41 @@ func TestCriticAndFillerNeverRewriteSecrets(t *testing.T) {
 	wantStatus(t, run, err, contracts.RunCompleted)
 	if !slices.Equal(tokens, []string{"plan-token", "plan-token"}) || !slices.Equal(queries, []string{"x", "y"}) {
 		t.Fatalf("calls with tokens %v and queries %v", tokens, queries)
+	}
+}
+
+// TestEchoedKeyStaysOutOfRunsAndLogs: an endpoint whose error bodies echo
+// the request's Authorization header (some proxies do) fails the planner
+// and the composer; the key reaches neither the run, nor its log in the
+// store, nor the engine's log at debug level.
+func TestEchoedKeyStaysOutOfRunsAndLogs(t *testing.T) {
+	const key = "sk-ordo-test-KEY-1234567890"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"bad credentials: %s","type":"invalid_request_error","code":%q}}`, r.Header.Get("Authorization"), key)
+	}))
+	defer echo.Close()
+	m, err := openai.New(openai.Config{BaseURL: echo.URL + "/v1", APIKey: key, Model: "test", MaxRetries: new(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	store := newStore()
+	deps := Deps{Tools: newTools(t, searchTool()), LLM: m, Store: store, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	e := New(Config{}, deps)
+	run, err := e.Run(context.Background(), Request{Goal: "search"})
+	wantStatus(t, run, err, contracts.RunFailed)
+	empty := mustPlan(t, `{"version":"1.0","goal":"x","timezone":"UTC","actions":[]}`)
+	composed, err := e.Run(context.Background(), Request{Goal: "x", Plan: empty}) // the composer fails: a template answer
+	wantStatus(t, composed, err, contracts.RunCompleted)
+	for _, r := range []*contracts.Run{run, composed} {
+		noSecret(t, store, r, key[3:])
+	}
+	if strings.Contains(logs.String(), key[3:]) {
+		t.Fatalf("the engine's log holds the key: %s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "401") {
+		t.Fatalf("the composer's failure was not logged: %s", logs.String())
 	}
 }

@@ -233,3 +233,28 @@ func TestNullAnswerIsInvalidOutput(t *testing.T) {
 		t.Fatalf("resp %+v, err %v", resp, err)
 	}
 }
+
+// TestSlowDripBoundedByTimeout: an endpoint that sends its headers at
+// once and then its body a byte at a time is bounded by the same timeout
+// as one that never answers (7003).
+func TestSlowDripBoundedByTimeout(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		for {
+			if _, err := fmt.Fprint(w, " "); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	defer hs.Close()
+	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", Timeout: 200 * time.Millisecond})
+	if _, err := c.Complete(context.Background(), ask("role: planner")); contracts.CodeOf(err) != contracts.CodeLLMTimeout {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"fmt"
 	"log/slog"
@@ -177,5 +178,35 @@ func TestEchoedKeyStaysOutOfRunsAndLogs(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "401") {
 		t.Fatalf("the composer's failure was not logged: %s", logs.String())
+	}
+}
+
+// TestDeepCriticAnswerRefused: a critic's verdict nests its payload
+// overrides 1,000 levels deep inside the answer's text (where the HTTP
+// body's depth bound does not look). It is refused like any model answer
+// nested deeper than contracts.MaxJSONDepth, and the run's record (whose
+// step errors keep a verdict's overrides) holds nothing that deep.
+func TestDeepCriticAnswerRefused(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 1000) + "1" + strings.Repeat("}", 1000)
+	m, _ := scripted(t, planner(haikuPlan),
+		llmtest.Reply{Role: "tool", Content: "draft one"},
+		llmtest.Reply{Role: "verifier", Content: `{"score":0.2,"status":"fail","next":"retry","patch":{"suggested_payload_overrides":{"instruction":` + deep + `}}}`},
+		composer("Done."))
+	run, err := New(criticOn, Deps{Tools: newTools(t, builtins(m)...), LLM: m}).Run(context.Background(), Request{Goal: "a haiku"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(run)
+	if err := contracts.CheckJSONDepth(raw, contracts.MaxJSONDepth+8); err != nil {
+		t.Fatalf("the run keeps the deep verdict (%v); steps %+v", err, run.Steps)
+	}
+	var failed *contracts.Error
+	for _, s := range run.Steps {
+		if s.Error != nil {
+			failed = s.Error
+		}
+	}
+	if failed == nil || failed.Code != contracts.CodeLLMInvalidOutput || !strings.Contains(failed.Message, "1016") {
+		t.Fatalf("step error %v, want 7002 naming 1016", failed)
 	}
 }

@@ -401,6 +401,10 @@ func (e *Engine) critic(ctx context.Context, run *contracts.Run, a contracts.Act
 	var v verdict
 	raw, err := contracts.ExtractJSON(text)
 	if err == nil {
+		// Bounded like every model answer: the run keeps the overrides.
+		err = contracts.CheckJSONDepth(raw, contracts.MaxJSONDepth)
+	}
+	if err == nil {
 		err = json.Unmarshal(raw, &v)
 	}
 	if err != nil || v.Score == nil {

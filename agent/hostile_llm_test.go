@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
@@ -210,3 +211,30 @@ func TestDeepCriticAnswerRefused(t *testing.T) {
 		t.Fatalf("step error %v, want 7002 naming 1016", failed)
 	}
 }
+
+// TestAnswerHoldsNoTerminalControls: the answer is text for a person,
+// printed by `ordo run` and by MCP clients in terminals. Escape sequences
+// (a clipboard write, a screen clear) and other control characters a
+// model writes, or copies from a tool's output, are removed, and so are
+// those a template answer would quote from a result or a plan's summary;
+// lines and tabs stay.
+func TestAnswerHoldsNoTerminalControls(t *testing.T) {
+	const esc = "\x1b]52;c;ZXZpbA==\x07\x1b[2J\r\u009b31m\x00"
+	plan := `{"version":"1.0","goal":"find the page","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"pages.get","intent":"read","requires":[],"produces":["page_url"],"inputs":{},"summary":"Find the page` + strings.Trim(jsonText(esc), `"`) + `"}]}`
+	page := tool("pages.get", contracts.RiskRead, `{"type":"object"}`,
+		`{"type":"object","required":["url"],"properties":{"url":{"type":"string"}}}`, map[string]string{"page_url": "$.url"},
+		returns(map[string]any{"url": "https://x.example/" + esc}))
+	m, _ := scripted(t, planner(plan), composer("Sunny.\n\tTomorrow too."+esc))
+	run, err := New(Config{}, Deps{Tools: newTools(t, page), LLM: m}).Run(context.Background(), Request{Goal: "find the page"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if run.Result.Answer != "Sunny.\n\tTomorrow too.]52;c;ZXZpbA==[2J31m" {
+		t.Fatalf("composed answer %q", run.Result.Answer)
+	}
+	template := New(Config{}, Deps{Tools: newTools(t, page)}).templateAnswer(run)
+	if strings.ContainsFunc(template, func(r rune) bool { return r != '\n' && unicode.IsControl(r) }) {
+		t.Fatalf("template answer %q", template)
+	}
+}
+
+func jsonText(s string) string { b, _ := json.Marshal(s); return string(b) }

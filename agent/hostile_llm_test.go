@@ -238,3 +238,17 @@ func TestAnswerHoldsNoTerminalControls(t *testing.T) {
 }
 
 func jsonText(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestModelQuestionsHoldNoTerminalControls: the planner's clarification
+// questions reach a person's terminal as an interrupt (`ordo run` asks
+// them at its prompt); escape sequences in them are removed there, as in
+// answers.
+func TestModelQuestionsHoldNoTerminalControls(t *testing.T) {
+	const esc = "\x1b]52;c;ZXZpbA==\x07\x1b[2J"
+	m, _ := scripted(t, planner(`{"version":"1.0","goal":"?","timezone":"UTC","actions":[],"clarification_questions":["Which city?`+strings.Trim(jsonText(esc), `"`)+`"]}`))
+	run, err := New(Config{HITL: hitlOn}, Deps{Tools: newTools(t, searchTool()), LLM: m}).Run(context.Background(), Request{Goal: "weather?"})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	if q := run.Interrupt.Questions; len(q) != 1 || q[0] != "Which city?]52;c;ZXZpbA==[2J" {
+		t.Fatalf("questions %q", q)
+	}
+}

@@ -108,6 +108,8 @@ func TestInvalidNamesKey(t *testing.T) {
 		{"budget duration", "budgets:\n  user_day:\n    wall_time: 10\n", "budgets.user_day.wall_time", "a duration"},
 		{"cost budget unpriced", "budgets:\n  user_day:\n    cost_usd: 5\n", "llm.prices", `a price for llm.model "gpt-4.1-mini"`},
 		{"price", "llm:\n  prices:\n    m: {input: 1, output: -2}\n", "llm.prices.m", ">= 0"},
+		{"price infinite", "llm:\n  prices:\n    m: {input: .inf, output: 2}\n", "llm.prices.m", "at most 1000000"},
+		{"price huge", "llm:\n  prices:\n    m: {input: 1, output: 2, cached: 1e300}\n", "llm.prices.m", "at most 1000000"},
 		{"two documents", "parallelism: 2\n---\nparallelism: 3\n", "config", "one YAML document"},
 		{"syntax", "llm: [\n", "config", "not valid YAML"},
 	}

@@ -343,6 +343,9 @@ func ListenAddr(key, addr string) error {
 	return nil
 }
 
+// maxPrice bounds a price in llm.prices, in USD per million tokens.
+const maxPrice = 1_000_000
+
 func (c *Config) validatePrices() error {
 	for _, model := range slices.Sorted(maps.Keys(c.LLM.Prices)) {
 		p, key := c.LLM.Prices[model], "llm.prices."+model
@@ -351,6 +354,11 @@ func (c *Config) validatePrices() error {
 		}
 		if !(p.Input >= 0) || !(p.Output >= 0) || (p.Cached != nil && !(*p.Cached >= 0)) {
 			return invalid(key, "input, output and cached prices >= 0 in USD per million tokens")
+		}
+		// Far above any real price, and low enough that no cost overflows
+		// to infinity or NaN, which no checkpoint can encode.
+		if p.Input > maxPrice || p.Output > maxPrice || (p.Cached != nil && *p.Cached > maxPrice) {
+			return invalid(key, "input, output and cached prices at most %d USD per million tokens", maxPrice)
 		}
 	}
 	return nil

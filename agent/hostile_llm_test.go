@@ -252,3 +252,20 @@ func TestModelQuestionsHoldNoTerminalControls(t *testing.T) {
 		t.Fatalf("questions %q", q)
 	}
 }
+
+// TestPlannerCannotWedgeARunWithBackoff: retries.backoff_ms is the
+// planner's to choose, and the host sleeps it between retries of a call
+// that neither a cancel nor a pause interrupts (calls in flight finish).
+// An hour's backoff would hold the run, and its lease, for as long; the
+// plan is refused (4001, cause 1002) before any tool runs.
+func TestPlannerCannotWedgeARunWithBackoff(t *testing.T) {
+	m, _ := scripted(t, planner(`{"version":"1.0","goal":"weather in Seoul","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"weather.get","intent":"read","requires":[],"produces":["forecast"],"inputs":{"city":"Seoul"},"retries":{"max_attempts":10,"backoff_ms":3600000}}]}`),
+		composer("Sunny."))
+	tt := newTools(t, weatherTool(returns(map[string]any{"forecast": "sunny"})))
+	run, err := New(Config{}, Deps{Tools: tt, LLM: m}).Run(context.Background(), Request{Goal: "weather in Seoul"})
+	wantStatus(t, run, err, contracts.RunFailed)
+	if run.Error.Code != contracts.CodePlanFailed || run.Error.Details["cause_code"] != int(contracts.CodeSchemaViolation) || len(tt.Calls("")) != 0 {
+		t.Fatalf("error %v, tool calls %v", run.Error, tt.Calls(""))
+	}
+}

@@ -121,7 +121,8 @@ func TestFillerNeverSuppliesSecrets(t *testing.T) {
 // TestCriticAndFillerNeverRewriteSecrets: on a retry the critic's
 // payload overrides and the filler (which may rewrite bound fields when
 // the critic gave feedback) change the other fields, never a secret one:
-// the retry calls the tool with the token the plan gave.
+// the retry calls the tool with the token the plan gave, which neither
+// model is shown.
 func TestCriticAndFillerNeverRewriteSecrets(t *testing.T) {
 	var tokens, queries []string
 	fetch := tool("api.fetch", contracts.RiskRead,
@@ -132,7 +133,7 @@ func TestCriticAndFillerNeverRewriteSecrets(t *testing.T) {
 			return map[string]any{"body": "ok"}, nil
 		})
 	fetch.Contract.SecretFields = []string{"token"}
-	m, _ := scripted(t,
+	m, srv := scripted(t,
 		planner(`{"version":"1.0","goal":"fetch","timezone":"UTC","actions":[
 		 {"id":"a1","tool":"api.fetch","intent":"read","requires":[],"produces":["body"],"inputs":{"q":"x","token":"plan-token"}}]}`),
 		llmtest.Reply{Role: "verifier", Content: `{"score":0.1,"status":"fail","next":"retry","feedback":"use the other token","patch":{"suggested_payload_overrides":{"q":"y","token":"critic-token"}}}`},
@@ -143,6 +144,11 @@ func TestCriticAndFillerNeverRewriteSecrets(t *testing.T) {
 	wantStatus(t, run, err, contracts.RunCompleted)
 	if !slices.Equal(tokens, []string{"plan-token", "plan-token"}) || !slices.Equal(queries, []string{"x", "y"}) {
 		t.Fatalf("calls with tokens %v and queries %v", tokens, queries)
+	}
+	for _, r := range srv.Requests()[1:] { // the critic's and the filler's: they are not shown the token either
+		if strings.Contains(r.Messages[1].Content, "plan-token") {
+			t.Fatalf("the %s was shown the token: %s", r.Role, r.Messages[1].Content)
+		}
 	}
 }
 
@@ -267,5 +273,22 @@ func TestPlannerCannotWedgeARunWithBackoff(t *testing.T) {
 	wantStatus(t, run, err, contracts.RunFailed)
 	if run.Error.Code != contracts.CodePlanFailed || run.Error.Details["cause_code"] != int(contracts.CodeSchemaViolation) || len(tt.Calls("")) != 0 {
 		t.Fatalf("error %v, tool calls %v", run.Error, tt.Calls(""))
+	}
+}
+
+// TestFillerNeverSeesSecrets: a plan that gives a secret field literally
+// (a caller's plan) and leaves another field to the filler: the filler,
+// which never writes secret fields, is not shown their values either.
+func TestFillerNeverSeesSecrets(t *testing.T) {
+	var got []string
+	var mu sync.Mutex
+	m, srv := scripted(t, llmtest.Reply{Role: "filler", Content: `{"key":"k1"}`})
+	plan := mustPlan(t, `{"version":"1.0","goal":"store","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"vault.put","intent":"write","requires":[],"produces":[],"inputs":{"token":"plan-s3cret"}}]}`)
+	run, err := New(Config{}, Deps{Tools: newTools(t, vaultTool(&got, &mu)), LLM: m}).Run(context.Background(), Request{Goal: "store", Plan: plan})
+	wantStatus(t, run, err, contracts.RunInterrupted) // vault.put is destructive: step approval
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Role != "filler" || strings.Contains(reqs[0].Messages[1].Content, "plan-s3cret") {
+		t.Fatalf("filler requests %+v", reqs)
 	}
 }

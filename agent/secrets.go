@@ -191,6 +191,16 @@ func withoutSecrets(tool *contracts.Tool, values map[string]any) map[string]any 
 	return out
 }
 
+// shownAction is a as a model is shown it (the filler, the critic): the
+// literal values of tool's secret fields in its inputs as the marker. No
+// model writes them (see bind), so none needs to read them.
+func shownAction(a contracts.Action, tool *contracts.Tool) contracts.Action {
+	if in, ok := contracts.Redact(a.Inputs, tool.Contract.SecretFields).(map[string]any); ok {
+		a.Inputs = in
+	}
+	return a
+}
+
 // secretPaths are the paths among fields that lie in tool's secret fields.
 func secretPaths(tool *contracts.Tool, fields []string) []string {
 	var out []string

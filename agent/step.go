@@ -233,8 +233,9 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 			known[k] = state[k]
 		}
 		in := map[string]any{
-			"action": a, "input_schema": tool.Contract.InputSchema, "bound_payload": payload, "state_memory": known,
-			"timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run), "user_request": run.Goal, "unbound_required": unbound,
+			"action": shownAction(a, tool), "input_schema": tool.Contract.InputSchema, "state_memory": known,
+			"bound_payload": contracts.Redact(payload, tool.Contract.SecretFields),
+			"timezone":      run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run), "user_request": run.Goal, "unbound_required": unbound,
 		}
 		if feedback != "" {
 			in["critic_feedback"] = feedback
@@ -391,7 +392,7 @@ const verdictSchema = `{"type":"object","required":["score","status"],"propertie
 // verify_question interrupt before the next attempt).
 func (e *Engine) critic(ctx context.Context, run *contracts.Run, a contracts.Action, tool *contracts.Tool, result any, produced map[string]any, attempt int) error {
 	in := map[string]any{
-		"action": a, "success_criteria": a.SuccessCriteria, "output_schema": tool.Contract.OutputSchema,
+		"action": shownAction(a, tool), "success_criteria": a.SuccessCriteria, "output_schema": tool.Contract.OutputSchema,
 		"result": result, "produced": produced, "attempt": attempt, "threshold": e.cfg.Verifier.Threshold,
 	}
 	text, err := e.complete(ctx, run, "verifier", in, []byte(verdictSchema))

@@ -292,3 +292,33 @@ func TestFillerNeverSeesSecrets(t *testing.T) {
 		t.Fatalf("filler requests %+v", reqs)
 	}
 }
+
+// secretFetchTool is a read tool whose token field is secret.
+func secretFetchTool() sdk.Tool {
+	fetch := tool("api.fetch", contracts.RiskRead,
+		`{"type":"object","required":["q","token"],"properties":{"q":{"type":"string"},"token":{"type":"string"}}}`,
+		`{"type":"object","required":["body"],"properties":{"body":{"type":"string"}}}`, map[string]string{"body": "$.body"},
+		returns(map[string]any{"body": "ok"}))
+	fetch.Contract.SecretFields = []string{"token"}
+	return fetch
+}
+
+// TestPastPlansShowNoSecrets: a caller's plan that gave a secret field
+// literally is remembered; the planner, given it later as a past plan, is
+// shown the marker in its place.
+func TestPastPlansShowNoSecrets(t *testing.T) {
+	ctx := t.Context()
+	m, srv := scripted(t, planner(`{"version":"1.0","goal":"fetch x","timezone":"UTC","actions":[]}`))
+	deps, _ := withMemory(t, Deps{Tools: newTools(t, secretFetchTool()), LLM: m, Store: newStore()})
+	e := New(Config{Memory: MemoryConfig{Collect: true, Examples: 3}}, deps)
+	plan := mustPlan(t, `{"version":"1.0","goal":"fetch x","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"api.fetch","intent":"read","requires":[],"produces":["body"],"inputs":{"q":"x","token":"plan-s3cret"}}]}`)
+	run, err := e.Run(ctx, Request{Goal: "fetch x", Plan: plan, UserID: "ann", Options: contracts.RunOptions{AutoApprove: true}})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	flush(t, deps)
+	e.Plan(ctx, Request{Goal: "fetch x", UserID: "ann"})
+	past, _ := json.Marshal(plannerInput(t, srv, 0)["past_plans"])
+	if !strings.Contains(string(past), `"tool":"api.fetch"`) || strings.Contains(string(past), "plan-s3cret") {
+		t.Fatalf("past plans %s", past)
+	}
+}

@@ -191,7 +191,8 @@ func withoutSecrets(tool *contracts.Tool, values map[string]any) map[string]any 
 	return out
 }
 
-// shownAction is a as a model is shown it (the filler, the critic): the
+// shownAction is a as a model is shown it (the filler, the critic, the
+// planner's past plans): the
 // literal values of tool's secret fields in its inputs as the marker. No
 // model writes them (see bind), so none needs to read them.
 func shownAction(a contracts.Action, tool *contracts.Tool) contracts.Action {

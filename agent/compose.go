@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -51,7 +52,24 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 		e.log.Warn("composer failed; using the template", "run_id", run.ID, "err", err)
 		return &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
 	}
-	return &contracts.RunResult{Answer: strings.TrimSpace(text), Composer: "llm"}
+	return &contracts.RunResult{Answer: printable(strings.TrimSpace(text)), Composer: "llm"}
+}
+
+// printable is an answer as a person may be shown it: without control
+// characters but for line breaks and tabs. The answer is printed by
+// `ordo run` and by MCP clients in terminals, and its text comes from a
+// model (which may copy a tool's output), from tools' results or from a
+// plan's summaries, any of which may hold an escape sequence that would
+// act on the terminal (write the clipboard, clear the screen, rewrite a
+// line).
+func printable(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // templateWords are the template answer's own words in one language.
@@ -190,7 +208,7 @@ func (e *Engine) templateAnswer(run *contracts.Run) string {
 			}
 		}
 	}
-	return b.String()
+	return printable(b.String())
 }
 
 // stepLabel names a step for a person: the action's summary, else the

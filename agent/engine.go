@@ -333,8 +333,9 @@ func (e *Engine) complete(ctx context.Context, run *contracts.Run, role string, 
 }
 
 // count records one model call under role: the call, and the tokens the
-// provider reported (a failed call's too) at their configured price.
+// provider reported (a failed call's too), bounded, at their configured price.
 func (e *Engine) count(run *contracts.Run, role string, u llm.Usage) {
+	u = u.Bounded()
 	if run.LLMCalls == nil {
 		run.LLMCalls = map[string]int{}
 	}

@@ -166,6 +166,16 @@ func (e *Engine) flush(ctx context.Context, run *contracts.Run) error {
 // interrupt records in as the run's question and checkpoints it.
 func (e *Engine) interrupt(ctx context.Context, run *contracts.Run, in *contracts.Interrupt) error {
 	in.CreatedAt = e.now()
+	// What a person reads may be a model's words (the planner's questions,
+	// the critic's): shown in terminals, as answers are (printable).
+	in.Message = printable(in.Message)
+	if in.Questions != nil {
+		qs := make([]string, len(in.Questions))
+		for i, q := range in.Questions {
+			qs[i] = printable(q)
+		}
+		in.Questions = qs
+	}
 	run.Interrupt = in
 	run.Status = contracts.RunInterrupted
 	if err := e.save(ctx, run); err != nil {

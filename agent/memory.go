@@ -103,7 +103,12 @@ func (e *Engine) examples(ctx context.Context, run *contracts.Run) []pastPlan {
 		if slices.ContainsFunc(x.Plan.Actions, func(a contracts.Action) bool { _, ok := e.deps.Tools.Lookup(a.Tool); return !ok || down[a.Tool] }) {
 			continue
 		}
-		out = append(out, pastPlan{Goal: x.Goal, Actions: x.Plan.Actions})
+		actions := make([]contracts.Action, len(x.Plan.Actions))
+		for i, a := range x.Plan.Actions {
+			t, _ := e.deps.Tools.Lookup(a.Tool)
+			actions[i] = shownAction(a, t)
+		}
+		out = append(out, pastPlan{Goal: x.Goal, Actions: actions})
 	}
 	return out
 }

@@ -183,6 +183,25 @@ func redactBound(tool *contracts.Tool, payload json.RawMessage) json.RawMessage 
 	return nil
 }
 
+// withoutSecrets is values (payload paths -> values a model wrote) without
+// the paths that lie in tool's secret fields.
+func withoutSecrets(tool *contracts.Tool, values map[string]any) map[string]any {
+	out := maps.Clone(values)
+	maps.DeleteFunc(out, func(path string, _ any) bool { return secretField(tool, path) })
+	return out
+}
+
+// shownAction is a as a model is shown it (the filler, the critic, the
+// planner's past plans): the
+// literal values of tool's secret fields in its inputs as the marker. No
+// model writes them (see bind), so none needs to read them.
+func shownAction(a contracts.Action, tool *contracts.Tool) contracts.Action {
+	if in, ok := contracts.Redact(a.Inputs, tool.Contract.SecretFields).(map[string]any); ok {
+		a.Inputs = in
+	}
+	return a
+}
+
 // secretPaths are the paths among fields that lie in tool's secret fields.
 func secretPaths(tool *contracts.Tool, fields []string) []string {
 	var out []string

@@ -211,7 +211,10 @@ func planBound(a contracts.Action, tool *contracts.Tool, state map[string]any) (
 
 // bind builds a payload from what the plan gives (planBound). Only if required fields are still
 // unbound (or a critic asked for changes) does one filler LLM call fill
-// the rest; without a model they become MISSING.
+// the rest; without a model they become MISSING. The filler never writes
+// a secret field: a model cannot know a credential, and one it made up or
+// copied would reach the tool unseen, so an unbound one is asked of a
+// person (input_required).
 func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, feedback string) (json.RawMessage, error) {
 	payload, err := planBound(a, tool, state)
 	if err != nil {
@@ -220,7 +223,7 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 	_, required := tool.InputFields()
 	var unbound []string
 	for _, f := range required {
-		if _, ok := payload[f]; !ok {
+		if _, ok := payload[f]; !ok && !secretField(tool, f) {
 			unbound = append(unbound, f)
 		}
 	}
@@ -230,8 +233,9 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 			known[k] = state[k]
 		}
 		in := map[string]any{
-			"action": a, "input_schema": tool.Contract.InputSchema, "bound_payload": payload, "state_memory": known,
-			"timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run), "user_request": run.Goal, "unbound_required": unbound,
+			"action": shownAction(a, tool), "input_schema": tool.Contract.InputSchema, "state_memory": known,
+			"bound_payload": contracts.Redact(payload, tool.Contract.SecretFields),
+			"timezone":      run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run), "user_request": run.Goal, "unbound_required": unbound,
 		}
 		if feedback != "" {
 			in["critic_feedback"] = feedback
@@ -244,7 +248,7 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 		if err != nil {
 			return nil, contracts.Errorf(contracts.CodeLLMInvalidOutput, "payload filler for %s: %w", a.ID, err).With("action", a.ID)
 		}
-		for k, v := range filled {
+		for k, v := range withoutSecrets(tool, filled) {
 			if _, bound := payload[k]; !bound || feedback != "" {
 				payload[k] = v
 			}
@@ -388,7 +392,7 @@ const verdictSchema = `{"type":"object","required":["score","status"],"propertie
 // verify_question interrupt before the next attempt).
 func (e *Engine) critic(ctx context.Context, run *contracts.Run, a contracts.Action, tool *contracts.Tool, result any, produced map[string]any, attempt int) error {
 	in := map[string]any{
-		"action": a, "success_criteria": a.SuccessCriteria, "output_schema": tool.Contract.OutputSchema,
+		"action": shownAction(a, tool), "success_criteria": a.SuccessCriteria, "output_schema": tool.Contract.OutputSchema,
 		"result": result, "produced": produced, "attempt": attempt, "threshold": e.cfg.Verifier.Threshold,
 	}
 	text, err := e.complete(ctx, run, "verifier", in, []byte(verdictSchema))
@@ -397,6 +401,10 @@ func (e *Engine) critic(ctx context.Context, run *contracts.Run, a contracts.Act
 	}
 	var v verdict
 	raw, err := contracts.ExtractJSON(text)
+	if err == nil {
+		// Bounded like every model answer: the run keeps the overrides.
+		err = contracts.CheckJSONDepth(raw, contracts.MaxJSONDepth)
+	}
 	if err == nil {
 		err = json.Unmarshal(raw, &v)
 	}

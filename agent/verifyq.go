@@ -104,16 +104,17 @@ func retryFeedback(run *contracts.Run, version int, id, feedback string) string 
 }
 
 // withOverrides applies the critic's patch.suggested_payload_overrides
-// from the latest failed attempt to the retry's payload. Overrides that
-// would break the tool's input schema are dropped (logged): the filler's
-// payload is tried instead of one Tools.Call would refuse.
+// from the latest failed attempt to the retry's payload, but for secret
+// fields, which no model writes (see bind). Overrides that would break the
+// tool's input schema are dropped (logged): the filler's payload is tried
+// instead of one Tools.Call would refuse.
 func (e *Engine) withOverrides(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, payload json.RawMessage) json.RawMessage {
 	last := lastAttempt(run, version, a.ID)
 	if last == nil || last.Status != contracts.StepFailed || last.Error == nil {
 		return payload
 	}
-	o, ok := criticDetails(last.Error)["payload_overrides"].(map[string]any)
-	if !ok || len(o) == 0 {
+	o, _ := criticDetails(last.Error)["payload_overrides"].(map[string]any)
+	if o = withoutSecrets(tool, o); len(o) == 0 {
 		return payload
 	}
 	patched, err := applyAnswers(payload, o)

@@ -9,9 +9,10 @@ const MaxJSONDepth = 64
 
 // MaxMessageBytes bounds one message a tool source sends Ordo: a plugin's
 // answer (a gRPC message) and an upstream MCP server's (a stdio line, an
-// HTTP body, an event). A larger one is refused as it is read, so a plugin
-// or server cannot make Ordo hold any amount of memory. It is four times
-// gRPC's default bound: MCP results carry files and images inline.
+// HTTP body, an event); and a model endpoint's answer. A larger one is
+// refused as it is read, so no plugin, server or endpoint can make Ordo
+// hold any amount of memory. It is four times gRPC's default bound: MCP
+// results carry files and images inline.
 const MaxMessageBytes = 16 << 20
 
 // CheckJSONDepth refuses, with CodeJSONTooDeep naming limit and the byte

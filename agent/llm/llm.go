@@ -38,6 +38,22 @@ type Usage struct {
 	Model string `json:"model,omitempty"`
 }
 
+// MaxCallTokens bounds each token count of one call as it is recorded:
+// about a trillion, far above any real call, and low enough that no sum of
+// calls a run or a day can make overflows int64.
+const MaxCallTokens = 1 << 40
+
+// Bounded is u as Ordo counts it: the endpoint reports its own usage, so
+// each count is clamped to 0..MaxCallTokens and CachedTokens to at most
+// PromptTokens. A negative, wrapping or inconsistent report would
+// otherwise make usage, cost and budgets go negative (a budget bypassed).
+func (u Usage) Bounded() Usage {
+	clamp := func(n int64) int64 { return min(max(n, 0), MaxCallTokens) }
+	u.PromptTokens, u.CompletionTokens = clamp(u.PromptTokens), clamp(u.CompletionTokens)
+	u.CachedTokens = min(clamp(u.CachedTokens), u.PromptTokens)
+	return u
+}
+
 // Price is what a model's tokens cost, in USD per million tokens.
 type Price struct {
 	Input  float64 `json:"input" yaml:"input"`

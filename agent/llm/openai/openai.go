@@ -129,7 +129,8 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		}
 		return llm.Response{Usage: used}, contracts.Errorf(contracts.CodeLLMFailed, "llm: %w", err)
 	}
-	if len(resp.Choices) == 0 {
+	// A body of JSON null decodes to no completion and no error.
+	if resp == nil || len(resp.Choices) == 0 {
 		return llm.Response{Usage: used}, contracts.Errorf(contracts.CodeLLMInvalidOutput, "llm: the answer has no choices")
 	}
 	return llm.Response{Text: resp.Choices[0].Message.Content, Usage: used}, nil

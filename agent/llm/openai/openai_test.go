@@ -191,3 +191,70 @@ func TestDeepAnswerRefused(t *testing.T) {
 		t.Fatalf("usage of the refused answer = %+v, want %+v", resp.Usage, want)
 	}
 }
+
+// TestHugeAnswerRefused: an answer body over contracts.MaxMessageBytes is
+// refused as it is read (7002, not asked again): an endpoint cannot make
+// Ordo hold any amount of memory, whatever it streams.
+func TestHugeAnswerRefused(t *testing.T) {
+	calls := 0
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"`)
+		chunk := strings.Repeat("a", 1<<16)
+		for written := 0; written <= contracts.MaxMessageBytes+1<<20; written += len(chunk) {
+			if _, err := fmt.Fprint(w, chunk); err != nil {
+				return
+			}
+		}
+		fmt.Fprint(w, `"}}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`)
+	}))
+	defer hs.Close()
+	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", MaxRetries: ptr(2)})
+	resp, err := c.Complete(context.Background(), ask("role: planner"))
+	if contracts.CodeOf(err) != contracts.CodeLLMInvalidOutput || !strings.Contains(err.Error(), "bytes") || calls != 1 || resp.Text != "" {
+		t.Fatalf("%d calls, %d bytes of text: %v", calls, len(resp.Text), err)
+	}
+}
+
+// TestNullAnswerIsInvalidOutput: a 200 answer whose body is JSON null
+// (a broken proxy, a hostile endpoint) decodes to no completion at all
+// and no error in openai-go; it is 7002, not a nil dereference that
+// takes down the process serving every run.
+func TestNullAnswerIsInvalidOutput(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, "null")
+	}))
+	defer hs.Close()
+	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", MaxRetries: ptr(0)})
+	resp, err := c.Complete(context.Background(), ask("role: planner"))
+	if contracts.CodeOf(err) != contracts.CodeLLMInvalidOutput || resp.Text != "" {
+		t.Fatalf("resp %+v, err %v", resp, err)
+	}
+}
+
+// TestSlowDripBoundedByTimeout: an endpoint that sends its headers at
+// once and then its body a byte at a time is bounded by the same timeout
+// as one that never answers (7003).
+func TestSlowDripBoundedByTimeout(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		for {
+			if _, err := fmt.Fprint(w, " "); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	defer hs.Close()
+	c, _ := openai.New(openai.Config{BaseURL: hs.URL + "/v1", Model: "m", Timeout: 200 * time.Millisecond})
+	if _, err := c.Complete(context.Background(), ask("role: planner")); contracts.CodeOf(err) != contracts.CodeLLMTimeout {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -79,6 +79,7 @@ func TestInvalidNamesKey(t *testing.T) {
 		{"base url", "llm:\n  base_url: localhost:11434\n", "llm.base_url", "http or https"},
 		{"api key env", "llm:\n  api_key_env: sk-abc.def\n", "llm.api_key_env", "environment variable"},
 		{"llm url credentials", "llm:\n  base_url: http://u:hunter2@h/v1\n", "llm.base_url", "in the variable llm.api_key_env names"},
+		{"llm url query", "llm:\n  base_url: http://h/v1?api-key=hunter2\n", "llm.base_url", "without a query"},
 		{"llm model", "llm:\n  model: \" \"\n", "llm.model", "a model name such as"},
 		{"embedder url credentials", "recommender:\n  embedder: openai\n  openai: {base_url: \"http://u:hunter2@h/v1\"}\n", "recommender.openai.base_url", "in the variable recommender.openai.api_key_env names"},
 		{"embedder model", "recommender:\n  embedder: openai\n  openai: {model: \"\"}\n", "recommender.openai.model", "an embedding model name"},
@@ -107,6 +108,8 @@ func TestInvalidNamesKey(t *testing.T) {
 		{"budget duration", "budgets:\n  user_day:\n    wall_time: 10\n", "budgets.user_day.wall_time", "a duration"},
 		{"cost budget unpriced", "budgets:\n  user_day:\n    cost_usd: 5\n", "llm.prices", `a price for llm.model "gpt-4.1-mini"`},
 		{"price", "llm:\n  prices:\n    m: {input: 1, output: -2}\n", "llm.prices.m", ">= 0"},
+		{"price infinite", "llm:\n  prices:\n    m: {input: .inf, output: 2}\n", "llm.prices.m", "at most 1000000"},
+		{"price huge", "llm:\n  prices:\n    m: {input: 1, output: 2, cached: 1e300}\n", "llm.prices.m", "at most 1000000"},
 		{"two documents", "parallelism: 2\n---\nparallelism: 3\n", "config", "one YAML document"},
 		{"syntax", "llm: [\n", "config", "not valid YAML"},
 	}

@@ -111,7 +111,7 @@ func (c *Config) validateStore() error {
 
 // validateEndpoint checks the keys of an OpenAI-compatible endpoint under
 // prefix (llm, recommender.openai): base_url, when set, an http or https
-// URL without credentials; model, set (modelKind is what the error asks
+// URL without credentials, query or fragment; model, set (modelKind is what the error asks
 // for); api_key_env, a variable's name.
 func validateEndpoint(prefix, baseURL, model, keyEnv, modelKind string) error {
 	if baseURL != "" {
@@ -121,6 +121,12 @@ func validateEndpoint(prefix, baseURL, model, keyEnv, modelKind string) error {
 		}
 		if u.User != nil {
 			return invalid(prefix+".base_url", "a URL without credentials (put the key in the variable %s.api_key_env names)", prefix)
+		}
+		// openai-go resolves each call's path against the base URL, which
+		// drops its query and fragment: a key or api-version there would
+		// silently never be sent.
+		if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			return invalid(prefix+".base_url", "a URL without a query or fragment (the client does not send them; put a key in the variable %s.api_key_env names)", prefix)
 		}
 	}
 	if strings.TrimSpace(model) == "" {
@@ -337,6 +343,9 @@ func ListenAddr(key, addr string) error {
 	return nil
 }
 
+// maxPrice bounds a price in llm.prices, in USD per million tokens.
+const maxPrice = 1_000_000
+
 func (c *Config) validatePrices() error {
 	for _, model := range slices.Sorted(maps.Keys(c.LLM.Prices)) {
 		p, key := c.LLM.Prices[model], "llm.prices."+model
@@ -345,6 +354,11 @@ func (c *Config) validatePrices() error {
 		}
 		if !(p.Input >= 0) || !(p.Output >= 0) || (p.Cached != nil && !(*p.Cached >= 0)) {
 			return invalid(key, "input, output and cached prices >= 0 in USD per million tokens")
+		}
+		// Far above any real price, and low enough that no cost overflows
+		// to infinity or NaN, which no checkpoint can encode.
+		if p.Input > maxPrice || p.Output > maxPrice || (p.Cached != nil && *p.Cached > maxPrice) {
+			return invalid(key, "input, output and cached prices at most %d USD per million tokens", maxPrice)
 		}
 	}
 	return nil

@@ -10,8 +10,10 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
 	"github.com/ordo-run/ordo/contracts"
@@ -34,11 +36,14 @@ func Main(ctx context.Context, args []string, s IO) int {
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	code := exitCode(err)
 	var ex *exitError
 	if err != nil && !errors.As(err, &ex) {
 		printError(s.Err, err)
+	}
+	if code == ExitUsage && cmd != nil {
+		fmt.Fprintf(s.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
 }
@@ -95,7 +100,7 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 	root.SetVersionTemplate("{{.Version}}\n") // --version prints what `ordo version` does
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (default: $ORDO_CONFIG, else $XDG_CONFIG_HOME/ordo/ordo.yaml or ~/.config/ordo/ordo.yaml if it exists)")
 	root.PersistentFlags().Var(&g.dataDir, "data-dir", "data directory: runs, plugin data, plugins.d (over the data_dir key and $ORDO_DATA_DIR; default $XDG_DATA_HOME/ordo or ~/.local/share/ordo)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(suggestFlag(c, err)) })
 	stored := []*cobra.Command{newRunCmd(g), newServeCmd(g), newRunsCmd(g), newMigrateCmd(g), newSessionsCmd(g)}
 	for _, c := range stored {
 		c.PersistentFlags().Var(&g.store, "store", `run store: "embedded" or a Postgres URL (over the store key and $ORDO_STORE; never logged)`)
@@ -114,7 +119,52 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 		newConfigCmd(g),
 		newVersionCmd(g),
 	)
+	root.InitDefaultCompletionCmd()
+	refuseUnknown(root)
 	return root
+}
+
+// refuseUnknown makes every command that only holds subcommands refuse a
+// word naming none of them as a usage error with cobra's suggestions: left
+// to cobra, 'ordo srve' was an internal error (9001, exit 1) and
+// 'ordo runs lst' printed the group's help and exited 0.
+func refuseUnknown(cmd *cobra.Command) {
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.SuggestionsMinimumDistance = 2
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if len(a) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", a[0], c.CommandPath())
+			if s := c.SuggestionsFor(a[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return usageError(errors.New(msg))
+		}
+		cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
+	for _, c := range cmd.Commands() {
+		refuseUnknown(c)
+	}
+}
+
+// suggestFlag adds to pflag's "unknown flag: --NAME" the command's flags
+// that NAME starts, or that start NAME (--plann: --plan).
+func suggestFlag(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok || name == "" {
+		return err
+	}
+	var near []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && (strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name)) {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	if len(near) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(near, " or "))
 }
 
 // group is cmd, which only holds subcommands, with subs added.
@@ -225,7 +275,7 @@ func printError(w io.Writer, err error) {
 	ce := contracts.AsError(err)
 	var ue *usageErr
 	if errors.As(err, &ue) {
-		fmt.Fprintf(w, "ordo: %v\nRun 'ordo --help' for usage.\n", ue.err)
+		fmt.Fprintf(w, "ordo: %v\n", ue.err) // Main adds the command's --help
 		return
 	}
 	fmt.Fprintf(w, "ordo: error %d (%s): %s\n", ce.Code, ce.Code.Category(), ce.Message)

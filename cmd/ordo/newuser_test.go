@@ -1,0 +1,40 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestTypoIsUsageError: a mistyped command, subcommand or flag is a usage
+// error (exit 2) that suggests the word meant and names the help of the
+// command it was typed under. Before, 'ordo srve' was "error 9001
+// (internal)" with exit 1, and 'ordo runs lst' or 'ordo completion tcsh'
+// printed the group's help and exited 0, so a script took the typo for
+// success.
+func TestTypoIsUsageError(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		says []string
+	}{
+		{[]string{"srve"}, []string{`unknown command "srve" for "ordo"; did you mean serve?`, "Run 'ordo --help' for usage."}},
+		{[]string{"runs", "lst"}, []string{`unknown command "lst" for "ordo runs"; did you mean list?`, "Run 'ordo runs --help'"}},
+		{[]string{"completion", "tcsh"}, []string{`unknown command "tcsh" for "ordo completion"`, "Run 'ordo completion --help'"}},
+		{[]string{"run", "--plann", "x.json"}, []string{"unknown flag: --plann; did you mean --plan?", "Run 'ordo run --help' for usage."}},
+		{[]string{"runs", "list", "--jsn"}, []string{"unknown flag: --jsn\n", "Run 'ordo runs list --help'"}},
+	} {
+		r := e.ordo("", tc.args...)
+		r.want(t, 2)
+		for _, s := range tc.says {
+			if !strings.Contains(r.stderr, s) {
+				t.Errorf("ordo %s: stderr lacks %q:\n%s", strings.Join(tc.args, " "), s, r.stderr)
+			}
+		}
+		if strings.Contains(r.stderr, "9001") || r.stdout != "" {
+			t.Errorf("ordo %s: an internal error or help on stdout:\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), r.stdout, r.stderr)
+		}
+	}
+	// A group alone still prints its help and succeeds.
+	e.ordo("", "runs").wantOut(t, 0, "Available Commands:")
+}

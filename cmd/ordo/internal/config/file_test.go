@@ -119,3 +119,32 @@ func FuzzEnvTokens(f *testing.F) {
 		}
 	})
 }
+
+// TestUnknownKeyListsKeys: a mistyped key's error lists the keys its
+// mapping takes, however deep (a list entry, a map's value), so the fix is
+// in the message.
+func TestUnknownKeyListsKeys(t *testing.T) {
+	for doc, want := range map[string]string{
+		"llm:\n  modle: x\n":                                                     "config key llm.modle: unknown key (line 2); llm takes: base_url, model, api_key_env,",
+		"paralelism: 3\n":                                                        "; the file takes: data_dir, store, llm, hitl, policy, parallelism,",
+		"plugins:\n  - name: a\n    pth: /x\n":                                   "plugins[0] takes: name, path, sha256, args, env",
+		"llm:\n  prices:\n    gpt-x:\n      inptu: 1\n":                          "llm.prices.gpt-x takes: input, output, cached",
+		"budgets:\n  run:\n    tokenz: 3\n":                                      "budgets.run takes: model_calls, tokens, cost_usd, steps, wall_time",
+		"upstreams:\n  - name: a\n    overrides:\n      t:\n        rsk: read\n": "takes: risk, scopes, tags, timeout_ms",
+	} {
+		_, err := Parse([]byte(doc), "/etc/ordo", envOf("HOME", "/h"))
+		if ce := contracts.AsError(err); ce.Code != contracts.CodeInvalidConfig || !strings.Contains(ce.Message, want) {
+			t.Errorf("%q: %v, want %q", doc, err, want)
+		}
+	}
+}
+
+// TestTabIndentNamed: a tab indenting a line is named as such, with its
+// line, instead of yaml's "found character that cannot start any token".
+func TestTabIndentNamed(t *testing.T) {
+	_, err := Parse([]byte("parallelism: 2\nllm:\n\tmodel: x\n"), "/etc/ordo", envOf("HOME", "/h"))
+	ce := contracts.AsError(err)
+	if ce.Code != contracts.CodeInvalidConfig || ce.Details["line"] != 3 || !strings.Contains(ce.Message, "line 3 is indented with a tab") {
+		t.Fatalf("%v %v", err, ce.Details)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -183,7 +184,12 @@ var typeErrorLine = regexp.MustCompile(`^line (\d+): (?:cannot unmarshal (\S+)(?
 func yamlError(data []byte, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) || len(te.Errors) == 0 {
-		return contracts.Errorf(contracts.CodeInvalidConfig, "config is not valid YAML: %w", err).With("key", "config")
+		e := contracts.Errorf(contracts.CodeInvalidConfig, "config is not valid YAML: %w", err).With("key", "config")
+		if line := tabIndented(data, err); line > 0 {
+			e = contracts.Errorf(contracts.CodeInvalidConfig, "config is not valid YAML: line %d is indented with a tab; YAML indents with spaces only", line).
+				With("key", "config").With("line", line)
+		}
+		return e
 	}
 	first := te.Errors[0]
 	if d := duplicateKey.FindStringSubmatch(first); d != nil {
@@ -206,7 +212,7 @@ func yamlError(data []byte, err error) error {
 	}
 	var e *contracts.Error
 	if m[4] != "" {
-		e = contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: unknown key (line %d)", key, line)
+		e = contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: unknown key (line %d)%s", key, line, knownKeys(key))
 	} else {
 		e = contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: expected %s, got %s (line %d)",
 			key, expectation(m[3]), yamlKind(m[2]), line)
@@ -216,6 +222,23 @@ func yamlError(data []byte, err error) error {
 		e = e.With("more_errors", len(te.Errors)-1)
 	}
 	return e
+}
+
+var syntaxLine = regexp.MustCompile(`^yaml: line (\d+):`)
+
+// tabIndented is the line of a YAML syntax error when a tab indents it
+// (yaml.v3 says only "found character that cannot start any token"), else 0.
+func tabIndented(data []byte, err error) int {
+	m := syntaxLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	lines := bytes.Split(data, []byte("\n"))
+	if n < 1 || n > len(lines) || !bytes.HasPrefix(bytes.TrimLeft(lines[n-1], " "), []byte("\t")) {
+		return 0
+	}
+	return n
 }
 
 // keyAtLine returns the dotted path of the first key or value on line.
@@ -257,6 +280,73 @@ func keyAtLine(data []byte, line int) string {
 	}
 	walk(&doc, "")
 	return found
+}
+
+// knownKeys lists the keys the mapping holding key accepts, for an unknown
+// key's error: "; llm takes: base_url, model, …" (a typo shows its fix).
+func knownKeys(key string) string {
+	t := reflect.TypeFor[Config]()
+	parts := strings.Split(key, ".")
+	parent := strings.Join(parts[:len(parts)-1], ".")
+	for _, part := range parts[:len(parts)-1] {
+		name, _, _ := strings.Cut(part, "[")
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() == reflect.Map { // part is a key of the map (llm.prices.MODEL)
+			t = t.Elem()
+			continue
+		}
+		f, ok := yamlField(t, name)
+		if !ok {
+			return ""
+		}
+		t = f.Type
+		if strings.Contains(part, "[") {
+			t = t.Elem()
+		}
+	}
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	var names []string
+	for f := range t.Fields() {
+		if name := yamlName(f); name != "" {
+			names = append(names, name)
+		}
+	}
+	if parent == "" {
+		parent = "the file"
+	}
+	return fmt.Sprintf("; %s takes: %s", parent, strings.Join(names, ", "))
+}
+
+// yamlField is t's field whose yaml name is name.
+func yamlField(t reflect.Type, name string) (reflect.StructField, bool) {
+	if t.Kind() != reflect.Struct {
+		return reflect.StructField{}, false
+	}
+	for f := range t.Fields() {
+		if yamlName(f) == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// yamlName is the key a struct field is read from ("" if none).
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" || !f.IsExported() {
+		return ""
+	}
+	if name == "" {
+		return strings.ToLower(f.Name)
+	}
+	return name
 }
 
 func joinKey(parent, k string) string {

@@ -10,7 +10,7 @@ import (
 // command it was typed under. Before, 'ordo srve' was "error 9001
 // (internal)" with exit 1, and 'ordo runs lst' or 'ordo completion tcsh'
 // printed the group's help and exited 0, so a script took the typo for
-// success.
+// success. A missing argument shows the command's usage line.
 func TestTypoIsUsageError(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -23,6 +23,8 @@ func TestTypoIsUsageError(t *testing.T) {
 		{[]string{"completion", "tcsh"}, []string{`unknown command "tcsh" for "ordo completion"`, "Run 'ordo completion --help'"}},
 		{[]string{"run", "--plann", "x.json"}, []string{"unknown flag: --plann; did you mean --plan?", "Run 'ordo run --help' for usage."}},
 		{[]string{"runs", "list", "--jsn"}, []string{"unknown flag: --jsn\n", "Run 'ordo runs list --help'"}},
+		// A missing argument says which one, not only how many.
+		{[]string{"runs", "resume"}, []string{"takes 1 argument(s), got 0 (usage: ordo runs resume RUN_ID [--wait] [flags])", "Run 'ordo runs resume --help'"}},
 	} {
 		r := e.ordo("", tc.args...)
 		r.want(t, 2)

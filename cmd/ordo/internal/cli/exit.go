@@ -75,7 +75,7 @@ func args(min, max int) cobra.PositionalArgs {
 			case max != min:
 				want = fmt.Sprintf("%d to %d", min, max)
 			}
-			return usageError(fmt.Errorf("%s takes %s argument(s), got %d", cmd.CommandPath(), want, len(a)))
+			return usageError(fmt.Errorf("%s takes %s argument(s), got %d (usage: %s)", cmd.CommandPath(), want, len(a), cmd.UseLine()))
 		}
 		return nil
 	}

@@ -40,3 +40,22 @@ func TestTypoIsUsageError(t *testing.T) {
 	// A group alone still prints its help and succeeds.
 	e.ordo("", "runs").wantOut(t, 0, "Available Commands:")
 }
+
+// TestBadValueNamesItsSource: a bad value names where it came from, the
+// variable (set in a shell profile, say) or the flag that stood in for it,
+// never both, and a configuration error is not sent to --help.
+func TestBadValueNamesItsSource(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.ordo("", "runs", "list", "--timezone", "Mars/Base")
+	r.wantErr(t, 2, "  flag: --timezone\n")
+	if strings.Contains(r.stderr, "env:") || strings.Contains(r.stderr, "--help") {
+		t.Errorf("--timezone: stderr names a variable or --help:\n%s", r.stderr)
+	}
+	e.vars = append(e.vars, "ORDO_LOG_FORMAT=xml")
+	r = e.ordo("", "runs", "list")
+	r.wantErr(t, 2, "  env: ORDO_LOG_FORMAT\n")
+	if strings.Contains(r.stderr, "--help") {
+		t.Errorf("a configuration error sends the user to --help:\n%s", r.stderr)
+	}
+}

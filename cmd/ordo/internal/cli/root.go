@@ -42,7 +42,7 @@ func Main(ctx context.Context, args []string, s IO) int {
 	if err != nil && !errors.As(err, &ex) {
 		printError(s.Err, err)
 	}
-	if code == ExitUsage && cmd != nil {
+	if ue := (*usageErr)(nil); errors.As(err, &ue) && cmd != nil {
 		fmt.Fprintf(s.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
@@ -184,7 +184,9 @@ func (g *globals) load() (*config.Config, *slog.Logger, error) {
 		ce := contracts.AsError(err)
 		for _, o := range g.overrides() {
 			if ce.Details["key"] == o.key {
-				return nil, nil, ce.With("flag", "--"+o.flag)
+				ce = ce.With("flag", "--"+o.flag)
+				delete(ce.Details, "env") // the flag stood in for the variable
+				return nil, nil, ce
 			}
 		}
 		return nil, nil, err

@@ -148,3 +148,29 @@ func TestTabIndentNamed(t *testing.T) {
 		t.Fatalf("%v %v", err, ce.Details)
 	}
 }
+
+// TestErrorNamesItsSource: a bad value from the environment names its
+// variable (it is in no file to look at), as does a bad $ORDO_CONFIG path,
+// and a document that is not a mapping says the file needs one.
+func TestErrorNamesItsSource(t *testing.T) {
+	_, err := Parse([]byte("parallelism: 2\n"), "/etc/ordo", envOf("HOME", "/h", "ORDO_LOG_FORMAT", "xml"))
+	if ce := contracts.AsError(err); ce.Details["key"] != "log.format" || ce.Details["env"] != "ORDO_LOG_FORMAT" {
+		t.Errorf("a bad ORDO_LOG_FORMAT: %v %v", err, ce.Details)
+	}
+	_, err = Parse([]byte("log:\n  format: xml\n"), "/etc/ordo", envOf("HOME", "/h"))
+	if ce := contracts.AsError(err); ce.Details["key"] != "log.format" || ce.Details["env"] != nil {
+		t.Errorf("a bad log.format in the file names a variable: %v %v", err, ce.Details)
+	}
+	dir := t.TempDir()
+	_, err = Load("", envOf("HOME", "/h", EnvConfig, dir))
+	if ce := contracts.AsError(err); ce.Details["key"] != "config" || ce.Details["env"] != EnvConfig {
+		t.Errorf("ORDO_CONFIG naming a directory: %v %v", err, ce.Details)
+	}
+	for doc, kind := range map[string]string{"- a\n- b\n": "a list", "hello\n": "a string"} {
+		_, err = Parse([]byte(doc), "/etc/ordo", envOf("HOME", "/h"))
+		if ce := contracts.AsError(err); ce.Details["key"] != "config" ||
+			ce.Message != `config file: expected a mapping of keys such as "parallelism: 4", got `+kind+" (line 1)" {
+			t.Errorf("%q: %v %v", doc, err, ce.Details)
+		}
+	}
+}

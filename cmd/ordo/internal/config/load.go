@@ -75,8 +75,8 @@ var Overrides = []Override{
 // finds, then the environment overrides, and validates the result.
 // Relative paths in the file are relative to the file's directory; in the
 // environment, to the working directory.
-func Load(path string, env Env) (*Config, error) {
-	path, named := File(path, env)
+func Load(given string, env Env) (*Config, error) {
+	path, named := File(given, env)
 	var data []byte
 	baseDir := "."
 	if path != "" {
@@ -88,8 +88,12 @@ func Load(path string, env Env) (*Config, error) {
 		case !named && errors.Is(err, fs.ErrNotExist):
 			path = "" // no file at the default place: the defaults
 		default:
-			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "config file: %w", err).
+			e := contracts.Errorf(contracts.CodeInvalidConfig, "config file: %w", err).
 				With("key", "config").With("file", path)
+			if given == "" && named {
+				e = e.With("env", EnvConfig) // the path came from $ORDO_CONFIG
+			}
+			return nil, e
 		}
 	}
 	cfg, err := Parse(data, baseDir, env)
@@ -152,9 +156,21 @@ func Parse(data []byte, baseDir string, env Env) (*Config, error) {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fromEnv(err, env)
 	}
 	return cfg, nil
+}
+
+// fromEnv adds to a validation error the variable that set its key: a
+// value from ORDO_LOG_FORMAT in a shell profile is in no file to look at.
+func fromEnv(err error, env Env) error {
+	ce := contracts.AsError(err)
+	for _, o := range Overrides {
+		if v, ok := env(o.Env); ok && v != "" && ce.Details["key"] == o.Key {
+			return ce.With("env", o.Env)
+		}
+	}
+	return err
 }
 
 func decodeFile(cfg *Config, data []byte) error {
@@ -207,8 +223,12 @@ func yamlError(data []byte, err error) error {
 	}
 	line, _ := strconv.Atoi(m[1])
 	key := keyAtLine(data, line)
-	if key == "" {
+	if key == "" || m[3] == "config.Config" { // the document itself
 		key = "config"
+	}
+	if m[3] == "config.Config" {
+		return contracts.Errorf(contracts.CodeInvalidConfig, "config file: expected a mapping of keys such as \"parallelism: 4\", got %s (line %d)", yamlKind(m[2]), line).
+			With("key", key).With("line", line)
 	}
 	var e *contracts.Error
 	if m[4] != "" {

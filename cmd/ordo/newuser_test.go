@@ -52,6 +52,16 @@ func TestBadValueNamesItsSource(t *testing.T) {
 	if strings.Contains(r.stderr, "env:") || strings.Contains(r.stderr, "--help") {
 		t.Errorf("--timezone: stderr names a variable or --help:\n%s", r.stderr)
 	}
+	// --http's address is checked as http.listen is, port range included,
+	// and reported as a coded error naming the flag (was "ordo 1014: config
+	// key --http" as a usage error; port 99999 reached the listener).
+	for _, addr := range []string{"nonsense", "127.0.0.1:99999"} {
+		r = e.ordo("", "serve", "--http", addr)
+		r.wantErr(t, 2, "ordo: error 1014 (validation): config key http.listen: expected a listen address host:port")
+		if !strings.Contains(r.stderr, "  flag: --http\n") {
+			t.Errorf("--http %s: stderr lacks the flag:\n%s", addr, r.stderr)
+		}
+	}
 	e.vars = append(e.vars, "ORDO_LOG_FORMAT=xml")
 	r = e.ordo("", "runs", "list")
 	r.wantErr(t, 2, "  env: ORDO_LOG_FORMAT\n")

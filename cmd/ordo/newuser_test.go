@@ -1,6 +1,9 @@
 package main_test
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -67,5 +70,31 @@ func TestBadValueNamesItsSource(t *testing.T) {
 	r.wantErr(t, 2, "  env: ORDO_LOG_FORMAT\n")
 	if strings.Contains(r.stderr, "--help") {
 		t.Errorf("a configuration error sends the user to --help:\n%s", r.stderr)
+	}
+}
+
+// TestPrintedNextStepWorks: the next step `ordo run` prints (show the
+// record, resume the run) carries the --data-dir it was given, quoted, so
+// pasted into a shell it reaches the same run; it lacked the flag and
+// found nothing.
+func TestPrintedNextStepWorks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dir := filepath.Join(e.home, "my data", "ördo")
+	e.vars = []string{"HOME=" + e.home, "PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")}
+	r := e.ordo("", "--data-dir", dir, "run", "--plan", firstRun)
+	r.want(t, 3)
+	_, line, ok := strings.Cut(r.stderr, "continue it with: ")
+	if !ok {
+		t.Fatalf("no next step printed:\n%s", r.stderr)
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	if !strings.Contains(line, "--data-dir '"+dir+"'") {
+		t.Errorf("the next step lacks the quoted --data-dir: %s", line)
+	}
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Dir, cmd.Env, cmd.Stdin = repoRoot, e.vars, strings.NewReader("a\na\n")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Done: Summarise") {
+		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
 }

@@ -71,7 +71,7 @@ func TestFirstRunHintsWork(t *testing.T) {
 	if !strings.Contains(r.stderr, "(store "+filepath.Join(dir, "ordo.db")+")") {
 		t.Errorf("the store line does not name --data-dir's store:\n%s", r.stderr)
 	}
-	e.ordo("", hint(t, r.stderr, "run record: ")...).want(t, 0) // it carries --config and --data-dir
+	e.ordo("", hint(t, r.stderr, "run record: ")...).want(t, 0)  // it carries --config and --data-dir
 	e.ordo("", "runs", "show", id, "--data-dir", dir).want(t, 0) // after the command too
 	missing := e.ordo("", "runs", "show", id)
 	if missing.code == 0 || !strings.Contains(missing.stderr, fmt.Sprintf("error %d", contracts.CodeRunNotFound)) {

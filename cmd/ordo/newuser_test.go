@@ -74,7 +74,7 @@ func TestBadValueNamesItsSource(t *testing.T) {
 }
 
 // TestPrintedNextStepWorks: the next step `ordo run` prints (show the
-// record, resume the run) carries the --data-dir it was given, quoted, so
+// record, resume the run, follow its events) carries the --data-dir it was given, quoted, so
 // pasted into a shell it reaches the same run; it lacked the flag and
 // found nothing.
 func TestPrintedNextStepWorks(t *testing.T) {
@@ -91,6 +91,20 @@ func TestPrintedNextStepWorks(t *testing.T) {
 	line, _, _ = strings.Cut(line, "\n")
 	if !strings.Contains(line, "--data-dir '"+dir+"'") {
 		t.Errorf("the next step lacks the quoted --data-dir: %s", line)
+	}
+	// So does the next step 'runs events' prints for a run still moving.
+	id := line[strings.LastIndex(line, " ")+1:]
+	ev := e.ordo("", "--data-dir", dir, "runs", "events", id)
+	ev.want(t, 0)
+	_, next, ok := strings.Cut(ev.stderr, "continue with: ")
+	next, _, _ = strings.Cut(next, "\n")
+	if !ok || !strings.Contains(next, "--data-dir '"+dir+"'") {
+		t.Fatalf("runs events: no next step with --data-dir:\n%s", ev.stderr)
+	}
+	events := exec.Command("sh", "-c", next)
+	events.Dir, events.Env = repoRoot, e.vars
+	if out, err := events.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", next, err, out)
 	}
 	cmd := exec.Command("sh", "-c", line)
 	cmd.Dir, cmd.Env, cmd.Stdin = repoRoot, e.vars, strings.NewReader("a\na\n")

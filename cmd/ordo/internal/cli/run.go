@@ -34,7 +34,9 @@ func newRunCmd(g *globals) *cobra.Command {
 		Long: `Run a goal (planned by the configured model) or a plan you wrote (no model needed),
 showing the plan, each step's state and duration, and any interrupt. Interrupts are
 answered on stdin: approve, edit, reject or skip a step, answer questions. If stdin ends
-first, the run stays interrupted and 'ordo runs resume ID' continues it later.
+first, the run stays interrupted and 'ordo runs resume ID' continues it later. A GOAL
+given with --plan is the run's request (its record's goal, what the filler and composer
+read) instead of the plan's own goal.
 
 --template runs a plan saved from a completed run ('ordo runs save-template RUN_ID NAME'),
 no model needed, with literal inputs replaced by --input ACTION_ID.FIELD=VALUE (VALUE is

@@ -112,3 +112,16 @@ func TestPrintedNextStepWorks(t *testing.T) {
 		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
 }
+
+// TestCarelessArguments: values a newcomer gets wrong are refused naming
+// the fix, not taken for an empty answer or blamed on something else:
+// 'runs list --status bogus' printed "(no runs)", and 'plugins add
+// README.md' blamed a plugin name the user never gave.
+func TestCarelessArguments(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.ordo("", "runs", "list", "--status", "bogus").
+		wantErr(t, 2, `--status "bogus": want one of pending, ready, running, interrupted, completed, failed, rejected, cancelled`)
+	e.ordo("", "plugins", "add", "README.md").
+		wantErr(t, 2, "(the name comes from the file README.md; --name NAME gives another)")
+}

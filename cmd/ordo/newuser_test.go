@@ -11,8 +11,8 @@ import (
 // TestTypoIsUsageError: a mistyped command, subcommand or flag is a usage
 // error (exit 2) that suggests the word meant and names the help of the
 // command it was typed under. Before, 'ordo srve' was "error 9001
-// (internal)" with exit 1, and 'ordo runs lst' or 'ordo completion tcsh'
-// printed the group's help and exited 0, so a script took the typo for
+// (internal)" with exit 1, and 'ordo runs lst', 'ordo completion tcsh' or
+// 'ordo help srve' printed a help and exited 0, so a script took the typo for
 // success. A missing argument shows the command's usage line.
 func TestTypoIsUsageError(t *testing.T) {
 	t.Parallel()
@@ -23,6 +23,8 @@ func TestTypoIsUsageError(t *testing.T) {
 	}{
 		{[]string{"srve"}, []string{`unknown command "srve" for "ordo"; did you mean serve?`, "Run 'ordo --help' for usage."}},
 		{[]string{"runs", "lst"}, []string{`unknown command "lst" for "ordo runs"; did you mean list?`, "Run 'ordo runs --help'"}},
+		{[]string{"help", "srve"}, []string{`unknown command "srve" for "ordo"; did you mean serve?`, "Run 'ordo --help' for usage."}},
+		{[]string{"help", "runs", "lst"}, []string{`unknown command "lst" for "ordo runs"; did you mean list?`, "Run 'ordo runs --help'"}},
 		{[]string{"completion", "tcsh"}, []string{`unknown command "tcsh" for "ordo completion"`, "Run 'ordo completion --help'"}},
 		{[]string{"run", "--plann", "x.json"}, []string{"unknown flag: --plann; did you mean --plan?", "Run 'ordo run --help' for usage."}},
 		{[]string{"runs", "list", "--jsn"}, []string{"unknown flag: --jsn\n", "Run 'ordo runs list --help'"}},
@@ -40,8 +42,9 @@ func TestTypoIsUsageError(t *testing.T) {
 			t.Errorf("ordo %s: an internal error or help on stdout:\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), r.stdout, r.stderr)
 		}
 	}
-	// A group alone still prints its help and succeeds.
+	// A group alone still prints its help and succeeds, as help does.
 	e.ordo("", "runs").wantOut(t, 0, "Available Commands:")
+	e.ordo("", "help", "runs", "list").wantOut(t, 0, "List runs, newest first")
 }
 
 // TestBadValueNamesItsSource: a bad value names where it came from, the

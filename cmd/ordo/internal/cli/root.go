@@ -43,7 +43,11 @@ func Main(ctx context.Context, args []string, s IO) int {
 		printError(s.Err, err)
 	}
 	if ue := (*usageErr)(nil); errors.As(err, &ue) && cmd != nil {
-		fmt.Fprintf(s.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		help := cmd.CommandPath()
+		if ue.help != "" {
+			help = ue.help
+		}
+		fmt.Fprintf(s.Err, "Run '%s --help' for usage.\n", help)
 	}
 	return code
 }
@@ -120,6 +124,21 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 		newVersionCmd(g),
 	)
 	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	if help, _, err := root.Find([]string{"help"}); err == nil && help != root {
+		// 'ordo help srve' is refused as 'ordo srve' is (cobra printed the
+		// root's help and exited 0).
+		help.Run = nil
+		help.RunE = func(_ *cobra.Command, a []string) error {
+			target, rest, _ := root.Find(a)
+			if len(rest) > 0 && target.Args != nil && target.HasSubCommands() {
+				if err := target.Args(target, rest); err != nil {
+					return err
+				}
+			}
+			return target.Help()
+		}
+	}
 	refuseUnknown(root)
 	return root
 }
@@ -139,7 +158,7 @@ func refuseUnknown(cmd *cobra.Command) {
 			if s := c.SuggestionsFor(a[0]); len(s) > 0 {
 				msg += "; did you mean " + strings.Join(s, " or ") + "?"
 			}
-			return usageError(errors.New(msg))
+			return &usageErr{err: errors.New(msg), help: c.CommandPath()}
 		}
 		cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 	}

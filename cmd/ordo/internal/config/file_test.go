@@ -174,3 +174,22 @@ func TestErrorNamesItsSource(t *testing.T) {
 		}
 	}
 }
+
+// TestTildeIsHome: a path starting with ~ is under $HOME, in the file and
+// in the environment (a shell leaves "--data-dir=~/x" and a quoted "~/x"
+// alone); it was taken as relative, making a directory named "~".
+func TestTildeIsHome(t *testing.T) {
+	cfg, err := Parse([]byte("data_dir: ~/ordo-data\nplugins_dir: ~/pd\n"), "/etc/ordo", envOf("HOME", "/h"))
+	if err != nil || cfg.DataDir != "/h/ordo-data" || cfg.PluginsDir != "/h/pd" {
+		t.Fatalf("in the file: %v %q %q", err, cfg.DataDir, cfg.PluginsDir)
+	}
+	for v, want := range map[string]string{"~/dd": "/h/dd", "~": "/h"} {
+		cfg, err = Parse(nil, "/etc/ordo", envOf("HOME", "/h", "ORDO_DATA_DIR", v))
+		if err != nil || cfg.DataDir != want {
+			t.Errorf("ORDO_DATA_DIR=%s: %v %q, want %s", v, err, cfg.DataDir, want)
+		}
+	}
+	if cfg, err = Parse([]byte("data_dir: ~x/y\n"), "/etc/ordo", envOf("HOME", "/h")); err != nil || cfg.DataDir != "/etc/ordo/~x/y" {
+		t.Errorf("~user is not expanded: %v %q", err, cfg.DataDir)
+	}
+}

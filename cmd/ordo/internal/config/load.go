@@ -145,7 +145,7 @@ func Parse(data []byte, baseDir string, env Env) (*Config, error) {
 	if err != nil {
 		return nil, invalid("config", "a readable directory for the config file: %v", err)
 	}
-	cfg.resolvePaths(absBase)
+	cfg.resolvePaths(absBase, env)
 	if err := cfg.applyEnv(env); err != nil {
 		return nil, err
 	}
@@ -413,12 +413,27 @@ func yamlKind(tag string) string {
 
 // resolvePaths makes the file's relative paths absolute against base.
 // Path keys default to "", so a non-empty value here came from the file.
-func (c *Config) resolvePaths(base string) {
+func (c *Config) resolvePaths(base string, env Env) {
 	for _, p := range c.pathKeys() {
+		*p = expandHome(*p, env)
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(base, *p)
 		}
 	}
+}
+
+// expandHome makes a leading ~ (alone or before a slash) $HOME: a YAML
+// file keeps "~/ordo" as written, and so does a shell in "--data-dir=~/ordo"
+// or a quoted variable; taken as relative paths they made a directory
+// named "~".
+func expandHome(p string, env Env) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	if home, ok := env("HOME"); ok && filepath.IsAbs(home) {
+		return filepath.Join(home, p[1:])
+	}
+	return p
 }
 
 func (c *Config) pathKeys() []*string {
@@ -442,7 +457,7 @@ func (c *Config) applyEnv(env Env) error {
 		}
 		if o.path {
 			p := o.ptr(c).(*string)
-			abs, err := filepath.Abs(*p)
+			abs, err := filepath.Abs(expandHome(v, env)) // v as given: YAML reads "~" alone as null
 			if err != nil {
 				return invalid(o.Key, "a usable path: %v", err)
 			}

@@ -189,6 +189,14 @@ func TestTildeIsHome(t *testing.T) {
 			t.Errorf("ORDO_DATA_DIR=%s: %v %q, want %s", v, err, cfg.DataDir, want)
 		}
 	}
+	home := t.TempDir() // --config=~/FILE and ORDO_CONFIG=~/FILE too
+	os.WriteFile(filepath.Join(home, "c.yaml"), []byte("parallelism: 9\n"), 0o600)
+	if cfg, err = Load("~/c.yaml", envOf("HOME", home)); err != nil || cfg.Parallelism != 9 {
+		t.Errorf("--config ~/c.yaml: %v", err)
+	}
+	if cfg, err = Load("", envOf("HOME", home, EnvConfig, "~/c.yaml")); err != nil || cfg.Parallelism != 9 {
+		t.Errorf("ORDO_CONFIG=~/c.yaml: %v", err)
+	}
 	if cfg, err = Parse([]byte("data_dir: ~x/y\n"), "/etc/ordo", envOf("HOME", "/h")); err != nil || cfg.DataDir != "/etc/ordo/~x/y" {
 		t.Errorf("~user is not expanded: %v %q", err, cfg.DataDir)
 	}

@@ -115,7 +115,7 @@ func File(path string, env Env) (file string, named bool) {
 		path, _ = env(EnvConfig)
 	}
 	if path != "" {
-		return path, true
+		return expandHome(path, env), true
 	}
 	return DefaultFile(env), false
 }

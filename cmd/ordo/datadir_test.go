@@ -33,8 +33,8 @@ func hint(t *testing.T, stderr, prefix string) []string {
 // TestFirstRunHintsWork: the commands a run prints work as printed. `make
 // run` (its recipe, the binaries already built) and the hinted command,
 // both with nothing set, use the same, default, data directory; with
-// --data-dir, the hint is followed with the same flag, and the store it
-// names is that directory's.
+// --data-dir, the hint carries the flag, and the store it names is that
+// directory's.
 func TestFirstRunHintsWork(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("make"); err != nil {
@@ -71,7 +71,7 @@ func TestFirstRunHintsWork(t *testing.T) {
 	if !strings.Contains(r.stderr, "(store "+filepath.Join(dir, "ordo.db")+")") {
 		t.Errorf("the store line does not name --data-dir's store:\n%s", r.stderr)
 	}
-	e.ordo("", append([]string{"--data-dir", dir}, hint(t, r.stderr, "run record: ")...)...).want(t, 0)
+	e.ordo("", hint(t, r.stderr, "run record: ")...).want(t, 0)  // it carries --config and --data-dir
 	e.ordo("", "runs", "show", id, "--data-dir", dir).want(t, 0) // after the command too
 	missing := e.ordo("", "runs", "show", id)
 	if missing.code == 0 || !strings.Contains(missing.stderr, fmt.Sprintf("error %d", contracts.CodeRunNotFound)) {

@@ -239,3 +239,27 @@ func commandTree(s IO) *cobra.Command {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestHelpExamples checks the examples of every command's --help as the
+// docs' commands are checked: the subcommand exists, every flag exists,
+// the number of arguments fits. A newcomer copies them first.
+func TestHelpExamples(t *testing.T) {
+	root := commandTree(IO{Env: func(string) (string, bool) { return "", false }})
+	checked := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, call := range docCalls(doctest.Block{File: c.CommandPath() + " --help"}, c.Example) {
+			checked++
+			if err := checkCall(call, ""); err != nil {
+				t.Errorf("%s --help: %s: %v", c.CommandPath(), strings.Join(call, " "), err)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	if checked < 60 {
+		t.Errorf("checked only %d examples", checked)
+	}
+}

@@ -24,13 +24,17 @@ type exitError struct{ code int }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-// usageErr marks bad command-line use.
-type usageErr struct{ err error }
+// usageErr marks bad command-line use; help is the command whose --help
+// to point to when it is not the one that ran ('ordo help srve': ordo).
+type usageErr struct {
+	err  error
+	help string
+}
 
 func (e *usageErr) Error() string { return e.err.Error() }
 func (e *usageErr) Unwrap() error { return e.err }
 
-func usageError(err error) error { return &usageErr{err} }
+func usageError(err error) error { return &usageErr{err: err} }
 
 // exitCode maps a command's error to the process exit code.
 func exitCode(err error) int {
@@ -75,7 +79,7 @@ func args(min, max int) cobra.PositionalArgs {
 			case max != min:
 				want = fmt.Sprintf("%d to %d", min, max)
 			}
-			return usageError(fmt.Errorf("%s takes %s argument(s), got %d", cmd.CommandPath(), want, len(a)))
+			return usageError(fmt.Errorf("%s takes %s argument(s), got %d (usage: %s)", cmd.CommandPath(), want, len(a), cmd.UseLine()))
 		}
 		return nil
 	}

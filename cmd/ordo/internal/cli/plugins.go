@@ -99,10 +99,16 @@ mounts it without a restart. NAME defaults to the package or program the command
 				return err
 			}
 			src := a[0]
-			if name == "" {
+			derived := name == ""
+			if derived {
 				name = strings.TrimPrefix(filepath.Base(src), "ordo-plugin-")
 			}
 			if err := claimable(cfg, name); err != nil {
+				if derived { // the name is the file's: say so, and how to give another
+					ce := contracts.AsError(err)
+					return contracts.Errorf(ce.Code, "%s (the name comes from the file %s; --name NAME gives another)", ce.Message, src).
+						WithDetails(ce.Details)
+				}
 				return err
 			}
 			dst, installed := installedPlugin(cfg.PluginsDir, name)

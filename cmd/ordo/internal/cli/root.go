@@ -10,8 +10,10 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
 	"github.com/ordo-run/ordo/contracts"
@@ -34,11 +36,18 @@ func Main(ctx context.Context, args []string, s IO) int {
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	code := exitCode(err)
 	var ex *exitError
 	if err != nil && !errors.As(err, &ex) {
 		printError(s.Err, err)
+	}
+	if ue := (*usageErr)(nil); errors.As(err, &ue) && cmd != nil {
+		help := cmd.CommandPath()
+		if ue.help != "" {
+			help = ue.help
+		}
+		fmt.Fprintf(s.Err, "Run '%s --help' for usage.\n", help)
 	}
 	return code
 }
@@ -95,7 +104,7 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 	root.SetVersionTemplate("{{.Version}}\n") // --version prints what `ordo version` does
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (default: $ORDO_CONFIG, else $XDG_CONFIG_HOME/ordo/ordo.yaml or ~/.config/ordo/ordo.yaml if it exists)")
 	root.PersistentFlags().Var(&g.dataDir, "data-dir", "data directory: runs, plugin data, plugins.d (over the data_dir key and $ORDO_DATA_DIR; default $XDG_DATA_HOME/ordo or ~/.local/share/ordo)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(suggestFlag(c, err)) })
 	stored := []*cobra.Command{newRunCmd(g), newServeCmd(g), newRunsCmd(g), newMigrateCmd(g), newSessionsCmd(g)}
 	for _, c := range stored {
 		c.PersistentFlags().Var(&g.store, "store", `run store: "embedded" or a Postgres URL (over the store key and $ORDO_STORE; never logged)`)
@@ -114,7 +123,67 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 		newConfigCmd(g),
 		newVersionCmd(g),
 	)
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	if help, _, err := root.Find([]string{"help"}); err == nil && help != root {
+		// 'ordo help srve' is refused as 'ordo srve' is (cobra printed the
+		// root's help and exited 0).
+		help.Run = nil
+		help.RunE = func(_ *cobra.Command, a []string) error {
+			target, rest, _ := root.Find(a)
+			if len(rest) > 0 && target.Args != nil && target.HasSubCommands() {
+				if err := target.Args(target, rest); err != nil {
+					return err
+				}
+			}
+			return target.Help()
+		}
+	}
+	refuseUnknown(root)
 	return root
+}
+
+// refuseUnknown makes every command that only holds subcommands refuse a
+// word naming none of them as a usage error with cobra's suggestions: left
+// to cobra, 'ordo srve' was an internal error (9001, exit 1) and
+// 'ordo runs lst' printed the group's help and exited 0.
+func refuseUnknown(cmd *cobra.Command) {
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.SuggestionsMinimumDistance = 2
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if len(a) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", a[0], c.CommandPath())
+			if s := c.SuggestionsFor(a[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return &usageErr{err: errors.New(msg), help: c.CommandPath()}
+		}
+		cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
+	for _, c := range cmd.Commands() {
+		refuseUnknown(c)
+	}
+}
+
+// suggestFlag adds to pflag's "unknown flag: --NAME" the command's flags
+// that NAME starts, or that start NAME (--plann: --plan).
+func suggestFlag(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok || name == "" {
+		return err
+	}
+	var near []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && (strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name)) {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	if len(near) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean %s?", err, strings.Join(near, " or "))
 }
 
 // group is cmd, which only holds subcommands, with subs added.
@@ -134,7 +203,9 @@ func (g *globals) load() (*config.Config, *slog.Logger, error) {
 		ce := contracts.AsError(err)
 		for _, o := range g.overrides() {
 			if ce.Details["key"] == o.key {
-				return nil, nil, ce.With("flag", "--"+o.flag)
+				ce = ce.With("flag", "--"+o.flag)
+				delete(ce.Details, "env") // the flag stood in for the variable
+				return nil, nil, ce
 			}
 		}
 		return nil, nil, err
@@ -225,7 +296,7 @@ func printError(w io.Writer, err error) {
 	ce := contracts.AsError(err)
 	var ue *usageErr
 	if errors.As(err, &ue) {
-		fmt.Fprintf(w, "ordo: %v\nRun 'ordo --help' for usage.\n", ue.err)
+		fmt.Fprintf(w, "ordo: %v\n", ue.err) // Main adds the command's --help
 		return
 	}
 	fmt.Fprintf(w, "ordo: error %d (%s): %s\n", ce.Code, ce.Code.Category(), ce.Message)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
@@ -33,7 +34,9 @@ func newRunCmd(g *globals) *cobra.Command {
 		Long: `Run a goal (planned by the configured model) or a plan you wrote (no model needed),
 showing the plan, each step's state and duration, and any interrupt. Interrupts are
 answered on stdin: approve, edit, reject or skip a step, answer questions. If stdin ends
-first, the run stays interrupted and 'ordo runs resume ID' continues it later.
+first, the run stays interrupted and 'ordo runs resume ID' continues it later. A GOAL
+given with --plan is the run's request (its record's goal, what the filler and composer
+read) instead of the plan's own goal.
 
 --template runs a plan saved from a completed run ('ordo runs save-template RUN_ID NAME'),
 no model needed, with literal inputs replaced by --input ACTION_ID.FIELD=VALUE (VALUE is
@@ -196,7 +199,7 @@ func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, 
 		fmt.Fprintln(g.io.Out, run.Result.Answer)
 	}
 	w := g.io.Err
-	fmt.Fprintf(w, "run record: ordo runs show %s", run.ID)
+	fmt.Fprintf(w, "run record: %s", g.again("runs", "show", run.ID))
 	if !a.Config.IsPostgres() {
 		fmt.Fprintf(w, "   (store %s)", a.Config.DatabasePath())
 	}
@@ -205,8 +208,37 @@ func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, 
 		fmt.Fprintln(w, where)
 	}
 	if !run.Status.Final() {
-		fmt.Fprintf(w, "the run is %s; continue it with: ordo runs resume %s\n", run.Status, run.ID)
+		fmt.Fprintf(w, "the run is %s; continue it with: %s\n", run.Status, g.again("runs", "resume", run.ID))
 	}
+}
+
+// again is the ordo command line args with the --config, --data-dir and
+// --store this one was given, quoted for a shell, so a next step printed
+// works as printed (a store URL, which may hold a password, shows as …).
+func (g *globals) again(args ...string) string {
+	var line []string
+	if g.configPath != "" {
+		line = append(line, "--config", g.configPath)
+	}
+	if g.dataDir.set {
+		line = append(line, "--data-dir", g.dataDir.value)
+	}
+	line = append(line, args...)
+	if g.store.set {
+		store := g.store.value
+		if store != "embedded" {
+			store = "…"
+		}
+		line = append(line, "--store", store)
+	}
+	out := "ordo"
+	for _, word := range line {
+		if q, err := syntax.Quote(word, syntax.LangBash); err == nil && word != "…" {
+			word = q
+		}
+		out += " " + word
+	}
+	return out
 }
 
 // lastResult is the result of the run's last succeeded step, if any.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -220,7 +221,7 @@ run is final (completed, failed, rejected or cancelled) or Ctrl-C.
 				if status.Final() {
 					_, err = fmt.Fprintf(g.io.Err, "cursor %d: the run is %s, nothing more will come\n", after, status)
 				} else {
-					_, err = fmt.Fprintf(g.io.Err, "cursor %d (run %s); continue with: ordo runs events %s --after %d\n", after, status, a[0], after)
+					_, err = fmt.Fprintf(g.io.Err, "cursor %d (run %s); continue with: %s\n", after, status, g.again("runs", "events", a[0], "--after", strconv.FormatInt(after, 10)))
 				}
 				return err
 			})

@@ -76,6 +76,9 @@ func newRunsListCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := memory.Filter{Limit: limit}
 			for _, s := range statuses {
+				if !slices.Contains(runStatuses, s) { // else "(no runs)", as if none matched
+					return usageError(fmt.Errorf("--status %q: want one of %s", s, strings.Join(runStatuses, ", ")))
+				}
 				f.Status = append(f.Status, contracts.RunStatus(s))
 			}
 			return g.withStore(cmd.Context(), func(_ *config.Config, st memory.Checkpointer) error {

@@ -62,8 +62,8 @@ The web console is at /ui on the same listener: sign in with the same token.`,
 			if httpAddr == useConfigListen {
 				httpAddr = cfg.HTTP.Listen
 			} else if httpAddr != "" {
-				if err := config.ListenAddr("--http", httpAddr); err != nil {
-					return usageError(err)
+				if err := config.ListenAddr("http.listen", httpAddr); err != nil {
+					return contracts.AsError(err).With("flag", "--http")
 				}
 			}
 			if httpAddr != "" && len(cfg.HTTP.Tokens) == 0 {

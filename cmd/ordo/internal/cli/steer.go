@@ -97,7 +97,7 @@ func newRunsSteerCmd(g *globals, verb, short, long, example string,
 				case run.Status == want:
 					fmt.Fprintf(g.io.Err, "run %s is %s", run.ID, run.Status)
 					if run.Interrupt != nil {
-						fmt.Fprintf(g.io.Err, " (%s): ordo runs resume %s", run.Interrupt.Kind, run.ID)
+						fmt.Fprintf(g.io.Err, " (%s): %s", run.Interrupt.Kind, g.again("runs", "resume", run.ID))
 					}
 					fmt.Fprintln(g.io.Err)
 					return nil

@@ -92,6 +92,7 @@ func TestInvalidNamesKey(t *testing.T) {
 		{"token both", "http:\n  tokens:\n    - {name: a, token: 0123456789abcdef, token_env: T, role: user}\n", "http.tokens[0]", "exactly one"},
 		{"token role", "http:\n  tokens:\n    - {name: a, token_env: T, role: root}\n", "http.tokens[0].role", "user or admin"},
 		{"listen", "http:\n  listen: 7411\n", "http.listen", "host:port"},
+		{"listen port", "http:\n  listen: 127.0.0.1:99999\n", "http.listen", "host:port"},
 		{"read timeout", "http:\n  read_timeout: 0s\n", "http.read_timeout", "at least 1s"},
 		{"idle timeout", "http:\n  idle_timeout: 500ms\n", "http.idle_timeout", "at least 1s"},
 		{"webhook", "bundled:\n  chat:\n    webhook_url: ftp://x\n", "bundled.chat.webhook_url", "http or https"},

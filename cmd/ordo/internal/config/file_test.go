@@ -119,3 +119,85 @@ func FuzzEnvTokens(f *testing.F) {
 		}
 	})
 }
+
+// TestUnknownKeyListsKeys: a mistyped key's error lists the keys its
+// mapping takes, however deep (a list entry, a map's value), so the fix is
+// in the message.
+func TestUnknownKeyListsKeys(t *testing.T) {
+	for doc, want := range map[string]string{
+		"llm:\n  modle: x\n":                                                     "config key llm.modle: unknown key (line 2); llm takes: base_url, model, api_key_env,",
+		"paralelism: 3\n":                                                        "; the file takes: data_dir, store, llm, hitl, policy, parallelism,",
+		"plugins:\n  - name: a\n    pth: /x\n":                                   "plugins[0] takes: name, path, sha256, args, env",
+		"llm:\n  prices:\n    gpt-x:\n      inptu: 1\n":                          "llm.prices.gpt-x takes: input, output, cached",
+		"budgets:\n  run:\n    tokenz: 3\n":                                      "budgets.run takes: model_calls, tokens, cost_usd, steps, wall_time",
+		"upstreams:\n  - name: a\n    overrides:\n      t:\n        rsk: read\n": "takes: risk, scopes, tags, timeout_ms",
+	} {
+		_, err := Parse([]byte(doc), "/etc/ordo", envOf("HOME", "/h"))
+		if ce := contracts.AsError(err); ce.Code != contracts.CodeInvalidConfig || !strings.Contains(ce.Message, want) {
+			t.Errorf("%q: %v, want %q", doc, err, want)
+		}
+	}
+}
+
+// TestTabIndentNamed: a tab indenting a line is named as such, with its
+// line, instead of yaml's "found character that cannot start any token".
+func TestTabIndentNamed(t *testing.T) {
+	_, err := Parse([]byte("parallelism: 2\nllm:\n\tmodel: x\n"), "/etc/ordo", envOf("HOME", "/h"))
+	ce := contracts.AsError(err)
+	if ce.Code != contracts.CodeInvalidConfig || ce.Details["line"] != 3 || !strings.Contains(ce.Message, "line 3 is indented with a tab") {
+		t.Fatalf("%v %v", err, ce.Details)
+	}
+}
+
+// TestErrorNamesItsSource: a bad value from the environment names its
+// variable (it is in no file to look at), as does a bad $ORDO_CONFIG path,
+// and a document that is not a mapping says the file needs one.
+func TestErrorNamesItsSource(t *testing.T) {
+	_, err := Parse([]byte("parallelism: 2\n"), "/etc/ordo", envOf("HOME", "/h", "ORDO_LOG_FORMAT", "xml"))
+	if ce := contracts.AsError(err); ce.Details["key"] != "log.format" || ce.Details["env"] != "ORDO_LOG_FORMAT" {
+		t.Errorf("a bad ORDO_LOG_FORMAT: %v %v", err, ce.Details)
+	}
+	_, err = Parse([]byte("log:\n  format: xml\n"), "/etc/ordo", envOf("HOME", "/h"))
+	if ce := contracts.AsError(err); ce.Details["key"] != "log.format" || ce.Details["env"] != nil {
+		t.Errorf("a bad log.format in the file names a variable: %v %v", err, ce.Details)
+	}
+	dir := t.TempDir()
+	_, err = Load("", envOf("HOME", "/h", EnvConfig, dir))
+	if ce := contracts.AsError(err); ce.Details["key"] != "config" || ce.Details["env"] != EnvConfig {
+		t.Errorf("ORDO_CONFIG naming a directory: %v %v", err, ce.Details)
+	}
+	for doc, kind := range map[string]string{"- a\n- b\n": "a list", "hello\n": "a string"} {
+		_, err = Parse([]byte(doc), "/etc/ordo", envOf("HOME", "/h"))
+		if ce := contracts.AsError(err); ce.Details["key"] != "config" ||
+			ce.Message != `config file: expected a mapping of keys such as "parallelism: 4", got `+kind+" (line 1)" {
+			t.Errorf("%q: %v %v", doc, err, ce.Details)
+		}
+	}
+}
+
+// TestTildeIsHome: a path starting with ~ is under $HOME, in the file and
+// in the environment (a shell leaves "--data-dir=~/x" and a quoted "~/x"
+// alone); it was taken as relative, making a directory named "~".
+func TestTildeIsHome(t *testing.T) {
+	cfg, err := Parse([]byte("data_dir: ~/ordo-data\nplugins_dir: ~/pd\n"), "/etc/ordo", envOf("HOME", "/h"))
+	if err != nil || cfg.DataDir != "/h/ordo-data" || cfg.PluginsDir != "/h/pd" {
+		t.Fatalf("in the file: %v %q %q", err, cfg.DataDir, cfg.PluginsDir)
+	}
+	for v, want := range map[string]string{"~/dd": "/h/dd", "~": "/h"} {
+		cfg, err = Parse(nil, "/etc/ordo", envOf("HOME", "/h", "ORDO_DATA_DIR", v))
+		if err != nil || cfg.DataDir != want {
+			t.Errorf("ORDO_DATA_DIR=%s: %v %q, want %s", v, err, cfg.DataDir, want)
+		}
+	}
+	home := t.TempDir() // --config=~/FILE and ORDO_CONFIG=~/FILE too
+	os.WriteFile(filepath.Join(home, "c.yaml"), []byte("parallelism: 9\n"), 0o600)
+	if cfg, err = Load("~/c.yaml", envOf("HOME", home)); err != nil || cfg.Parallelism != 9 {
+		t.Errorf("--config ~/c.yaml: %v", err)
+	}
+	if cfg, err = Load("", envOf("HOME", home, EnvConfig, "~/c.yaml")); err != nil || cfg.Parallelism != 9 {
+		t.Errorf("ORDO_CONFIG=~/c.yaml: %v", err)
+	}
+	if cfg, err = Parse([]byte("data_dir: ~x/y\n"), "/etc/ordo", envOf("HOME", "/h")); err != nil || cfg.DataDir != "/etc/ordo/~x/y" {
+		t.Errorf("~user is not expanded: %v %q", err, cfg.DataDir)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -74,8 +75,8 @@ var Overrides = []Override{
 // finds, then the environment overrides, and validates the result.
 // Relative paths in the file are relative to the file's directory; in the
 // environment, to the working directory.
-func Load(path string, env Env) (*Config, error) {
-	path, named := File(path, env)
+func Load(given string, env Env) (*Config, error) {
+	path, named := File(given, env)
 	var data []byte
 	baseDir := "."
 	if path != "" {
@@ -87,8 +88,12 @@ func Load(path string, env Env) (*Config, error) {
 		case !named && errors.Is(err, fs.ErrNotExist):
 			path = "" // no file at the default place: the defaults
 		default:
-			return nil, contracts.Errorf(contracts.CodeInvalidConfig, "config file: %w", err).
+			e := contracts.Errorf(contracts.CodeInvalidConfig, "config file: %w", err).
 				With("key", "config").With("file", path)
+			if given == "" && named {
+				e = e.With("env", EnvConfig) // the path came from $ORDO_CONFIG
+			}
+			return nil, e
 		}
 	}
 	cfg, err := Parse(data, baseDir, env)
@@ -110,7 +115,7 @@ func File(path string, env Env) (file string, named bool) {
 		path, _ = env(EnvConfig)
 	}
 	if path != "" {
-		return path, true
+		return expandHome(path, env), true
 	}
 	return DefaultFile(env), false
 }
@@ -140,7 +145,7 @@ func Parse(data []byte, baseDir string, env Env) (*Config, error) {
 	if err != nil {
 		return nil, invalid("config", "a readable directory for the config file: %v", err)
 	}
-	cfg.resolvePaths(absBase)
+	cfg.resolvePaths(absBase, env)
 	if err := cfg.applyEnv(env); err != nil {
 		return nil, err
 	}
@@ -151,9 +156,21 @@ func Parse(data []byte, baseDir string, env Env) (*Config, error) {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fromEnv(err, env)
 	}
 	return cfg, nil
+}
+
+// fromEnv adds to a validation error the variable that set its key: a
+// value from ORDO_LOG_FORMAT in a shell profile is in no file to look at.
+func fromEnv(err error, env Env) error {
+	ce := contracts.AsError(err)
+	for _, o := range Overrides {
+		if v, ok := env(o.Env); ok && v != "" && ce.Details["key"] == o.Key {
+			return ce.With("env", o.Env)
+		}
+	}
+	return err
 }
 
 func decodeFile(cfg *Config, data []byte) error {
@@ -183,7 +200,12 @@ var typeErrorLine = regexp.MustCompile(`^line (\d+): (?:cannot unmarshal (\S+)(?
 func yamlError(data []byte, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) || len(te.Errors) == 0 {
-		return contracts.Errorf(contracts.CodeInvalidConfig, "config is not valid YAML: %w", err).With("key", "config")
+		e := contracts.Errorf(contracts.CodeInvalidConfig, "config is not valid YAML: %w", err).With("key", "config")
+		if line := tabIndented(data, err); line > 0 {
+			e = contracts.Errorf(contracts.CodeInvalidConfig, "config is not valid YAML: line %d is indented with a tab; YAML indents with spaces only", line).
+				With("key", "config").With("line", line)
+		}
+		return e
 	}
 	first := te.Errors[0]
 	if d := duplicateKey.FindStringSubmatch(first); d != nil {
@@ -201,12 +223,16 @@ func yamlError(data []byte, err error) error {
 	}
 	line, _ := strconv.Atoi(m[1])
 	key := keyAtLine(data, line)
-	if key == "" {
+	if key == "" || m[3] == "config.Config" { // the document itself
 		key = "config"
+	}
+	if m[3] == "config.Config" {
+		return contracts.Errorf(contracts.CodeInvalidConfig, "config file: expected a mapping of keys such as \"parallelism: 4\", got %s (line %d)", yamlKind(m[2]), line).
+			With("key", key).With("line", line)
 	}
 	var e *contracts.Error
 	if m[4] != "" {
-		e = contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: unknown key (line %d)", key, line)
+		e = contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: unknown key (line %d)%s", key, line, knownKeys(key))
 	} else {
 		e = contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: expected %s, got %s (line %d)",
 			key, expectation(m[3]), yamlKind(m[2]), line)
@@ -216,6 +242,23 @@ func yamlError(data []byte, err error) error {
 		e = e.With("more_errors", len(te.Errors)-1)
 	}
 	return e
+}
+
+var syntaxLine = regexp.MustCompile(`^yaml: line (\d+):`)
+
+// tabIndented is the line of a YAML syntax error when a tab indents it
+// (yaml.v3 says only "found character that cannot start any token"), else 0.
+func tabIndented(data []byte, err error) int {
+	m := syntaxLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	lines := bytes.Split(data, []byte("\n"))
+	if n < 1 || n > len(lines) || !bytes.HasPrefix(bytes.TrimLeft(lines[n-1], " "), []byte("\t")) {
+		return 0
+	}
+	return n
 }
 
 // keyAtLine returns the dotted path of the first key or value on line.
@@ -257,6 +300,73 @@ func keyAtLine(data []byte, line int) string {
 	}
 	walk(&doc, "")
 	return found
+}
+
+// knownKeys lists the keys the mapping holding key accepts, for an unknown
+// key's error: "; llm takes: base_url, model, …" (a typo shows its fix).
+func knownKeys(key string) string {
+	t := reflect.TypeFor[Config]()
+	parts := strings.Split(key, ".")
+	parent := strings.Join(parts[:len(parts)-1], ".")
+	for _, part := range parts[:len(parts)-1] {
+		name, _, _ := strings.Cut(part, "[")
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() == reflect.Map { // part is a key of the map (llm.prices.MODEL)
+			t = t.Elem()
+			continue
+		}
+		f, ok := yamlField(t, name)
+		if !ok {
+			return ""
+		}
+		t = f.Type
+		if strings.Contains(part, "[") {
+			t = t.Elem()
+		}
+	}
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	var names []string
+	for f := range t.Fields() {
+		if name := yamlName(f); name != "" {
+			names = append(names, name)
+		}
+	}
+	if parent == "" {
+		parent = "the file"
+	}
+	return fmt.Sprintf("; %s takes: %s", parent, strings.Join(names, ", "))
+}
+
+// yamlField is t's field whose yaml name is name.
+func yamlField(t reflect.Type, name string) (reflect.StructField, bool) {
+	if t.Kind() != reflect.Struct {
+		return reflect.StructField{}, false
+	}
+	for f := range t.Fields() {
+		if yamlName(f) == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// yamlName is the key a struct field is read from ("" if none).
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" || !f.IsExported() {
+		return ""
+	}
+	if name == "" {
+		return strings.ToLower(f.Name)
+	}
+	return name
 }
 
 func joinKey(parent, k string) string {
@@ -303,12 +413,27 @@ func yamlKind(tag string) string {
 
 // resolvePaths makes the file's relative paths absolute against base.
 // Path keys default to "", so a non-empty value here came from the file.
-func (c *Config) resolvePaths(base string) {
+func (c *Config) resolvePaths(base string, env Env) {
 	for _, p := range c.pathKeys() {
+		*p = expandHome(*p, env)
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(base, *p)
 		}
 	}
+}
+
+// expandHome makes a leading ~ (alone or before a slash) $HOME: a YAML
+// file keeps "~/ordo" as written, and so does a shell in "--data-dir=~/ordo"
+// or a quoted variable; taken as relative paths they made a directory
+// named "~".
+func expandHome(p string, env Env) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	if home, ok := env("HOME"); ok && filepath.IsAbs(home) {
+		return filepath.Join(home, p[1:])
+	}
+	return p
 }
 
 func (c *Config) pathKeys() []*string {
@@ -332,7 +457,7 @@ func (c *Config) applyEnv(env Env) error {
 		}
 		if o.path {
 			p := o.ptr(c).(*string)
-			abs, err := filepath.Abs(*p)
+			abs, err := filepath.Abs(expandHome(v, env)) // v as given: YAML reads "~" alone as null
 			if err != nil {
 				return invalid(o.Key, "a usable path: %v", err)
 			}

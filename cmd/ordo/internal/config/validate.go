@@ -337,6 +337,9 @@ func (h HTTP) secrets(env Env) ([]string, error) {
 // ListenAddr checks a host:port listen address for key.
 func ListenAddr(key, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port) // a number up to 65535, or a service name
+	}
 	if err != nil || port == "" || strings.ContainsAny(host, "/ ") {
 		return invalid(key, "a listen address host:port such as 127.0.0.1:7411, got %q", addr)
 	}

@@ -448,8 +448,19 @@ func (s *slogSink) Accept(_ string, level hclog.Level, msg string, args ...any) 
 		s.l.Warn("plugin log lines dropped", "dropped", dropped)
 	}
 	if ok {
-		s.l.Log(ctx, lvl, msg, args...)
+		s.l.Log(ctx, lvl, msg, pathKey(args)...)
 	}
+}
+
+// pathKey renames go-plugin's "plugin" argument, the binary's path, to
+// "path": the sink's logger already names the plugin under "plugin".
+func pathKey(args []any) []any {
+	for i := 0; i+1 < len(args); i += 2 {
+		if args[i] == "plugin" {
+			args[i] = "path"
+		}
+	}
+	return args
 }
 
 // slogLevel maps an hclog level onto slog's (trace is below debug).

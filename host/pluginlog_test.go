@@ -41,6 +41,14 @@ func TestPluginLogLevels(t *testing.T) {
 	if got[0]["file"] != "big.csv" || got[1]["err"] != "denied" {
 		t.Errorf("fields lost: %v", got)
 	}
+	// go-plugin names the binary's path "plugin": it must not shadow the
+	// plugin's name.
+	buf.Reset()
+	l.Error("plugin process exited", "plugin", "/opt/ordo-plugin-sheets", "id", 42)
+	if line := buf.String(); strings.Count(line, `"plugin":`) != 1 || !strings.Contains(line, `"plugin":"sheets"`) ||
+		!strings.Contains(line, `"path":"/opt/ordo-plugin-sheets"`) {
+		t.Errorf("go-plugin's exit line: %s", line)
+	}
 }
 
 // TestPluginLogFloodBounded: a plugin that writes error lines to its

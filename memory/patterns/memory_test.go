@@ -1,6 +1,8 @@
 package patterns_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
 	"os"
@@ -480,7 +482,7 @@ func TestInputSuggestions(t *testing.T) {
 	m := open(t, "", patterns.Options{})
 	answer := func(by string, answers map[string]any) *contracts.Run {
 		r := finishedRun("ann", "post", contracts.RunCompleted, step{"chat.post", "post", true, 1})
-		return decide(r, contracts.Interrupt{Kind: contracts.InterruptInputRequired, Tool: "chat.post", ActionID: "a1", Fields: []string{"$.channel"}},
+		return decide(r, contracts.Interrupt{Kind: contracts.InterruptInputRequired, Tool: "chat.post", ActionID: "a1", PlanVersion: 1, Fields: []string{"$.channel", "$.thread.id"}},
 			contracts.Decision{Kind: contracts.DecisionAnswer, Answers: answers, By: by})
 	}
 	fields := []string{"$.channel", "$.thread.id", "text"}
@@ -500,6 +502,50 @@ func TestInputSuggestions(t *testing.T) {
 		if s, _ := m.InputSuggestions(t.Context(), user, tool, fields); len(s) != 0 {
 			t.Fatalf("%s/%s borrowed ann's chat.post answers: %v", user, tool, s)
 		}
+	}
+}
+
+// Only what a person gave for the fields the interrupt asked, for a step
+// that then worked, is remembered: not an extra key an answer slipped in
+// (a "$token" spelling that escapes the secret-field check, or thousands of
+// keys growing the record), not a value that led to a failed step, not a
+// value too long to be a suggestion; and a record keeps at most
+// MaxInputAnswers fields, the latest run's first.
+func TestInputSuggestionsKeepOnlyAskedFieldsThatWorked(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	answer := func(ok bool, fields []string, answers map[string]any) *contracts.Run {
+		status := contracts.RunCompleted
+		if !ok {
+			status = contracts.RunFailed
+		}
+		r := finishedRun("ann", "post", status, step{"chat.post", "post", ok, 1})
+		return decide(r, contracts.Interrupt{Kind: contracts.InterruptInputRequired, Tool: "chat.post", ActionID: "a1", PlanVersion: 1, Fields: fields},
+			contracts.Decision{Kind: contracts.DecisionAnswer, Answers: answers, By: "ann"})
+	}
+	asked := []string{"$.channel"}
+	collect(t, m, answer(true, asked, map[string]any{"$.channel": "#ok", "$token": "s3cret", "junk": "x"}))
+	collect(t, m, answer(false, asked, map[string]any{"$.channel": "#wrong"}))
+	collect(t, m, answer(true, asked, map[string]any{"$.channel": strings.Repeat("x", patterns.MaxInputAnswerBytes+1)}))
+	s, err := m.InputSuggestions(t.Context(), "ann", "chat.post", []string{"$.channel", "$token", "junk"})
+	if err != nil || len(s) != 1 || s["$.channel"] != "#ok" {
+		t.Fatalf("suggestions = %v %v, want only $.channel #ok", s, err)
+	}
+	for _, r := range list(t, m, "ann", patterns.NSBehavior) {
+		if raw, _ := json.Marshal(r.Answers); strings.Contains(string(raw), "s3cret") {
+			t.Fatalf("an unasked key was remembered: %s", raw)
+		}
+	}
+	for run := range 3 {
+		fields, answers := []string{}, map[string]any{}
+		for i := range patterns.MaxInputAnswers {
+			f := fmt.Sprintf("$.f%d_%d", run, i)
+			fields, answers[f] = append(fields, f), "v"
+		}
+		collect(t, m, answer(true, fields, answers))
+	}
+	rs := list(t, m, "ann", patterns.NSBehavior)
+	if len(rs) != 1 || len(rs[0].Answers) != patterns.MaxInputAnswers || rs[0].Answers["f2_0"] != "v" {
+		t.Fatalf("behavior record holds %d answers (want %d, the latest run's): %v", len(rs[0].Answers), patterns.MaxInputAnswers, rs)
 	}
 }
 

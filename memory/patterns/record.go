@@ -168,3 +168,15 @@ func checkName(field, s string, allowEmpty bool) error {
 	}
 	return nil
 }
+
+// Bounds on what a behavior record keeps of a person's input answers: a
+// suggestion is something a person typed, and one user's answers must not
+// grow a record (read on every input_required of the tool) without limit.
+const (
+	// MaxInputAnswers is how many fields' values one tool's record keeps,
+	// the latest run's first.
+	MaxInputAnswers = 64
+	// MaxInputAnswerBytes bounds one remembered value (as JSON); a longer
+	// one is not remembered.
+	MaxInputAnswerBytes = 1024
+)

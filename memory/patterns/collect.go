@@ -259,6 +259,11 @@ func (m *Memory) consolidate(ctx context.Context, obs Record, at time.Time) erro
 	if !ok {
 		return nil
 	}
+	if stored == nil {
+		if _, err := m.makeRoom(ctx, r.Namespace, r.User); err != nil {
+			return err
+		}
+	}
 	if err := m.store(ctx, r, v); err != nil {
 		return err
 	}

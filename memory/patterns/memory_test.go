@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/testerr"
@@ -595,5 +596,54 @@ func TestOpenSetsAsideRecordsCutOffByACrash(t *testing.T) {
 	collect(t, m2, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1}))
 	if _, err := patterns.Open(dir, nil, patterns.Options{}); err != nil {
 		t.Fatalf("third open: %v", err)
+	}
+}
+
+// One user cannot grow memory without bound: every query of every user
+// filters the whole collection, so bob's thousands of distinct goals would
+// slow ann's planning. Past Options.MaxRecords of a user's records in a
+// namespace the least recently used go (ann's are untouched); a template
+// is something a person saved, so a new name past the limit is refused
+// with a coded error and nothing changes, while an existing one can still
+// be saved again.
+func TestRecordsPerUserAreBounded(t *testing.T) {
+	const limit = 10
+	m := open(t, t.TempDir(), patterns.Options{MaxRecords: limit})
+	collect(t, m, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post it", true, 1}))
+	for i := range 3 * limit {
+		goal := fmt.Sprintf("q%da q%db q%dc q%dd", i, i, i, i)
+		r := finishedRun("bob", goal, contracts.RunCompleted, step{"chat.post", goal, true, 1})
+		r.UpdatedAt = t0.Add(time.Duration(i) * time.Minute)
+		collect(t, m, r)
+	}
+	for _, ns := range []patterns.Namespace{patterns.NSPlan, patterns.NSTool} {
+		rs := list(t, m, "bob", ns)
+		if len(rs) > limit || !strings.HasPrefix(rs[0].Text, fmt.Sprintf("q%da", 3*limit-1)) {
+			t.Fatalf("bob keeps %d %s records (limit %d), newest %q", len(rs), ns, limit, rs[0].Text)
+		}
+		if got := list(t, m, "ann", ns); len(got) != 1 {
+			t.Fatalf("ann's %s records = %d after bob's, want 1", ns, len(got))
+		}
+	}
+	plan := contracts.Plan{Version: contracts.PlanVersion, Goal: "g", Actions: []contracts.Action{{ID: "a1", Tool: "chat.post"}}}
+	for i := range limit {
+		if err := m.SaveTemplate(t.Context(), "bob", fmt.Sprintf("t%d", i), plan); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := m.SaveTemplate(t.Context(), "bob", "one-too-many", plan)
+	testerr.Field(t, err, contracts.CodeInvalidInput, "name")
+	if err := m.SaveTemplate(t.Context(), "bob", "t3", plan); err != nil {
+		t.Fatalf("saving an existing name again past the limit: %v", err)
+	}
+	ts, _ := m.Templates(t.Context(), "bob")
+	if len(ts) != limit || slices.ContainsFunc(ts, func(x patterns.Template) bool { return x.Name == "one-too-many" }) {
+		t.Fatalf("bob's templates = %d, want %d without the refused one", len(ts), limit)
+	}
+	if _, err := m.Forget(t.Context(), "bob", patterns.NSWorkflow, "t0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SaveTemplate(t.Context(), "bob", "one-too-many", plan); err != nil {
+		t.Fatalf("after a forget there is room: %v", err)
 	}
 }

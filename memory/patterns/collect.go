@@ -274,11 +274,12 @@ func (m *Memory) consolidate(ctx context.Context, obs Record, at time.Time) erro
 }
 
 // merge applies one observation to a stored record (nil: none similar) and
-// says whether there is anything to write. A failed run never creates a
-// plan record: only plans that worked become examples.
+// says whether there is anything to write. A run that did not complete
+// never creates a plan record (only plans that worked become examples) nor
+// a clarification, and its different answers replace none.
 func merge(stored *Record, obs Record, at time.Time, o Options) (Record, bool) {
 	if stored == nil {
-		if obs.Namespace == NSPlan && obs.Successes == 0 {
+		if (obs.Namespace == NSPlan || obs.Namespace == NSClarification) && obs.Successes == 0 {
 			return obs, false
 		}
 		obs.ID, obs.CreatedAt, obs.LastUsed = newID(), at, at
@@ -297,6 +298,9 @@ func merge(stored *Record, obs Record, at time.Time, o Options) (Record, bool) {
 		r.MeanDurationMS = (r.MeanDurationMS*n0 + obs.MeanDurationMS*n1) / math.Max(1, n0+n1)
 	case NSClarification:
 		if !sameAnswers(r.Answers, obs.Answers) {
+			if obs.Successes == 0 {
+				return r, false // an answer that did not work replaces none that did
+			}
 			// The user answers differently now: the old statistics describe
 			// an answer that is no longer given.
 			r.Questions, r.Answers = obs.Questions, obs.Answers

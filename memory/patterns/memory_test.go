@@ -293,6 +293,38 @@ func TestClarificationReuse(t *testing.T) {
 	}
 }
 
+// An answer given in a run that then failed, was rejected or cancelled is
+// not remembered: it neither replaces an answer that worked (which would
+// also reset its trust) nor becomes a suggestion of its own. A failed run
+// with the remembered answer still counts against it.
+func TestClarificationFromARunThatDidNotWorkIsNotKept(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	goal := "translate the document"
+	fr, de := map[string]any{"Which language?": "French"}, map[string]any{"Which language?": "German"}
+	run := func(g string, answers map[string]any, status contracts.RunStatus) *contracts.Run {
+		return clarify(finishedRun("ann", g, status, step{"text.translate", "translate", status == contracts.RunCompleted, 1}), "ann", answers)
+	}
+	for _, status := range []contracts.RunStatus{contracts.RunFailed, contracts.RunRejected, contracts.RunCancelled} {
+		collect(t, m, run("delete old files in the downloads folder", de, status))
+	}
+	if n := len(list(t, m, "ann", patterns.NSClarification)); n != 0 {
+		t.Fatalf("runs that did not work left %d clarifications", n)
+	}
+	collect(t, m, run(goal, fr, contracts.RunCompleted), run(goal, fr, contracts.RunCompleted))
+	for _, status := range []contracts.RunStatus{contracts.RunFailed, contracts.RunRejected, contracts.RunCancelled} {
+		collect(t, m, run(goal, de, status))
+	}
+	c, _ := m.Clarification(t.Context(), "ann", goal)
+	if c == nil || c.Suggestions()["Which language?"] != "French" || c.ReuseCount != 1 {
+		t.Fatalf("an answer that did not work replaced one that did: %+v", c)
+	}
+	collect(t, m, run(goal, fr, contracts.RunFailed))
+	rs := list(t, m, "ann", patterns.NSClarification)
+	if len(rs) != 1 || rs[0].Successes != 2 || rs[0].Failures != 1 {
+		t.Fatalf("a failed run with the remembered answer is not counted: %+v", rs)
+	}
+}
+
 func TestPredictApproval(t *testing.T) {
 	m := open(t, "", patterns.Options{})
 	approve := func(kind contracts.DecisionKind, by string) *contracts.Run {

@@ -259,6 +259,10 @@ func (m *Memory) consolidate(ctx context.Context, obs Record, at time.Time) erro
 	if !ok {
 		return nil
 	}
+	if err := tooBig(r); err != nil {
+		m.log.Warn("memory left a record out", "user", r.User, "err", err)
+		return nil
+	}
 	if stored == nil {
 		if _, err := m.makeRoom(ctx, r.Namespace, r.User); err != nil {
 			return err

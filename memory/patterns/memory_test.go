@@ -679,3 +679,22 @@ func TestRecordsPerUserAreBounded(t *testing.T) {
 		t.Fatalf("after a forget there is room: %v", err)
 	}
 }
+
+// A record is at most MaxRecordBytes: a plan with a huge literal would sit
+// in every process's memory and in the planner's prompt as an example. Such
+// a run's plan is not remembered (its tool records are); saving it as a
+// template is error 1000 naming the plan, and nothing is saved.
+func TestHugePlansAreNotRemembered(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	r := finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post it", true, 1})
+	r.Plans[0].Plan.Actions[0].Inputs = map[string]any{"text": strings.Repeat("x", patterns.MaxRecordBytes)}
+	collect(t, m, r, r)
+	if n, tools := len(list(t, m, "ann", patterns.NSPlan)), len(list(t, m, "ann", patterns.NSTool)); n != 0 || tools != 1 {
+		t.Fatalf("plan records %d (want 0), tool records %d (want 1)", n, tools)
+	}
+	err := m.SaveTemplate(t.Context(), "ann", "huge", r.Plans[0].Plan)
+	testerr.Field(t, err, contracts.CodeInvalidInput, "plan")
+	if ts, _ := m.Templates(t.Context(), "ann"); len(ts) != 0 {
+		t.Fatalf("templates = %+v", ts)
+	}
+}

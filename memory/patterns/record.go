@@ -179,4 +179,17 @@ const (
 	// MaxInputAnswerBytes bounds one remembered value (as JSON); a longer
 	// one is not remembered.
 	MaxInputAnswerBytes = 1024
+	// MaxRecordBytes bounds one record as stored (JSON), mostly its plan.
+	MaxRecordBytes = 64 << 10
 )
+
+// tooBig refuses a record over MaxRecordBytes, naming its plan (what makes
+// a record big: a literal a person or model put in it).
+func tooBig(r Record) error {
+	raw, err := json.Marshal(r)
+	if err != nil || len(raw) <= MaxRecordBytes {
+		return nil // an encoding error is store's to report
+	}
+	return contracts.Errorf(contracts.CodeInvalidInput, "%s record is %d bytes, over the %d memory keeps", r.Namespace, len(raw), MaxRecordBytes).
+		With("field", "plan").With("limit", MaxRecordBytes)
+}

@@ -60,6 +60,9 @@ func (m *Memory) SaveTemplate(ctx context.Context, user, name string, plan contr
 	p := plan
 	r := Record{ID: templateID(user, name), Namespace: NSWorkflow, User: user, Name: name,
 		Text: strings.TrimSpace(name + " " + plan.Goal), Plan: &p, CreatedAt: now, LastUsed: now}
+	if err := tooBig(r); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, err := m.cols[NSWorkflow].GetByID(ctx, r.ID); err != nil {

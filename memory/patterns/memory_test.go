@@ -694,6 +694,11 @@ func TestHugePlansAreNotRemembered(t *testing.T) {
 	}
 	err := m.SaveTemplate(t.Context(), "ann", "huge", r.Plans[0].Plan)
 	testerr.Field(t, err, contracts.CodeInvalidInput, "plan")
+	collect(t, m, clarify(finishedRun("ann", "translate it", contracts.RunCompleted, step{"text.translate", "translate", true, 1}), "ann",
+		map[string]any{"Which text?": strings.Repeat("y", patterns.MaxRecordBytes)}))
+	if n := len(list(t, m, "ann", patterns.NSClarification)); n != 0 {
+		t.Fatalf("a huge answer was remembered (%d records)", n)
+	}
 	if ts, _ := m.Templates(t.Context(), "ann"); len(ts) != 0 {
 		t.Fatalf("templates = %+v", ts)
 	}

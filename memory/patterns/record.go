@@ -183,13 +183,17 @@ const (
 	MaxRecordBytes = 64 << 10
 )
 
-// tooBig refuses a record over MaxRecordBytes, naming its plan (what makes
-// a record big: a literal a person or model put in it).
+// tooBig refuses a record over MaxRecordBytes, naming what makes a record
+// big: its plan's literals, or a person's answers.
 func tooBig(r Record) error {
 	raw, err := json.Marshal(r)
 	if err != nil || len(raw) <= MaxRecordBytes {
 		return nil // an encoding error is store's to report
 	}
+	field := "plan"
+	if r.Plan == nil {
+		field = "answers"
+	}
 	return contracts.Errorf(contracts.CodeInvalidInput, "%s record is %d bytes, over the %d memory keeps", r.Namespace, len(raw), MaxRecordBytes).
-		With("field", "plan").With("limit", MaxRecordBytes)
+		With("field", field).With("limit", MaxRecordBytes)
 }

@@ -209,11 +209,10 @@ func (e *Engine) inputSuggestions(ctx context.Context, run *contracts.Run, tool 
 	return s
 }
 
-// secretField reports whether a payload path ("$.a.b" or "a.b") lies in
-// one of tool's secret fields (top-level fields).
+// secretField reports whether a payload path, spelled any way answerPath
+// reads it, lies in one of tool's secret fields (top-level fields).
 func secretField(tool *contracts.Tool, path string) bool {
-	top, _, _ := strings.Cut(strings.TrimPrefix(path, "$."), ".")
-	return slices.Contains(tool.Contract.SecretFields, top)
+	return slices.Contains(tool.Contract.SecretFields, answerPath(path)[0])
 }
 
 // withoutSecretAnswers is run as pattern memory may keep it: what a person

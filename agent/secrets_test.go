@@ -47,6 +47,31 @@ func noSecret(t *testing.T, store interface {
 	}
 }
 
+// An answer may name a payload path as "$.token", "token", "$token" or
+// ".token" (applyAnswers takes them all): every spelling of a secret field
+// is recorded redacted and kept out of pattern memory, not only "$.token".
+func TestSecretAnswerSpelledOtherwiseStaysOutOfTheLog(t *testing.T) {
+	ctx := context.Background()
+	var got []string
+	var mu sync.Mutex
+	tt := newTools(t, vaultTool(&got, &mu))
+	store := newStore()
+	e := New(Config{}, Deps{Tools: tt, Store: store})
+	plan := `{"version":"1.0","goal":"store","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"vault.put","intent":"write","requires":[],"produces":[],"inputs":{"token":"plan-token"}}]}`
+	for _, key := range []string{"$token", ".token", "token"} {
+		secret := "s3cret" + key
+		r, err := e.Run(ctx, Request{Plan: mustPlan(t, plan), UserID: "ann"})
+		wantStatus(t, r, err, contracts.RunInterrupted)
+		r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.key": "k", key: secret}, By: "ann"})
+		wantStatus(t, r, err, contracts.RunInterrupted)
+		noSecret(t, store, r, secret)
+		if kept := withoutSecretAnswers(r, tt); len(kept.Decisions[0].Decision.Answers) != 1 {
+			t.Fatalf("%q: memory would be given %v", key, kept.Decisions[0].Decision.Answers)
+		}
+	}
+}
+
 func TestSecretsStayOutOfTheLog(t *testing.T) {
 	ctx := context.Background()
 	var got []string

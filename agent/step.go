@@ -144,6 +144,13 @@ func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Ac
 	return payload, approved, err
 }
 
+// answerPath is an answer's payload path ("$.a.b", "$a.b", ".a.b" or
+// "a.b") as its segments: how applyAnswers reads it, and so how a secret
+// field must be recognised (secretField).
+func answerPath(path string) []string {
+	return strings.Split(strings.TrimPrefix(strings.TrimPrefix(path, "$"), "."), ".")
+}
+
 // applyAnswers sets answered fields ("$.a.b", "a.b" or "a") in payload.
 func applyAnswers(payload json.RawMessage, answers map[string]any) (json.RawMessage, error) {
 	v, err := contracts.DecodeJSON(payload)
@@ -155,7 +162,7 @@ func applyAnswers(payload json.RawMessage, answers map[string]any) (json.RawMess
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "payload is not an object").With("field", "payload")
 	}
 	for path, val := range answers {
-		parts := strings.Split(strings.TrimPrefix(strings.TrimPrefix(path, "$"), "."), ".")
+		parts := answerPath(path)
 		cur := obj
 		for i, p := range parts {
 			if i == len(parts)-1 {

@@ -168,12 +168,7 @@ func observeBehavior(run *contracts.Run) []Record {
 			order = append(order, tool)
 		}
 		if kind == contracts.InterruptInputRequired {
-			for f, v := range d.Decision.Answers {
-				if r.Answers == nil {
-					r.Answers = map[string]any{}
-				}
-				r.Answers[strings.TrimPrefix(f, "$.")] = v
-			}
+			keepInputAnswers(r, run, d)
 			continue
 		}
 		switch d.Decision.Kind {
@@ -191,6 +186,47 @@ func observeBehavior(run *contracts.Run) []Record {
 	for _, t := range order {
 		if r := acc[t]; r.Samples() > 0 || len(r.Answers) > 0 {
 			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// keepInputAnswers keeps in r what a person gave for the fields the
+// interrupt d asked (by field, "$." dropped), when the step they were for
+// then succeeded: not a key the answer added (it could grow the record
+// without bound, or spell a secret field so as to escape the engine's
+// check), not a value that led to a failure, not one longer than
+// MaxInputAnswerBytes.
+func keepInputAnswers(r *Record, run *contracts.Run, d contracts.DecisionRecord) {
+	in := d.Interrupt
+	if !slices.ContainsFunc(run.Steps, func(s contracts.StepRecord) bool {
+		return s.ActionID == in.ActionID && s.PlanVersion == in.PlanVersion && s.Status == contracts.StepSucceeded
+	}) {
+		return
+	}
+	for _, f := range in.Fields {
+		field := strings.TrimPrefix(f, "$.")
+		v, ok := d.Decision.Answers[f]
+		if !ok {
+			v, ok = d.Decision.Answers[field]
+		}
+		if !ok || len(answerText(v)) > MaxInputAnswerBytes || len(r.Answers) >= MaxInputAnswers {
+			continue
+		}
+		if r.Answers == nil {
+			r.Answers = map[string]any{}
+		}
+		r.Answers[field] = v
+	}
+}
+
+// mergeAnswers is a behavior record's answers after obs: obs's values (the
+// latest win), then the stored ones, up to MaxInputAnswers fields.
+func mergeAnswers(stored, obs map[string]any) map[string]any {
+	out := maps.Clone(obs)
+	for _, k := range slices.Sorted(maps.Keys(stored)) {
+		if _, ok := out[k]; !ok && len(out) < MaxInputAnswers {
+			out[k] = stored[k]
 		}
 	}
 	return out
@@ -223,6 +259,15 @@ func (m *Memory) consolidate(ctx context.Context, obs Record, at time.Time) erro
 	if !ok {
 		return nil
 	}
+	if err := tooBig(r); err != nil {
+		m.log.Warn("memory left a record out", "user", r.User, "err", err)
+		return nil
+	}
+	if stored == nil {
+		if _, err := m.makeRoom(ctx, r.Namespace, r.User); err != nil {
+			return err
+		}
+	}
 	if err := m.store(ctx, r, v); err != nil {
 		return err
 	}
@@ -233,11 +278,12 @@ func (m *Memory) consolidate(ctx context.Context, obs Record, at time.Time) erro
 }
 
 // merge applies one observation to a stored record (nil: none similar) and
-// says whether there is anything to write. A failed run never creates a
-// plan record: only plans that worked become examples.
+// says whether there is anything to write. A run that did not complete
+// never creates a plan record (only plans that worked become examples) nor
+// a clarification, and its different answers replace none.
 func merge(stored *Record, obs Record, at time.Time, o Options) (Record, bool) {
 	if stored == nil {
-		if obs.Namespace == NSPlan && obs.Successes == 0 {
+		if (obs.Namespace == NSPlan || obs.Namespace == NSClarification) && obs.Successes == 0 {
 			return obs, false
 		}
 		obs.ID, obs.CreatedAt, obs.LastUsed = newID(), at, at
@@ -256,6 +302,9 @@ func merge(stored *Record, obs Record, at time.Time, o Options) (Record, bool) {
 		r.MeanDurationMS = (r.MeanDurationMS*n0 + obs.MeanDurationMS*n1) / math.Max(1, n0+n1)
 	case NSClarification:
 		if !sameAnswers(r.Answers, obs.Answers) {
+			if obs.Successes == 0 {
+				return r, false // an answer that did not work replaces none that did
+			}
 			// The user answers differently now: the old statistics describe
 			// an answer that is no longer given.
 			r.Questions, r.Answers = obs.Questions, obs.Answers
@@ -265,11 +314,7 @@ func merge(stored *Record, obs Record, at time.Time, o Options) (Record, bool) {
 		}
 	case NSBehavior:
 		if len(obs.Answers) > 0 {
-			r.Answers = maps.Clone(r.Answers)
-			if r.Answers == nil {
-				r.Answers = map[string]any{}
-			}
-			maps.Copy(r.Answers, obs.Answers) // the latest value of a field wins
+			r.Answers = mergeAnswers(r.Answers, obs.Answers)
 		}
 		r.Approvals += obs.Approvals
 		r.Edits += obs.Edits

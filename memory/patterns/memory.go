@@ -58,6 +58,10 @@ type Options struct {
 	// AutoApproveAbove: a step is predicted accepted above this
 	// probability (default 0.8).
 	AutoApproveAbove float64
+	// MaxRecords bounds one user's records in a namespace (default
+	// 5000): past it the least recently used tenth are forgotten, except
+	// templates, where a new name is refused (makeRoom).
+	MaxRecords int
 	// Logger receives maintenance messages; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -78,6 +82,9 @@ func (o *Options) defaults() error {
 	}
 	if o.AutoReuseCount == 0 {
 		o.AutoReuseCount = 5
+	}
+	if o.MaxRecords == 0 {
+		o.MaxRecords = 5000
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -100,6 +107,9 @@ func (o *Options) defaults() error {
 	if o.AvoidAfter < 0 {
 		return contracts.Errorf(contracts.CodeInvalidConfig, "memory option avoid_after must not be negative").With("field", "avoid_after")
 	}
+	if o.MaxRecords < 0 {
+		return contracts.Errorf(contracts.CodeInvalidConfig, "memory option max_records must not be negative").With("field", "max_records")
+	}
 	if o.AutoReuseCount < 0 {
 		return contracts.Errorf(contracts.CodeInvalidConfig, "memory option auto_reuse_count must not be negative").With("field", "auto_reuse_count")
 	}
@@ -115,8 +125,11 @@ type Memory struct {
 	log  *slog.Logger
 	db   *chromem.DB
 	cols map[Namespace]*chromem.Collection
-	mu   sync.Mutex   // serialises writes
-	dim  atomic.Int64 // vector dimension; 0 until the first vector
+	mu   sync.Mutex // serialises writes
+	// counts is how many records each user has in each namespace, as far
+	// as known (makeRoom); guarded by mu.
+	counts map[owner]int
+	dim    atomic.Int64 // vector dimension; 0 until the first vector
 	// manifestOK: the manifest on disk names this embedder and dimension.
 	manifestOK atomic.Bool
 }
@@ -131,7 +144,8 @@ func Open(dir string, emb embed.Embedder, opts Options) (*Memory, error) {
 	if emb == nil {
 		emb = embed.NewHashed(embed.HashedOptions{})
 	}
-	m := &Memory{dir: dir, emb: emb, opts: opts, log: opts.Logger, cols: map[Namespace]*chromem.Collection{}}
+	m := &Memory{dir: dir, emb: emb, opts: opts, log: opts.Logger, cols: map[Namespace]*chromem.Collection{},
+		counts: map[owner]int{}}
 	if dir == "" {
 		m.db = chromem.NewDB()
 	} else {
@@ -538,11 +552,55 @@ func (m *Memory) Forget(ctx context.Context, user string, ns Namespace, id strin
 			return deleted, contracts.Errorf(contracts.CodeStore, "forget %s memory: %w", n, err)
 		}
 		deleted += len(ids)
+		delete(m.counts, owner{n, user})
 	}
 	if id != "" && deleted == 0 {
 		return 0, contracts.Errorf(contracts.CodeInvalidInput, "no memory record %q for this user", id).With("field", "id")
 	}
 	return deleted, nil
+}
+
+// owner is one user's records in one namespace.
+type owner struct {
+	ns   Namespace
+	user string
+}
+
+// makeRoom is called before a new record of user's is stored in ns, and
+// keeps a user's records in a namespace to Options.MaxRecords: every query
+// of every user filters a whole collection, so one user's growth must not
+// slow everyone. When full, the least recently used tenth are forgotten;
+// templates are what people saved, so there it reports false instead and
+// nothing is forgotten. Caller holds m.mu.
+func (m *Memory) makeRoom(ctx context.Context, ns Namespace, user string) (bool, error) {
+	k := owner{ns, user}
+	n, known := m.counts[k]
+	if !known || n >= m.opts.MaxRecords {
+		rs, err := m.scan(ctx, ns, map[string]string{metaUser: user})
+		if err != nil {
+			return false, err
+		}
+		n = len(rs)
+		if n >= m.opts.MaxRecords {
+			if ns == NSWorkflow {
+				m.counts[k] = n
+				return false, nil
+			}
+			slices.SortFunc(rs, func(a, b Record) int { return b.LastUsed.Compare(a.LastUsed) })
+			keep := max(0, m.opts.MaxRecords-max(1, m.opts.MaxRecords/10))
+			ids := make([]string, 0, n-keep)
+			for _, r := range rs[keep:] {
+				ids = append(ids, r.ID)
+			}
+			if err := m.cols[ns].Delete(ctx, nil, nil, ids...); err != nil {
+				delete(m.counts, k)
+				return false, contracts.Errorf(contracts.CodeStore, "forget %s memory: %w", ns, err)
+			}
+			n = keep
+		}
+	}
+	m.counts[k] = n + 1
+	return true, nil
 }
 
 func newID() string {

@@ -1,6 +1,8 @@
 package patterns_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
 	"os"
@@ -8,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/testerr"
@@ -290,6 +293,38 @@ func TestClarificationReuse(t *testing.T) {
 	}
 }
 
+// An answer given in a run that then failed, was rejected or cancelled is
+// not remembered: it neither replaces an answer that worked (which would
+// also reset its trust) nor becomes a suggestion of its own. A failed run
+// with the remembered answer still counts against it.
+func TestClarificationFromARunThatDidNotWorkIsNotKept(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	goal := "translate the document"
+	fr, de := map[string]any{"Which language?": "French"}, map[string]any{"Which language?": "German"}
+	run := func(g string, answers map[string]any, status contracts.RunStatus) *contracts.Run {
+		return clarify(finishedRun("ann", g, status, step{"text.translate", "translate", status == contracts.RunCompleted, 1}), "ann", answers)
+	}
+	for _, status := range []contracts.RunStatus{contracts.RunFailed, contracts.RunRejected, contracts.RunCancelled} {
+		collect(t, m, run("delete old files in the downloads folder", de, status))
+	}
+	if n := len(list(t, m, "ann", patterns.NSClarification)); n != 0 {
+		t.Fatalf("runs that did not work left %d clarifications", n)
+	}
+	collect(t, m, run(goal, fr, contracts.RunCompleted), run(goal, fr, contracts.RunCompleted))
+	for _, status := range []contracts.RunStatus{contracts.RunFailed, contracts.RunRejected, contracts.RunCancelled} {
+		collect(t, m, run(goal, de, status))
+	}
+	c, _ := m.Clarification(t.Context(), "ann", goal)
+	if c == nil || c.Suggestions()["Which language?"] != "French" || c.ReuseCount != 1 {
+		t.Fatalf("an answer that did not work replaced one that did: %+v", c)
+	}
+	collect(t, m, run(goal, fr, contracts.RunFailed))
+	rs := list(t, m, "ann", patterns.NSClarification)
+	if len(rs) != 1 || rs[0].Successes != 2 || rs[0].Failures != 1 {
+		t.Fatalf("a failed run with the remembered answer is not counted: %+v", rs)
+	}
+}
+
 func TestPredictApproval(t *testing.T) {
 	m := open(t, "", patterns.Options{})
 	approve := func(kind contracts.DecisionKind, by string) *contracts.Run {
@@ -480,7 +515,7 @@ func TestInputSuggestions(t *testing.T) {
 	m := open(t, "", patterns.Options{})
 	answer := func(by string, answers map[string]any) *contracts.Run {
 		r := finishedRun("ann", "post", contracts.RunCompleted, step{"chat.post", "post", true, 1})
-		return decide(r, contracts.Interrupt{Kind: contracts.InterruptInputRequired, Tool: "chat.post", ActionID: "a1", Fields: []string{"$.channel"}},
+		return decide(r, contracts.Interrupt{Kind: contracts.InterruptInputRequired, Tool: "chat.post", ActionID: "a1", PlanVersion: 1, Fields: []string{"$.channel", "$.thread.id"}},
 			contracts.Decision{Kind: contracts.DecisionAnswer, Answers: answers, By: by})
 	}
 	fields := []string{"$.channel", "$.thread.id", "text"}
@@ -500,6 +535,50 @@ func TestInputSuggestions(t *testing.T) {
 		if s, _ := m.InputSuggestions(t.Context(), user, tool, fields); len(s) != 0 {
 			t.Fatalf("%s/%s borrowed ann's chat.post answers: %v", user, tool, s)
 		}
+	}
+}
+
+// Only what a person gave for the fields the interrupt asked, for a step
+// that then worked, is remembered: not an extra key an answer slipped in
+// (a "$token" spelling that escapes the secret-field check, or thousands of
+// keys growing the record), not a value that led to a failed step, not a
+// value too long to be a suggestion; and a record keeps at most
+// MaxInputAnswers fields, the latest run's first.
+func TestInputSuggestionsKeepOnlyAskedFieldsThatWorked(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	answer := func(ok bool, fields []string, answers map[string]any) *contracts.Run {
+		status := contracts.RunCompleted
+		if !ok {
+			status = contracts.RunFailed
+		}
+		r := finishedRun("ann", "post", status, step{"chat.post", "post", ok, 1})
+		return decide(r, contracts.Interrupt{Kind: contracts.InterruptInputRequired, Tool: "chat.post", ActionID: "a1", PlanVersion: 1, Fields: fields},
+			contracts.Decision{Kind: contracts.DecisionAnswer, Answers: answers, By: "ann"})
+	}
+	asked := []string{"$.channel"}
+	collect(t, m, answer(true, asked, map[string]any{"$.channel": "#ok", "$token": "s3cret", "junk": "x"}))
+	collect(t, m, answer(false, asked, map[string]any{"$.channel": "#wrong"}))
+	collect(t, m, answer(true, asked, map[string]any{"$.channel": strings.Repeat("x", patterns.MaxInputAnswerBytes+1)}))
+	s, err := m.InputSuggestions(t.Context(), "ann", "chat.post", []string{"$.channel", "$token", "junk"})
+	if err != nil || len(s) != 1 || s["$.channel"] != "#ok" {
+		t.Fatalf("suggestions = %v %v, want only $.channel #ok", s, err)
+	}
+	for _, r := range list(t, m, "ann", patterns.NSBehavior) {
+		if raw, _ := json.Marshal(r.Answers); strings.Contains(string(raw), "s3cret") {
+			t.Fatalf("an unasked key was remembered: %s", raw)
+		}
+	}
+	for run := range 3 {
+		fields, answers := []string{}, map[string]any{}
+		for i := range patterns.MaxInputAnswers {
+			f := fmt.Sprintf("$.f%d_%d", run, i)
+			fields, answers[f] = append(fields, f), "v"
+		}
+		collect(t, m, answer(true, fields, answers))
+	}
+	rs := list(t, m, "ann", patterns.NSBehavior)
+	if len(rs) != 1 || len(rs[0].Answers) != patterns.MaxInputAnswers || rs[0].Answers["f2_0"] != "v" {
+		t.Fatalf("behavior record holds %d answers (want %d, the latest run's): %v", len(rs[0].Answers), patterns.MaxInputAnswers, rs)
 	}
 }
 
@@ -549,5 +628,78 @@ func TestOpenSetsAsideRecordsCutOffByACrash(t *testing.T) {
 	collect(t, m2, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1}))
 	if _, err := patterns.Open(dir, nil, patterns.Options{}); err != nil {
 		t.Fatalf("third open: %v", err)
+	}
+}
+
+// One user cannot grow memory without bound: every query of every user
+// filters the whole collection, so bob's thousands of distinct goals would
+// slow ann's planning. Past Options.MaxRecords of a user's records in a
+// namespace the least recently used go (ann's are untouched); a template
+// is something a person saved, so a new name past the limit is refused
+// with a coded error and nothing changes, while an existing one can still
+// be saved again.
+func TestRecordsPerUserAreBounded(t *testing.T) {
+	const limit = 10
+	m := open(t, t.TempDir(), patterns.Options{MaxRecords: limit})
+	collect(t, m, finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post it", true, 1}))
+	for i := range 3 * limit {
+		goal := fmt.Sprintf("q%da q%db q%dc q%dd", i, i, i, i)
+		r := finishedRun("bob", goal, contracts.RunCompleted, step{"chat.post", goal, true, 1})
+		r.UpdatedAt = t0.Add(time.Duration(i) * time.Minute)
+		collect(t, m, r)
+	}
+	for _, ns := range []patterns.Namespace{patterns.NSPlan, patterns.NSTool} {
+		rs := list(t, m, "bob", ns)
+		if len(rs) > limit || !strings.HasPrefix(rs[0].Text, fmt.Sprintf("q%da", 3*limit-1)) {
+			t.Fatalf("bob keeps %d %s records (limit %d), newest %q", len(rs), ns, limit, rs[0].Text)
+		}
+		if got := list(t, m, "ann", ns); len(got) != 1 {
+			t.Fatalf("ann's %s records = %d after bob's, want 1", ns, len(got))
+		}
+	}
+	plan := contracts.Plan{Version: contracts.PlanVersion, Goal: "g", Actions: []contracts.Action{{ID: "a1", Tool: "chat.post"}}}
+	for i := range limit {
+		if err := m.SaveTemplate(t.Context(), "bob", fmt.Sprintf("t%d", i), plan); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := m.SaveTemplate(t.Context(), "bob", "one-too-many", plan)
+	testerr.Field(t, err, contracts.CodeInvalidInput, "name")
+	if err := m.SaveTemplate(t.Context(), "bob", "t3", plan); err != nil {
+		t.Fatalf("saving an existing name again past the limit: %v", err)
+	}
+	ts, _ := m.Templates(t.Context(), "bob")
+	if len(ts) != limit || slices.ContainsFunc(ts, func(x patterns.Template) bool { return x.Name == "one-too-many" }) {
+		t.Fatalf("bob's templates = %d, want %d without the refused one", len(ts), limit)
+	}
+	if _, err := m.Forget(t.Context(), "bob", patterns.NSWorkflow, "t0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SaveTemplate(t.Context(), "bob", "one-too-many", plan); err != nil {
+		t.Fatalf("after a forget there is room: %v", err)
+	}
+}
+
+// A record is at most MaxRecordBytes: a plan with a huge literal would sit
+// in every process's memory and in the planner's prompt as an example. Such
+// a run's plan is not remembered (its tool records are); saving it as a
+// template is error 1000 naming the plan, and nothing is saved.
+func TestHugePlansAreNotRemembered(t *testing.T) {
+	m := open(t, "", patterns.Options{})
+	r := finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post it", true, 1})
+	r.Plans[0].Plan.Actions[0].Inputs = map[string]any{"text": strings.Repeat("x", patterns.MaxRecordBytes)}
+	collect(t, m, r, r)
+	if n, tools := len(list(t, m, "ann", patterns.NSPlan)), len(list(t, m, "ann", patterns.NSTool)); n != 0 || tools != 1 {
+		t.Fatalf("plan records %d (want 0), tool records %d (want 1)", n, tools)
+	}
+	err := m.SaveTemplate(t.Context(), "ann", "huge", r.Plans[0].Plan)
+	testerr.Field(t, err, contracts.CodeInvalidInput, "plan")
+	collect(t, m, clarify(finishedRun("ann", "translate it", contracts.RunCompleted, step{"text.translate", "translate", true, 1}), "ann",
+		map[string]any{"Which text?": strings.Repeat("y", patterns.MaxRecordBytes)}))
+	if n := len(list(t, m, "ann", patterns.NSClarification)); n != 0 {
+		t.Fatalf("a huge answer was remembered (%d records)", n)
+	}
+	if ts, _ := m.Templates(t.Context(), "ann"); len(ts) != 0 {
+		t.Fatalf("templates = %+v", ts)
 	}
 }

@@ -168,3 +168,32 @@ func checkName(field, s string, allowEmpty bool) error {
 	}
 	return nil
 }
+
+// Bounds on what a behavior record keeps of a person's input answers: a
+// suggestion is something a person typed, and one user's answers must not
+// grow a record (read on every input_required of the tool) without limit.
+const (
+	// MaxInputAnswers is how many fields' values one tool's record keeps,
+	// the latest run's first.
+	MaxInputAnswers = 64
+	// MaxInputAnswerBytes bounds one remembered value (as JSON); a longer
+	// one is not remembered.
+	MaxInputAnswerBytes = 1024
+	// MaxRecordBytes bounds one record as stored (JSON), mostly its plan.
+	MaxRecordBytes = 64 << 10
+)
+
+// tooBig refuses a record over MaxRecordBytes, naming what makes a record
+// big: its plan's literals, or a person's answers.
+func tooBig(r Record) error {
+	raw, err := json.Marshal(r)
+	if err != nil || len(raw) <= MaxRecordBytes {
+		return nil // an encoding error is store's to report
+	}
+	field := "plan"
+	if r.Plan == nil {
+		field = "answers"
+	}
+	return contracts.Errorf(contracts.CodeInvalidInput, "%s record is %d bytes, over the %d memory keeps", r.Namespace, len(raw), MaxRecordBytes).
+		With("field", field).With("limit", MaxRecordBytes)
+}

@@ -60,8 +60,21 @@ func (m *Memory) SaveTemplate(ctx context.Context, user, name string, plan contr
 	p := plan
 	r := Record{ID: templateID(user, name), Namespace: NSWorkflow, User: user, Name: name,
 		Text: strings.TrimSpace(name + " " + plan.Goal), Plan: &p, CreatedAt: now, LastUsed: now}
+	if err := tooBig(r); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, err := m.cols[NSWorkflow].GetByID(ctx, r.ID); err != nil {
+		room, err := m.makeRoom(ctx, NSWorkflow, user)
+		if err != nil {
+			return err
+		}
+		if !room {
+			return contracts.Errorf(contracts.CodeInvalidInput, "template %q would be one more than the %d templates kept; delete one first", name, m.opts.MaxRecords).
+				With("field", "name").With("limit", m.opts.MaxRecords)
+		}
+	}
 	return m.put(ctx, r)
 }
 
@@ -127,6 +140,8 @@ func (m *Memory) learnTemplate(ctx context.Context, r Record, at time.Time) erro
 			return err
 		}
 		t.CreatedAt, t.Successes, t.Failures, t.LastUsed = old.CreatedAt, old.Successes, old.Failures, old.LastUsed
+	} else if room, err := m.makeRoom(ctx, NSWorkflow, r.User); !room {
+		return err // full: nothing is learned
 	}
 	return m.put(ctx, t)
 }

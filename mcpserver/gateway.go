@@ -454,8 +454,13 @@ type pendingConfirm struct {
 	seq                uint64 // order of asking
 }
 
-// maxPendingConfirms bounds the confirmations waiting for an answer.
-const maxPendingConfirms = 1024
+// maxPendingConfirms bounds the confirmations waiting for an answer, and
+// maxPendingPerUser those of one user: a user's flood of unanswered
+// questions evicts their own oldest, never another user's.
+const (
+	maxPendingConfirms = 1024
+	maxPendingPerUser  = 64
+)
 
 // confirmations holds pending confirmations by token until answered or
 // expired, so an answer cannot be replayed or moved to other arguments.
@@ -477,16 +482,29 @@ func (c *confirmations) add(p pendingConfirm) string {
 	defer c.mu.Unlock()
 	c.seq++
 	p.seq = c.seq
-	oldest := ""
+	held := map[string]int{}      // pending confirmations by user
+	oldest := map[string]string{} // each user's oldest token
 	for k, old := range c.m {
 		if p.asked.Sub(old.asked) > c.ttl {
 			delete(c.m, k)
-		} else if oldest == "" || old.seq < c.m[oldest].seq {
-			oldest = k
+			continue
+		}
+		held[old.user]++
+		if o, ok := oldest[old.user]; !ok || old.seq < c.m[o].seq {
+			oldest[old.user] = k
 		}
 	}
-	if len(c.m) >= maxPendingConfirms {
-		delete(c.m, oldest) // a flood of unanswered questions evicts the oldest
+	switch {
+	case held[p.user] >= maxPendingPerUser:
+		delete(c.m, oldest[p.user])
+	case len(c.m) >= maxPendingConfirms: // many users: the one holding most gives way
+		most := p.user
+		for u, n := range held {
+			if n > held[most] {
+				most = u
+			}
+		}
+		delete(c.m, oldest[most])
 	}
 	c.m[token] = p
 	return token

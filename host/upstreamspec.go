@@ -42,6 +42,9 @@ type ToolOverride struct {
 	Scopes    []string       `json:"scopes,omitempty" yaml:"scopes,omitempty"`
 	Tags      []string       `json:"tags,omitempty" yaml:"tags,omitempty"`
 	TimeoutMS int            `json:"timeout_ms,omitempty" yaml:"timeout_ms,omitempty"`
+	// SecretFields are arguments recorded as [REDACTED], on top of those
+	// the tool's schema marks writeOnly or format "password".
+	SecretFields []string `json:"secret_fields,omitempty" yaml:"secret_fields,omitempty"`
 }
 
 var upstreamNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
@@ -111,6 +114,9 @@ func (o ToolOverride) check() *fieldError {
 		if strings.TrimSpace(sc) == "" {
 			return &fieldError{"scopes", "empty scope"}
 		}
+	}
+	if slices.Contains(o.SecretFields, "") {
+		return &fieldError{"secret_fields", "empty field name"}
 	}
 	if o.TimeoutMS < 0 {
 		return &fieldError{"timeout_ms", fmt.Sprintf("%d is negative", o.TimeoutMS)}

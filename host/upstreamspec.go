@@ -68,12 +68,16 @@ func (s UpstreamSpec) Check() error {
 		return bad("command", "empty program")
 	}
 	if s.URL != "" {
+		// The URL is not quoted back: one that is refused may hold a
+		// password, and the error is logged and shown.
 		u, err := url.Parse(s.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad("url", "%q is not an http(s) URL", s.URL)
-		}
-		if u.User != nil { // shown by Sources and in errors; a token belongs in bearer_token
+		switch {
+		case err != nil:
+			return bad("url", "not a URL")
+		case u.User != nil: // shown by Sources and in errors; a token belongs in bearer_token
 			return bad("url", "carries credentials (user:password@); give a token as the bearer token instead")
+		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return bad("url", "%q is not an http(s) URL", u.Redacted())
 		}
 	} else if s.BearerToken != "" {
 		return bad("bearer_token", "only an HTTP upstream takes a bearer token")

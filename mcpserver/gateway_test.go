@@ -346,6 +346,30 @@ func TestGatewayCallerScopes(t *testing.T) {
 	}
 }
 
+// No spelling of a catalog id but its own reaches the tool: case, a
+// trailing space, a zero-width or look-alike letter, the published form
+// given to call_tool, the catalog form given to tools/call. Each is
+// refused as unknown (1003, or MCP's not found), and no run is recorded.
+func TestGatewayNameTricks(t *testing.T) {
+	e := newGatewayEnvWith(t, agent.Config{}, func(string) []string { return nil })
+	c := httpClient(t, e.httpServer(t).URL, adminToken, clientOpts{})
+	for _, name := range []string{"VAULT.audit", "vault.audit ", " vault.audit", "vault.audit\u200b", "v\u0430ult.audit",
+		"vault__audit", "vault. audit", "vault.audit\x00", "vault..audit", "vault.*", "vault."} {
+		code, body := toolError(t, c, "call_tool", map[string]any{"tool": name, "arguments": map[string]any{}})
+		if code != contracts.CodeUnknownTool {
+			t.Errorf("call_tool %q: %d %v, want %d", name, code, body, contracts.CodeUnknownTool)
+		}
+	}
+	for _, name := range []string{"VAULT__audit", "vault__audit ", "vault.audit", "vault___audit", "vault__Audit"} {
+		if res, err := callRaw(c, name, map[string]any{}, nil); err == nil {
+			t.Errorf("tools/call %q: %v, want not found", name, res)
+		}
+	}
+	if runs := call(t, c, "list_runs", map[string]any{"user": "*"})["runs"].([]any); len(runs) != 0 {
+		t.Fatalf("refused names left runs: %v", runs)
+	}
+}
+
 // scriptedCatalog is the host's catalog with its change events sent by
 // the test.
 type scriptedCatalog struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/policy"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 )
@@ -29,7 +30,9 @@ type Gateway struct {
 	// Tools is the live catalog; *host.Host satisfies it.
 	Tools GatewayTools
 	// Scopes, when set, gives a caller's granted scopes (as the engine's
-	// runs get them); without it only Policy.GrantedScopes count.
+	// runs get them, any granted to everyone included): calls are checked
+	// against them, and a tool whose scopes the caller lacks is not
+	// listed to them. Without it only the engine's GrantedScopes count.
 	Scopes func(user string) []string
 	// ConfirmTTL bounds how long an inline confirmation may take
 	// (default 10 minutes).
@@ -389,6 +392,22 @@ func (g *gateway) outcome(t *contracts.Tool, run *contracts.Run) (*mcp.CallToolR
 		}
 	}
 	return runResult(run, execView, "")
+}
+
+// visible reports whether the caller may see a catalog tool: with
+// Gateway.Scopes, only one whose scopes they hold (policy would deny them
+// the rest), so tools/list and search_tools show no tool they cannot call.
+func (g *gateway) visible(ctx context.Context, c contracts.Contract) bool {
+	return g.cfg.Scopes == nil || len(policy.MissingScopes(c.ScopesRequired, g.scopes(ctx), nil)) == 0
+}
+
+// visibleName is visible for a published tool name.
+func (g *gateway) visibleName(ctx context.Context, name string) bool {
+	g.mu.Lock()
+	id, ok := g.byName[name]
+	g.mu.Unlock()
+	t, found := g.cfg.Tools.Lookup(id)
+	return !ok || (found && g.visible(ctx, t.Contract))
 }
 
 // scopes are the caller's granted scopes, per Gateway.Scopes.

@@ -401,13 +401,26 @@ func (g *gateway) visible(ctx context.Context, c contracts.Contract) bool {
 	return g.cfg.Scopes == nil || len(policy.MissingScopes(c.ScopesRequired, g.scopes(ctx), nil)) == 0
 }
 
-// visibleName is visible for a published tool name.
+// visibleName is visible for a published tool name; one whose tool has
+// just left the catalog is hidden until it is withdrawn.
 func (g *gateway) visibleName(ctx context.Context, name string) bool {
+	if g.cfg.Scopes == nil {
+		return true
+	}
 	g.mu.Lock()
 	id, ok := g.byName[name]
 	g.mu.Unlock()
+	if !ok {
+		return true // not a catalog tool
+	}
 	t, found := g.cfg.Tools.Lookup(id)
-	return !ok || (found && g.visible(ctx, t.Contract))
+	return found && g.visible(ctx, t.Contract)
+}
+
+// shows reports whether the caller may see a catalog tool (search_tools,
+// ordo://catalog): every one without the gateway, else as visible says.
+func (s *Server) shows(ctx context.Context, c contracts.Contract) bool {
+	return s.gw == nil || s.gw.visible(ctx, c)
 }
 
 // scopes are the caller's granted scopes, per Gateway.Scopes.

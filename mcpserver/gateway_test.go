@@ -329,7 +329,8 @@ func mustJSON(t *testing.T, v any) []byte {
 // Scopes a tool requires come from Gateway.Scopes for the caller: the
 // stdio user holds vault:audit, the HTTP user ada does not. Ada is not
 // shown the tool (tools/list, search_tools), cannot call its published
-// name (not found, as for any tool not listed to her), and call_tool is
+// name (not found, as for any tool not listed to her) nor read it in
+// ordo://catalog, and call_tool is
 // denied with 2010 and recorded.
 func TestGatewayCallerScopes(t *testing.T) {
 	e := newGatewayEnvWith(t, agent.Config{}, func(user string) []string {
@@ -354,6 +355,15 @@ func TestGatewayCallerScopes(t *testing.T) {
 		found := slices.ContainsFunc(hits, func(h any) bool { return h.(map[string]any)["tool"] == "vault.audit" })
 		if found != (who == "local") {
 			t.Errorf("search_tools for %s: vault.audit found %v", who, found)
+		}
+	}
+	for who, c := range map[string]*client.Client{"local": local, "ada": ada} {
+		res, err := c.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "ordo://catalog"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := res.Contents[0].(mcp.TextResourceContents).Text; strings.Contains(text, "vault.audit") != (who == "local") {
+			t.Errorf("ordo://catalog for %s: %.300s", who, text)
 		}
 	}
 	if res, err := callRaw(ada, "vault__audit", nil, nil); err == nil {

@@ -258,7 +258,7 @@ func (s *Server) handleSearchTools(ctx context.Context, _ mcp.CallToolRequest, r
 	}
 	out := make([]hitView, 0, len(cands))
 	for _, c := range cands {
-		if s.gw == nil || s.gw.visible(ctx, c.Tool.Contract) {
+		if s.shows(ctx, c.Tool.Contract) {
 			out = append(out, hitView{Tool: c.Tool.Name(), Score: c.Score, Contract: c.Tool.Contract})
 		}
 	}

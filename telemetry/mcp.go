@@ -29,11 +29,11 @@ const (
 
 // MCPOptions observe every request an mcp-go server serves, through
 // mcp-go's tracing hooks: a server span named after the method ("other"
-// for one MCP does not define; "tools/call
-// execute" for a tool call, with gen_ai.tool.name), failed when the answer
-// is an error or a tool result with isError; its parent is the trace
-// context in the request's _meta (traceparent) or HTTP headers; and
-// ordo_mcp_requests_total and ordo_mcp_request_duration_seconds by method.
+// for one MCP does not define; "tools/call execute" for a tool call, with
+// gen_ai.tool.name), failed when the answer is an error or a tool result
+// with isError; its parent is the trace context in the request's _meta
+// (traceparent) or HTTP headers; and ordo_mcp_requests_total and
+// ordo_mcp_request_duration_seconds by method.
 func (m *Metrics) MCPOptions() []server.ServerOption {
 	return []server.ServerOption{
 		server.WithTracer(mcpTracer{m}),

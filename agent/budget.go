@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -22,6 +23,9 @@ import (
 // interrupt where a person raises that budget for the run or rejects. A
 // day's use is summed from the store, the record every server sharing it
 // writes, so a daily budget holds however many servers run a user's runs.
+
+// budgetSteps is the index of "steps" in budgetNames.
+const budgetSteps = 3
 
 // budgetScopes and budgetNames name a budget: scope.name, run.tokens.
 var (
@@ -171,6 +175,8 @@ func (e *Engine) spentToday(ctx context.Context, run *contracts.Run) (amounts, e
 	if err != nil {
 		return sum, contracts.Errorf(contracts.CodeStore, "read today's runs of user %q for their budget: %w", run.UserID, err)
 	}
+	started := e.started.of(day, run.UserID) // steps the store may not show yet
+	delete(started, run.ID)
 	for _, r := range rows {
 		if r.ID == run.ID || r.UserID != run.UserID {
 			continue
@@ -189,9 +195,14 @@ func (e *Engine) spentToday(ctx context.Context, run *contracts.Run) (amounts, e
 				e.today.put(day, r.ID, a)
 			}
 		}
+		a[budgetSteps] = max(a[budgetSteps], started[r.ID])
+		delete(started, r.ID)
 		for j := range sum {
 			sum[j] += a[j]
 		}
+	}
+	for _, n := range started { // runs not written yet
+		sum[budgetSteps] += n
 	}
 	return sum, nil
 }
@@ -219,6 +230,46 @@ func (c *dayCache) put(day time.Time, id string, a amounts) {
 		c.day, c.runs = day, map[string]amounts{}
 	}
 	c.runs[id] = a
+}
+
+// stepsStarted remembers, for one day, how many steps each run of each
+// user was let start under a day's step budget, and locks each user's
+// checks.
+type stepsStarted struct {
+	mu    sync.Mutex
+	day   time.Time
+	runs  map[string]map[string]float64 // user -> run id -> steps
+	users sync.Map                      // user -> *sync.Mutex
+}
+
+func (s *stepsStarted) lock(user string) (unlock func()) {
+	l, _ := s.users.LoadOrStore(user, &sync.Mutex{})
+	m := l.(*sync.Mutex)
+	m.Lock()
+	return m.Unlock
+}
+
+// of returns the steps user's runs were let start on day, by run id.
+func (s *stepsStarted) of(day time.Time, user string) map[string]float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.day.Equal(day) {
+		return nil
+	}
+	return maps.Clone(s.runs[user])
+}
+
+// put records that user's run id was let start its steps-th step on day.
+func (s *stepsStarted) put(day time.Time, user, id string, steps float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.day.Equal(day) {
+		s.day, s.runs = day, map[string]map[string]float64{}
+	}
+	if s.runs[user] == nil {
+		s.runs[user] = map[string]float64{}
+	}
+	s.runs[user][id] = steps
 }
 
 // budgetError is the spent budget in err's chain, if any (a planner
@@ -257,9 +308,23 @@ func (e *Engine) failOrAsk(ctx context.Context, run *contracts.Run, err error, a
 
 // stepBudget checks the budgets before action a, with inFlight steps
 // running: a spent budget is the action's failure; other errors are the
-// store's.
+// store's. Under a day's step budget a user's steps are checked one at a
+// time, and the steps each run was let start are remembered for the day:
+// the store shows a step only once it ends (a call's start is not
+// written), so without them a user's runs started together would all
+// pass the last step left. (Engines sharing a store do not see each
+// other's starts: there a day's budget can still be passed by as many
+// steps as servers.)
 func (e *Engine) stepBudget(ctx context.Context, run *contracts.Run, a contracts.Action, inFlight int) (*failure, error) {
+	if e.cfg.Budgets.UserDay.Steps > 0 {
+		unlock := e.started.lock(run.UserID)
+		defer unlock()
+	}
 	err := e.checkBudgets(ctx, run, "step", inFlight)
+	if err == nil && e.cfg.Budgets.UserDay.Steps > 0 {
+		now := e.now()
+		e.started.put(now.Truncate(24*time.Hour), run.UserID, run.ID, float64(spentBy(run, now).Steps+inFlight+1))
+	}
 	if be := budgetError(err); be != nil {
 		return &failure{a.ID, be}, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,4 +212,45 @@ func TestWallTimeBudget(t *testing.T) {
 	if stop.Budget != "run.wall_time" || stop.Used != 600 || stop.Limit != 300 || len(tt.Calls("notes.create_page")) != 0 {
 		t.Fatalf("error %+v", run.Error)
 	}
+}
+
+// A user's runs started together cannot each take a step past the day's
+// step budget: the engine checks one user's steps one at a time and
+// counts the steps it let other runs start that the store does not show
+// yet (a call's start is not written).
+func TestUserDayStepsBudgetHoldsForParallelCalls(t *testing.T) {
+	release, two := make(chan struct{}), make(chan struct{})
+	var inTool atomic.Int32
+	tools := newTools(t, sdk.Tool{Contract: contracts.Contract{Tool: "slow.wait", Service: "slow", Description: "waits",
+		RiskLevel: contracts.RiskRead, InputSchema: []byte(`{"type":"object"}`), OutputSchema: []byte(`{}`)},
+		Handler: func(context.Context, sdk.Call) (any, error) {
+			if inTool.Add(1) == 2 {
+				close(two)
+			}
+			<-release
+			return map[string]any{}, nil
+		}})
+	cfg := Config{Budgets: contracts.Budgets{UserDay: contracts.Budget{Steps: 2}}}
+	e := New(cfg, Deps{Tools: tools, Store: newStore()})
+	const calls = 10
+	var wg sync.WaitGroup
+	var ran atomic.Int32
+	for range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run, err := e.Call(context.Background(), CallRequest{Tool: "slow.wait", Args: []byte(`{}`), UserID: "ada"})
+			if err == nil && run.Status == contracts.RunCompleted {
+				ran.Add(1)
+			}
+		}()
+	}
+	<-two // two are in the tool; the others are refused (or, unbounded, follow)
+	close(release)
+	wg.Wait()
+	if ran.Load() != 2 {
+		t.Fatalf("%d of %d parallel calls ran under user_day.steps 2", ran.Load(), calls)
+	}
+	run, err := e.Call(context.Background(), CallRequest{Tool: "slow.wait", Args: []byte(`{}`), UserID: "bob"})
+	wantStatus(t, run, err, contracts.RunCompleted) // another user's budget is their own
 }

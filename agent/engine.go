@@ -213,6 +213,7 @@ type Engine struct {
 	args    sync.Map          // run id -> a direct call's arguments, while Call or Confirm drives it
 	typed   typedSecrets      // secret values people typed, kept out of the run log (secrets.go)
 	today   dayCache          // what users' finished runs used today
+	started stepsStarted      // steps let through users' day budgets today, by run
 	steer   steering          // the drives a pause or cancel made here reaches (steer.go)
 }
 

@@ -42,6 +42,9 @@ type ToolOverride struct {
 	Scopes    []string       `json:"scopes,omitempty" yaml:"scopes,omitempty"`
 	Tags      []string       `json:"tags,omitempty" yaml:"tags,omitempty"`
 	TimeoutMS int            `json:"timeout_ms,omitempty" yaml:"timeout_ms,omitempty"`
+	// SecretFields are arguments recorded as [REDACTED], on top of those
+	// the tool's schema marks writeOnly or format "password".
+	SecretFields []string `json:"secret_fields,omitempty" yaml:"secret_fields,omitempty"`
 }
 
 var upstreamNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
@@ -65,12 +68,16 @@ func (s UpstreamSpec) Check() error {
 		return bad("command", "empty program")
 	}
 	if s.URL != "" {
+		// The URL is not quoted back: one that is refused may hold a
+		// password, and the error is logged and shown.
 		u, err := url.Parse(s.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad("url", "%q is not an http(s) URL", s.URL)
-		}
-		if u.User != nil { // shown by Sources and in errors; a token belongs in bearer_token
+		switch {
+		case err != nil:
+			return bad("url", "not a URL")
+		case u.User != nil: // shown by Sources and in errors; a token belongs in bearer_token
 			return bad("url", "carries credentials (user:password@); give a token as the bearer token instead")
+		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return bad("url", "%q is not an http(s) URL", u.Redacted())
 		}
 	} else if s.BearerToken != "" {
 		return bad("bearer_token", "only an HTTP upstream takes a bearer token")
@@ -111,6 +118,9 @@ func (o ToolOverride) check() *fieldError {
 		if strings.TrimSpace(sc) == "" {
 			return &fieldError{"scopes", "empty scope"}
 		}
+	}
+	if slices.Contains(o.SecretFields, "") {
+		return &fieldError{"secret_fields", "empty field name"}
 	}
 	if o.TimeoutMS < 0 {
 		return &fieldError{"timeout_ms", fmt.Sprintf("%d is negative", o.TimeoutMS)}

@@ -13,18 +13,22 @@ func TestUpstreamSpecCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	for field, s := range map[string]UpstreamSpec{
-		"name":                    {Name: "Bad.Name", Command: []string{"x"}},
-		"command":                 {Name: "a"},
-		"url":                     {Name: "a", URL: "ftp://x"},
-		"bearer_token":            {Name: "a", Command: []string{"x"}, BearerToken: "t"},
-		"env":                     {Name: "a", Command: []string{"x"}, Env: map[string]string{"A=B": "c"}},
-		"poll_interval":           {Name: "a", Command: []string{"x"}, PollInterval: -1},
-		"overrides.read.risk":     {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Risk: "huge"}}},
-		"overrides.read.tags":     {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Tags: []string{"fun"}}}},
-		"overrides.read.scopes":   {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Scopes: []string{" "}}}},
-		"overrides.w.timeout_ms":  {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"w": {TimeoutMS: -5}}},
-		"bearer_token/line break": {Name: "a", URL: "http://h/mcp", BearerToken: "a\nb"},
-		"url/credentials":         {Name: "a", URL: "https://ordo:s3cret@h/mcp"},
+		"name":                      {Name: "Bad.Name", Command: []string{"x"}},
+		"command":                   {Name: "a"},
+		"url":                       {Name: "a", URL: "ftp://x"},
+		"bearer_token":              {Name: "a", Command: []string{"x"}, BearerToken: "t"},
+		"env":                       {Name: "a", Command: []string{"x"}, Env: map[string]string{"A=B": "c"}},
+		"poll_interval":             {Name: "a", Command: []string{"x"}, PollInterval: -1},
+		"overrides.read.risk":       {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Risk: "huge"}}},
+		"overrides.read.tags":       {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Tags: []string{"fun"}}}},
+		"overrides.read.scopes":     {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"read": {Scopes: []string{" "}}}},
+		"overrides.w.timeout_ms":    {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"w": {TimeoutMS: -5}}},
+		"bearer_token/line break":   {Name: "a", URL: "http://h/mcp", BearerToken: "a\nb"},
+		"url/credentials":           {Name: "a", URL: "https://ordo:s3cret@h/mcp"},
+		"url/credentials, ftp":      {Name: "a", URL: "ftp://ordo:s3cret@h/mcp"},
+		"url/credentials, no host":  {Name: "a", URL: "http://ordo:s3cret@/mcp"},
+		"url/unparsable":            {Name: "a", URL: "http://ordo:s3cret@h:port/mcp"},
+		"overrides.w.secret_fields": {Name: "a", Command: []string{"x"}, Overrides: map[string]ToolOverride{"w": {SecretFields: []string{""}}}},
 	} {
 		err := s.Check()
 		want := strings.Split(field, "/")[0]

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/policy"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 )
@@ -29,7 +30,9 @@ type Gateway struct {
 	// Tools is the live catalog; *host.Host satisfies it.
 	Tools GatewayTools
 	// Scopes, when set, gives a caller's granted scopes (as the engine's
-	// runs get them); without it only Policy.GrantedScopes count.
+	// runs get them, any granted to everyone included): calls are checked
+	// against them, and a tool whose scopes the caller lacks is not
+	// listed to them. Without it only the engine's GrantedScopes count.
 	Scopes func(user string) []string
 	// ConfirmTTL bounds how long an inline confirmation may take
 	// (default 10 minutes).
@@ -391,6 +394,35 @@ func (g *gateway) outcome(t *contracts.Tool, run *contracts.Run) (*mcp.CallToolR
 	return runResult(run, execView, "")
 }
 
+// visible reports whether the caller may see a catalog tool: with
+// Gateway.Scopes, only one whose scopes they hold (policy would deny them
+// the rest), so tools/list and search_tools show no tool they cannot call.
+func (g *gateway) visible(ctx context.Context, c contracts.Contract) bool {
+	return g.cfg.Scopes == nil || len(policy.MissingScopes(c.ScopesRequired, g.scopes(ctx), nil)) == 0
+}
+
+// visibleName is visible for a published tool name; one whose tool has
+// just left the catalog is hidden until it is withdrawn.
+func (g *gateway) visibleName(ctx context.Context, name string) bool {
+	if g.cfg.Scopes == nil {
+		return true
+	}
+	g.mu.Lock()
+	id, ok := g.byName[name]
+	g.mu.Unlock()
+	if !ok {
+		return true // not a catalog tool
+	}
+	t, found := g.cfg.Tools.Lookup(id)
+	return found && g.visible(ctx, t.Contract)
+}
+
+// shows reports whether the caller may see a catalog tool (search_tools,
+// ordo://catalog): every one without the gateway, else as visible says.
+func (s *Server) shows(ctx context.Context, c contracts.Contract) bool {
+	return s.gw == nil || s.gw.visible(ctx, c)
+}
+
 // scopes are the caller's granted scopes, per Gateway.Scopes.
 func (g *gateway) scopes(ctx context.Context) []string {
 	if g.cfg.Scopes == nil {
@@ -454,8 +486,13 @@ type pendingConfirm struct {
 	seq                uint64 // order of asking
 }
 
-// maxPendingConfirms bounds the confirmations waiting for an answer.
-const maxPendingConfirms = 1024
+// maxPendingConfirms bounds the confirmations waiting for an answer, and
+// maxPendingPerUser those of one user: a user's flood of unanswered
+// questions evicts their own oldest, never another user's.
+const (
+	maxPendingConfirms = 1024
+	maxPendingPerUser  = 64
+)
 
 // confirmations holds pending confirmations by token until answered or
 // expired, so an answer cannot be replayed or moved to other arguments.
@@ -477,16 +514,29 @@ func (c *confirmations) add(p pendingConfirm) string {
 	defer c.mu.Unlock()
 	c.seq++
 	p.seq = c.seq
-	oldest := ""
+	held := map[string]int{}      // pending confirmations by user
+	oldest := map[string]string{} // each user's oldest token
 	for k, old := range c.m {
 		if p.asked.Sub(old.asked) > c.ttl {
 			delete(c.m, k)
-		} else if oldest == "" || old.seq < c.m[oldest].seq {
-			oldest = k
+			continue
+		}
+		held[old.user]++
+		if o, ok := oldest[old.user]; !ok || old.seq < c.m[o].seq {
+			oldest[old.user] = k
 		}
 	}
-	if len(c.m) >= maxPendingConfirms {
-		delete(c.m, oldest) // a flood of unanswered questions evicts the oldest
+	switch {
+	case held[p.user] >= maxPendingPerUser:
+		delete(c.m, oldest[p.user])
+	case len(c.m) >= maxPendingConfirms: // many users: the one holding most gives way
+		most := p.user
+		for u, n := range held {
+			if n > held[most] {
+				most = u
+			}
+		}
+		delete(c.m, oldest[most])
 	}
 	c.m[token] = p
 	return token

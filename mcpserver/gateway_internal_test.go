@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -81,11 +82,31 @@ func TestConfirmations(t *testing.T) {
 
 	full := newConfirmations(time.Hour)
 	first := full.add(p)
-	for range maxPendingConfirms {
+	for range maxPendingPerUser {
 		full.add(p)
 	}
-	if _, ok := full.take(first, "bob"); ok || len(full.m) != maxPendingConfirms {
-		t.Fatalf("the oldest of %d confirmations was kept (%d held)", maxPendingConfirms+1, len(full.m))
+	if _, ok := full.take(first, "bob"); ok || len(full.m) != maxPendingPerUser {
+		t.Fatalf("the oldest of bob's %d confirmations was kept (%d held)", maxPendingPerUser+1, len(full.m))
+	}
+	for u := range maxPendingConfirms/maxPendingPerUser + 1 {
+		for range maxPendingPerUser {
+			full.add(pendingConfirm{user: fmt.Sprint("user", u)})
+		}
+	}
+	if len(full.m) != maxPendingConfirms {
+		t.Fatalf("%d confirmations held, want the bound %d", len(full.m), maxPendingConfirms)
+	}
+
+	// One user's flood of unanswered questions evicts only their own:
+	// another user's pending confirmation stays answerable.
+	shared := newConfirmations(time.Hour)
+	bobs := shared.add(p)
+	eve := pendingConfirm{user: "eve", tool: "notes.delete", digest: p.digest}
+	for range maxPendingConfirms + 1 {
+		shared.add(eve)
+	}
+	if _, ok := shared.take(bobs, "bob"); !ok {
+		t.Fatal("eve's flood of confirmations evicted bob's")
 	}
 
 	expired := newConfirmations(time.Nanosecond)

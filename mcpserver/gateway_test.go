@@ -327,7 +327,11 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // Scopes a tool requires come from Gateway.Scopes for the caller: the
-// stdio user holds vault:audit, the HTTP user ada does not.
+// stdio user holds vault:audit, the HTTP user ada does not. Ada is not
+// shown the tool (tools/list, search_tools), cannot call its published
+// name (not found, as for any tool not listed to her) nor read it in
+// ordo://catalog, and call_tool is
+// denied with 2010 and recorded.
 func TestGatewayCallerScopes(t *testing.T) {
 	e := newGatewayEnvWith(t, agent.Config{}, func(user string) []string {
 		if user == "local" {
@@ -339,10 +343,62 @@ func TestGatewayCallerScopes(t *testing.T) {
 	if got := call(t, local, "vault__audit", nil); got["accesses"] != float64(1) {
 		t.Fatalf("local: %v", got)
 	}
+	if _, ok := listTools(t, local)["vault__audit"]; !ok {
+		t.Fatal("vault__audit is not listed to local, who holds its scope")
+	}
 	ada := httpClient(t, e.httpServer(t).URL, adminToken, clientOpts{})
-	code, sc := toolError(t, ada, "vault__audit", nil)
+	if tools := listTools(t, ada); tools["vault__audit"].Name != "" || tools["vault__read"].Name == "" {
+		t.Fatalf("ada's tools: %v", slices.Collect(maps.Keys(tools)))
+	}
+	for who, c := range map[string]*client.Client{"local": local, "ada": ada} {
+		hits := call(t, c, "search_tools", map[string]any{"query": "vault accesses audit", "k": 50})["hits"].([]any)
+		found := slices.ContainsFunc(hits, func(h any) bool { return h.(map[string]any)["tool"] == "vault.audit" })
+		if found != (who == "local") {
+			t.Errorf("search_tools for %s: vault.audit found %v", who, found)
+		}
+	}
+	for who, c := range map[string]*client.Client{"local": local, "ada": ada} {
+		res, err := c.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "ordo://catalog"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := res.Contents[0].(mcp.TextResourceContents).Text; strings.Contains(text, "vault.audit") != (who == "local") {
+			t.Errorf("ordo://catalog for %s: %.300s", who, text)
+		}
+	}
+	if res, err := callRaw(ada, "vault__audit", nil, nil); err == nil {
+		t.Fatalf("ada called vault__audit: %v", res)
+	}
+	code, sc := toolError(t, ada, "call_tool", map[string]any{"tool": "vault.audit"})
 	if code != contracts.CodePolicyDenied || !strings.Contains(sc["message"].(string), "vault:audit") {
 		t.Fatalf("ada: %d %v", code, sc)
+	}
+	if rec := latestGatewayRun(t, ada, "vault.audit"); rec["status"] != "failed" {
+		t.Fatalf("ada's denied call: %v", rec)
+	}
+}
+
+// No spelling of a catalog id but its own reaches the tool: case, a
+// trailing space, a zero-width or look-alike letter, the published form
+// given to call_tool, the catalog form given to tools/call. Each is
+// refused as unknown (1003, or MCP's not found), and no run is recorded.
+func TestGatewayNameTricks(t *testing.T) {
+	e := newGatewayEnvWith(t, agent.Config{}, func(string) []string { return nil })
+	c := httpClient(t, e.httpServer(t).URL, adminToken, clientOpts{})
+	for _, name := range []string{"VAULT.audit", "vault.audit ", " vault.audit", "vault.audit\u200b", "v\u0430ult.audit",
+		"vault__audit", "vault. audit", "vault.audit\x00", "vault..audit", "vault.*", "vault."} {
+		code, body := toolError(t, c, "call_tool", map[string]any{"tool": name, "arguments": map[string]any{}})
+		if code != contracts.CodeUnknownTool {
+			t.Errorf("call_tool %q: %d %v, want %d", name, code, body, contracts.CodeUnknownTool)
+		}
+	}
+	for _, name := range []string{"VAULT__audit", "vault__audit ", "vault.audit", "vault___audit", "vault__Audit"} {
+		if res, err := callRaw(c, name, map[string]any{}, nil); err == nil {
+			t.Errorf("tools/call %q: %v, want not found", name, res)
+		}
+	}
+	if runs := call(t, c, "list_runs", map[string]any{"user": "*"})["runs"].([]any); len(runs) != 0 {
+		t.Fatalf("refused names left runs: %v", runs)
 	}
 }
 

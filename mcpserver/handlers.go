@@ -256,9 +256,11 @@ func (s *Server) handleSearchTools(ctx context.Context, _ mcp.CallToolRequest, r
 	if err != nil {
 		return nil, err
 	}
-	out := make([]hitView, len(cands))
-	for i, c := range cands {
-		out[i] = hitView{Tool: c.Tool.Name(), Score: c.Score, Contract: c.Tool.Contract}
+	out := make([]hitView, 0, len(cands))
+	for _, c := range cands {
+		if s.shows(ctx, c.Tool.Contract) {
+			out = append(out, hitView{Tool: c.Tool.Name(), Score: c.Score, Contract: c.Tool.Contract})
+		}
 	}
 	return okResult(map[string]any{"hits": out})
 }

@@ -47,11 +47,13 @@ func (s *Server) registerResources() {
 	}
 }
 
-func (s *Server) readCatalog(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (s *Server) readCatalog(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	tools := s.opts.Catalog.List()
 	cs := make([]contracts.Contract, 0, len(tools))
 	for _, t := range tools {
-		cs = append(cs, t.Contract)
+		if s.shows(ctx, t.Contract) {
+			cs = append(cs, t.Contract)
+		}
 	}
 	data, err := json.Marshal(map[string]any{"tools": cs, "count": len(cs)})
 	if err != nil {

@@ -180,17 +180,19 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// filterTools hides the admin tools from callers without the admin role.
+// filterTools hides the admin tools from callers without the admin role,
+// and the gateway's catalog tools whose scopes the caller lacks.
 func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	id := identityFrom(ctx)
-	if id.Has(RoleAdmin) {
-		return tools
-	}
+	admin := identityFrom(ctx).Has(RoleAdmin)
 	out := tools[:0:0]
 	for _, t := range tools {
-		if d := s.tools[t.Name]; d == nil || !d.admin {
-			out = append(out, t)
+		if d := s.tools[t.Name]; d != nil && d.admin && !admin {
+			continue
 		}
+		if d := s.tools[t.Name]; d == nil && s.gw != nil && !s.gw.visibleName(ctx, t.Name) {
+			continue
+		}
+		out = append(out, t)
 	}
 	return out
 }

@@ -2,15 +2,20 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/testmcp"
@@ -259,5 +264,40 @@ func TestDownUpstreamToolRefusedUntilItReturns(t *testing.T) {
 	}
 	if sum := runRecord(t, c, waiting["run_id"])["state"].(map[string]any)["sum"]; sum != 9.0 {
 		t.Fatalf("sum = %v", sum)
+	}
+}
+
+// An upstream tool's secret arguments never reach the audit trail: a
+// field its schema marks writeOnly or format "password", and one an
+// override lists in secret_fields, are recorded as [REDACTED] in the run
+// of a gateway call, while the upstream gets them whole.
+func TestGatewayUpstreamSecretsRedacted(t *testing.T) {
+	up := server.NewMCPServer("vaultish", "1.0.0")
+	var got map[string]any
+	up.AddTool(mcp.NewTool("login", mcp.WithDescription("Logs in."),
+		mcp.WithString("user", mcp.Required()),
+		mcp.WithString("password", mcp.Required(), mcp.PropertyOption(func(p map[string]any) { p["writeOnly"] = true })),
+		mcp.WithString("pin", mcp.PropertyOption(func(p map[string]any) { p["format"] = "password" })),
+		mcp.WithString("otp"),
+		mcp.WithReadOnlyHintAnnotation(true)),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			got = req.GetArguments()
+			return mcp.NewToolResultStructured(map[string]any{"ok": true}, "ok"), nil
+		})
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(up))
+	t.Cleanup(hs.Close)
+	e := newGatewayEnv(t, agent.Config{}, host.WithUpstreams(host.UpstreamSpec{Name: "crm", URL: hs.URL + "/mcp",
+		Overrides: map[string]host.ToolOverride{"login": {SecretFields: []string{"otp"}}}}))
+	c := e.stdioClient(t, clientOpts{})
+	args := map[string]any{"user": "ada", "password": "hunter2-secret", "pin": "4711-secret", "otp": "998877-secret"}
+	if out := call(t, c, "crm__login", args); out["ok"] != true {
+		t.Fatalf("crm__login: %v", out)
+	}
+	if !maps.Equal(got, args) {
+		t.Fatalf("the upstream got %v, want %v", got, args)
+	}
+	raw, _ := json.Marshal(latestGatewayRun(t, c, "crm.login"))
+	if strings.Contains(string(raw), "-secret") || !strings.Contains(string(raw), `"user":"ada"`) {
+		t.Fatalf("audit record: %s", raw)
 	}
 }

@@ -28,11 +28,12 @@ const (
 )
 
 // MCPOptions observe every request an mcp-go server serves, through
-// mcp-go's tracing hooks: a server span named after the method ("tools/call
-// execute" for a tool call, with gen_ai.tool.name), failed when the answer
-// is an error or a tool result with isError; its parent is the trace
-// context in the request's _meta (traceparent) or HTTP headers; and
-// ordo_mcp_requests_total and ordo_mcp_request_duration_seconds by method.
+// mcp-go's tracing hooks: a server span named after the method ("other"
+// for one MCP does not define; "tools/call execute" for a tool call, with
+// gen_ai.tool.name), failed when the answer is an error or a tool result
+// with isError; its parent is the trace context in the request's _meta
+// (traceparent) or HTTP headers; and ordo_mcp_requests_total and
+// ordo_mcp_request_duration_seconds by method.
 func (m *Metrics) MCPOptions() []server.ServerOption {
 	return []server.ServerOption{
 		server.WithTracer(mcpTracer{m}),
@@ -69,7 +70,7 @@ func (t mcpTracer) Start(ctx context.Context, name string, kind tracing.SpanKind
 	if !mcpMethods[method] {
 		label = "other"
 	}
-	kv := []attribute.KeyValue{attrMCPMethod.String(method)}
+	kv := []attribute.KeyValue{attrMCPMethod.String(label)}
 	for _, a := range attrs {
 		switch a.Key {
 		case "mcp.session.id":
@@ -78,24 +79,26 @@ func (t mcpTracer) Start(ctx context.Context, name string, kind tracing.SpanKind
 			kv = append(kv, attrMCPProtocol.String(a.Value))
 		}
 	}
-	ctx, span := tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(kv...))
-	s := &mcpSpan{span: span, m: t.m, method: method, label: label, start: time.Now()}
+	// An unknown method is named "other" in the span too: its name is the
+	// client's text, which would mint span names without bound.
+	ctx, span := tracer.Start(ctx, label, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(kv...))
+	s := &mcpSpan{span: span, m: t.m, label: label, start: time.Now()}
 	return tracing.ContextWithSpan(ctx, s), s
 }
 
 // mcpSpan is one request's span and its metrics.
 type mcpSpan struct {
-	span          trace.Span
-	m             *Metrics
-	method, label string
-	start         time.Time
-	failed        atomic.Bool
+	span   trace.Span
+	m      *Metrics
+	label  string // the method, or "other" (mcpMethods)
+	start  time.Time
+	failed atomic.Bool
 }
 
 func (s *mcpSpan) SetAttributes(attrs ...tracing.Attribute) {
 	for _, a := range attrs {
 		if a.Key == "mcp.tool.name" {
-			s.span.SetName(s.method + " " + a.Value)
+			s.span.SetName(s.label + " " + a.Value)
 			s.span.SetAttributes(semconv.GenAIToolNameKey.String(a.Value))
 		}
 	}
@@ -106,6 +109,9 @@ func (s *mcpSpan) RecordError(err error) { s.span.RecordError(err) }
 func (s *mcpSpan) SetStatus(code tracing.StatusCode, description string) {
 	if code == tracing.StatusError {
 		s.failed.Store(true)
+		if s.label == "other" { // "Method NAME not found": the client's text again
+			description = "method not found"
+		}
 		s.span.SetStatus(codes.Error, description)
 	}
 }

@@ -37,7 +37,7 @@ func Decide(cfg Config, a contracts.Action, c contracts.Contract, scopes []strin
 	if matchTool(cfg.DenyTools, a.Tool) {
 		deny = append(deny, "tenant denies tool "+a.Tool)
 	}
-	if missing := missingScopes(c.ScopesRequired, scopes, cfg.GrantedScopes); len(missing) > 0 {
+	if missing := MissingScopes(c.ScopesRequired, scopes, cfg.GrantedScopes); len(missing) > 0 {
 		deny = append(deny, "missing scope "+strings.Join(missing, ", "))
 	}
 	tags := tagsOf(a, c)
@@ -138,7 +138,9 @@ func tagsOf(a contracts.Action, c contracts.Contract) []string {
 	return slices.Compact(tags)
 }
 
-func missingScopes(required, caller, granted []string) []string {
+// MissingScopes lists the scopes of required that neither caller nor
+// granted holds; "*" in either holds them all.
+func MissingScopes(required, caller, granted []string) []string {
 	if slices.Contains(granted, "*") || slices.Contains(caller, "*") {
 		return nil
 	}

@@ -160,3 +160,20 @@ func TestToolCountBounded(t *testing.T) {
 		t.Fatalf("%d contracts, skipped %v", len(set.contracts), set.skipped)
 	}
 }
+
+// Arguments the schema marks writeOnly or format "password", and those an
+// override lists, are the contract's secret fields; a writeOnly false or
+// another format is not.
+func TestSecretFieldsFromSchema(t *testing.T) {
+	ts := tools(t, `[{"name":"login","inputSchema":{"type":"object","properties":{
+	  "user":{"type":"string","writeOnly":false},"password":{"type":"string","writeOnly":true},
+	  "pin":{"type":"string","format":"password"},"mail":{"type":"string","format":"email"},"otp":{"type":"string"}}}}]`)
+	set := buildTools("up", ts, map[string]host.ToolOverride{"login": {SecretFields: []string{"otp", "password"}}})
+	if len(set.contracts) != 1 || !slices.Equal(set.contracts[0].SecretFields, []string{"otp", "password", "pin"}) {
+		t.Fatalf("contracts %+v skipped %+v", set.contracts, set.skipped)
+	}
+	bad := host.UpstreamSpec{Name: "up", URL: "http://127.0.0.1:9/mcp", Overrides: map[string]host.ToolOverride{"login": {SecretFields: []string{""}}}}
+	if err := bad.Check(); contracts.CodeOf(err) != contracts.CodeInvalidInput || !strings.Contains(err.Error(), "overrides.login.secret_fields") {
+		t.Fatalf("an empty secret field: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,12 +14,14 @@ import (
 
 // TestGatewayScopesFromPolicy: with expose_tools, a catalog tool called
 // directly is judged with the caller's configured scopes, like its runs:
-// the stdio user ("local") may record only when policy.users grants it.
+// the stdio user ("local") may record only when policy.users grants it;
+// without the scope ledger__record is not listed to them, and call_tool
+// is denied (2010).
 func TestGatewayScopesFromPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		users   string
-		wantErr bool
-	}{{"{local: [ledger:write]}", false}, {"{ada: [ledger:write]}", true}} {
+		granted bool
+	}{{"{local: [ledger:write]}", true}, {"{ada: [ledger:write]}", false}} {
 		cfg := load(t, "expose_tools: true\npolicy:\n  default_scopes: []\n  users: "+tc.users+"\n")
 		a := open(t, cfg)
 		srv, err := a.MCPServer("test", envOf())
@@ -27,14 +30,24 @@ func TestGatewayScopesFromPolicy(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = srv.Close() })
 		c := stdioClient(t, func(ctx context.Context, in io.Reader, out io.Writer) error { return srv.ServeStdio(ctx, in, out) })
-		res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{
+		tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := slices.ContainsFunc(tools.Tools, func(tl mcp.Tool) bool { return tl.Name == "ledger__record" })
+		_, direct := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{
 			Name: "ledger__record", Arguments: map[string]any{"entry": "x"}}})
+		if listed != tc.granted || (direct == nil) != tc.granted {
+			t.Errorf("users %s: ledger__record listed %v, direct call error %v", tc.users, listed, direct)
+		}
+		res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{
+			Name: "call_tool", Arguments: map[string]any{"tool": "ledger.record", "arguments": map[string]any{"entry": "y"}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		text := res.Content[0].(mcp.TextContent).Text
-		if res.IsError != tc.wantErr || (tc.wantErr && !strings.Contains(text, "2010")) {
-			t.Errorf("users %s: isError %v: %s", tc.users, res.IsError, text)
+		if res.IsError == tc.granted || (!tc.granted && !strings.Contains(text, "2010")) {
+			t.Errorf("users %s: call_tool isError %v: %s", tc.users, res.IsError, text)
 		}
 	}
 }

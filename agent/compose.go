@@ -56,7 +56,8 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 }
 
 // printable is an answer as a person may be shown it: without control
-// characters but for line breaks and tabs. The answer is printed by
+// characters but for line breaks and tabs, and without bidirectional-format
+// characters (which reorder what a terminal shows). The answer is printed by
 // `ordo run` and by MCP clients in terminals, and its text comes from a
 // model (which may copy a tool's output), from tools' results or from a
 // plan's summaries, any of which may hold an escape sequence that would
@@ -65,7 +66,7 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 func printable(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' || unicode.Is(unicode.Bidi_Control, r) {
 			return -1
 		}
 		return r

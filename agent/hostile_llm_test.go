@@ -246,6 +246,15 @@ func TestAnswerHoldsNoTerminalControls(t *testing.T) {
 
 func jsonText(s string) string { b, _ := json.Marshal(s); return string(b) }
 
+// TestPrintableDropsBidiControls: bidirectional-format characters (a
+// right-to-left override, say) would reorder what a terminal shows of an
+// answer, as `ordo`'s tables already guard against; printable drops them.
+func TestPrintableDropsBidiControls(t *testing.T) {
+	if got := printable("pay \u202eevil\u202c now\u2066!\u2069\n\tok"); got != "pay evil now!\n\tok" {
+		t.Fatalf("printable: %q", got)
+	}
+}
+
 // TestModelQuestionsHoldNoTerminalControls: the planner's clarification
 // questions reach a person's terminal as an interrupt (`ordo run` asks
 // them at its prompt); escape sequences in them are removed there, as in

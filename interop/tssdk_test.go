@@ -98,9 +98,10 @@ func TestTypeScriptSDKStdio(t *testing.T) {
 	// Ordo writes them all before the result; the SDK, though, runs
 	// notification handlers in a microtask, so notifications that arrive
 	// in one read with the result are dropped (the result removes the
-	// progress handler first). The last step is quick and the interrupt
-	// follows it at once, so its success and "interrupted" may be lost;
-	// nothing before the last step's start may be.
+	// progress handler first). When the steps are quick, that read can
+	// hold every step's events (seen in CI: all after the policy
+	// decisions), so what arrives must be the stream's beginning, in
+	// order, with at least the run's start.
 	var got []string
 	succeeded := 0
 	for _, p := range r.Progress {
@@ -110,9 +111,9 @@ func TestTypeScriptSDKStdio(t *testing.T) {
 		}
 	}
 	g := strings.Join(got, " ")
-	if !strings.HasPrefix(strings.Join(want, " ")+" ", g+" ") || strings.Count(g, "step_started") != n-1 ||
+	if len(got) == 0 || !strings.HasPrefix(strings.Join(want, " ")+" ", g+" ") ||
 		r.Progress[len(r.Progress)-1].Progress != float64(succeeded) {
-		t.Errorf("progress %+v, want events %v (the last two may be dropped), progress counting the steps done", r.Progress, want)
+		t.Errorf("progress %+v, want the beginning of %v, progress counting the steps done", r.Progress, want)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +50,13 @@ func TestMigrateCheckpointsToLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	var want []string // every migration after the first
+	for v := 2; v <= len(migrations); v++ {
+		want = append(want, fmt.Sprint("embedded schema ", v))
+	}
+	if !slices.Equal(s.Migrated(), want) {
+		t.Fatalf("Migrated() = %q, want %q", s.Migrated(), want)
+	}
 	got, old := storetest.RequireMigrated(t, s, full)
 	// Both carry on as deltas.
 	storetest.RequireCarriesOn(t, s, got, old)

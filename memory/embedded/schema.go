@@ -80,31 +80,34 @@ CREATE TABLE IF NOT EXISTS run_requests (
 }
 
 // migrate brings the schema up to date in one immediate transaction, so two
-// processes opening a new file at once cannot both create it.
-func migrate(ctx context.Context, db *sql.DB) error {
+// processes opening a new file at once cannot both create it, and returns
+// the migrations it applied ("embedded schema N", N the version reached).
+func migrate(ctx context.Context, db *sql.DB) ([]string, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tx.Rollback()
 	var v int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return err
+		return nil, err
 	}
 	if v > len(migrations) {
-		return contracts.Errorf(contracts.CodeCheckpointFormat,
+		return nil, contracts.Errorf(contracts.CodeCheckpointFormat,
 			"store schema version %d is newer than this build knows (%d)", v, len(migrations)).With("schema_version", v)
 	}
 	if v == len(migrations) {
-		return nil // up to date: no write, so no sync, at every start
+		return nil, nil // up to date: no write, so no sync, at every start
 	}
+	var applied []string
 	for ; v < len(migrations); v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("schema migration %d: %w", v+1, err)
+			return nil, fmt.Errorf("schema migration %d: %w", v+1, err)
 		}
+		applied = append(applied, fmt.Sprintf("embedded schema %d", v+1))
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
-		return err
+		return nil, err
 	}
-	return tx.Commit()
+	return applied, tx.Commit()
 }

@@ -28,6 +28,7 @@ type Store struct {
 	// fullSync: the file runs synchronous=FULL, so a batch of lease
 	// changes alone may skip its sync (see unsynced).
 	fullSync bool
+	migrated []string // the schema migrations Open applied
 }
 
 var (
@@ -72,7 +73,8 @@ func open(path, synchronous string) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
 	ctx := context.Background()
-	if err := migrate(ctx, w); err != nil {
+	migrated, err := migrate(ctx, w)
+	if err != nil {
 		w.Close()
 		if contracts.CodeOf(err) == contracts.CodeCheckpointFormat {
 			return nil, err
@@ -85,7 +87,7 @@ func open(path, synchronous string) (*Store, error) {
 		return nil, memory.StoreError("open store", err)
 	}
 	r.SetMaxOpenConns(4)
-	s := &Store{w: w, r: r, fullSync: synchronous == "FULL"}
+	s := &Store{w: w, r: r, fullSync: synchronous == "FULL", migrated: migrated}
 	if s.load, err = r.PrepareContext(ctx, loadQuery); err != nil {
 		r.Close()
 		w.Close()
@@ -99,6 +101,11 @@ func open(path, synchronous string) (*Store, error) {
 	}
 	return s, nil
 }
+
+// Migrated returns the schema migrations Open applied to the file, oldest
+// first ("embedded schema N"; a new file gets them all), for `ordo migrate`
+// to report: opening the file is what migrates it.
+func (s *Store) Migrated() []string { return slices.Clone(s.migrated) }
 
 // Close lets the Saves already queued commit, then closes the file.
 func (s *Store) Close() error {

@@ -432,7 +432,7 @@ func PluginDataDir(cfg *config.Config, name string) string {
 }
 
 // Migrate brings the configured store's schema up to date and returns the
-// migrations it applied (the embedded store creates its schema on open).
+// migrations it applied (the embedded store migrates its file on open).
 func Migrate(ctx context.Context, cfg *config.Config) ([]string, error) {
 	if cfg.IsPostgres() {
 		return migratePostgres(ctx, cfg)
@@ -441,7 +441,7 @@ func Migrate(ctx context.Context, cfg *config.Config) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, st.Close()
+	return st.(*embedded.Store).Migrated(), st.Close()
 }
 
 // allToolsMax is the engine's all_tools_max: the file's 0 ("always rank")

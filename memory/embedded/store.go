@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +80,9 @@ func open(path, synchronous string) (*Store, error) {
 		if contracts.CodeOf(err) == contracts.CodeCheckpointFormat {
 			return nil, err
 		}
+		if why := cannotWrite(abs); why != nil {
+			err = fmt.Errorf("%w; %w", err, why)
+		}
 		return nil, memory.StoreError(fmt.Sprintf("open store %s", abs), err)
 	}
 	r, err := sql.Open("sqlite", uri+"?"+common+"&_query_only=1")
@@ -100,6 +104,41 @@ func open(path, synchronous string) (*Store, error) {
 		return nil, memory.StoreError("open store", err)
 	}
 	return s, nil
+}
+
+// cannotWrite says why the store file at path cannot be written, if the
+// file system is why: the file may not be opened for writing, or no file
+// can be written beside it (its -wal and -shm live there; the -shm needs
+// 32 KiB). SQLite's own words for these ("unable to open database file",
+// "attempt to write a readonly database", "disk I/O error") do not say
+// which. Called only once opening failed.
+func cannotWrite(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
+	}
+	dir := filepath.Dir(path)
+	probe, err := os.CreateTemp(dir, ".ordo-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, unwrapPath(err))
+	}
+	defer os.Remove(probe.Name())
+	_, err = probe.Write(make([]byte, 64<<10))
+	if err = errors.Join(err, probe.Close()); err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, unwrapPath(err))
+	}
+	return nil
+}
+
+// unwrapPath drops the *fs.PathError's operation and path: the message
+// names the file already.
+func unwrapPath(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
 }
 
 // Migrated returns the schema migrations Open applied to the file, oldest

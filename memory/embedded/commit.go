@@ -122,7 +122,7 @@ func (w *writer) stop() {
 func (s *Store) commit(ctx context.Context, run *contracts.Run, e memory.Entry, l lease) error {
 	req := &saveReq{ctx: ctx, run: run, e: e, l: l, done: make(chan struct{})}
 	if err := s.enqueue(req); err != nil {
-		return err
+		return memory.StoreError("save checkpoint", err)
 	}
 	if req.err == nil {
 		s.sizes.Set(run.ID, req.next, run.Status.Final())
@@ -151,7 +151,7 @@ func (s *Store) enqueue(req *saveReq) error {
 	w.closeMu.RLock()
 	if w.closed {
 		w.closeMu.RUnlock()
-		return memory.StoreError("save checkpoint", errClosed)
+		return errClosed
 	}
 	w.queue <- req
 	w.closeMu.RUnlock()
@@ -210,7 +210,7 @@ func (s *Store) tryBatch(batch []*saveReq) (again bool) {
 	if err != nil {
 		for _, req := range batch {
 			if !req.bad {
-				req.err = memory.StoreError("save checkpoint", err)
+				req.err = req.failed(err)
 			}
 		}
 		return false
@@ -254,11 +254,20 @@ func (s *Store) tryBatch(batch []*saveReq) (again bool) {
 	if err != nil {
 		for _, req := range batch {
 			if req.err == nil {
-				req.err = memory.StoreError("save checkpoint", err)
+				req.err = req.failed(err)
 			}
 		}
 	}
 	return false
+}
+
+// failed is req's error when its transaction could not begin or commit: a
+// Save's says so; another write's caller names its own operation.
+func (req *saveReq) failed(err error) error {
+	if req.fn != nil {
+		return err
+	}
+	return memory.StoreError("save checkpoint", err)
 }
 
 // leasesOnly reports whether the batch's writes are all lease changes

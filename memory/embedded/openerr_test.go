@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory/embedded"
@@ -156,7 +157,7 @@ func TestOpenSaysWhy(t *testing.T) {
 }
 
 // TestOpenOnFullDisk (root: a 256 KiB tmpfs): on a full file system a
-// Save is refused with CodeStore and changes nothing, and Open says the
+// Save and a lease change are refused with CodeStore and change nothing, and Open says the
 // disk is full (SQLite said "disk I/O error (4874)": it could not grow
 // the -shm file); once space is freed the store opens, the run loads as it
 // was, and the refused Save succeeds.
@@ -197,6 +198,12 @@ func TestOpenOnFullDisk(t *testing.T) {
 	fillDisk(t, fill)
 	if err := s.Save(ctx, next); contracts.CodeOf(err) != contracts.CodeStore || !strings.Contains(err.Error(), "disk is full") {
 		t.Fatalf("Save on a full disk: %v", err)
+	}
+	// A lease change refused for the disk is named for itself, once (it
+	// was "acquire lease: ordo 9002: save checkpoint: ...").
+	if err := s.Acquire(ctx, "r1", "me", time.Minute); contracts.CodeOf(err) != contracts.CodeStore ||
+		err.Error() != "ordo 9002: acquire lease: database or disk is full (13)" {
+		t.Fatalf("Acquire on a full disk: %v", err)
 	}
 	s.Close()
 	os.Remove(fill)

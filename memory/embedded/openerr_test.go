@@ -4,7 +4,6 @@ package embedded_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/fulldisk"
 	"github.com/ordo-run/ordo/memory/embedded"
 	"github.com/ordo-run/ordo/memory/storetest"
 )
@@ -162,14 +162,7 @@ func TestOpenSaysWhy(t *testing.T) {
 // the -shm file); once space is freed the store opens, the run loads as it
 // was, and the refused Save succeeds.
 func TestOpenOnFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=256k"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	mnt := fulldisk.Mount(t, 256)
 	path, fill := filepath.Join(mnt, "ordo.db"), filepath.Join(mnt, "fill")
 	ctx := context.Background()
 	first := storetest.SimpleRun("r1", "u", contracts.RunRunning, 1, storetest.Base)
@@ -195,7 +188,7 @@ func TestOpenOnFullDisk(t *testing.T) {
 	if err := s.Save(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	fillDisk(t, fill)
+	fulldisk.Fill(t, fill)
 	if err := s.Save(ctx, next); contracts.CodeOf(err) != contracts.CodeStore || !strings.Contains(err.Error(), "disk is full") {
 		t.Fatalf("Save on a full disk: %v", err)
 	}
@@ -209,7 +202,7 @@ func TestOpenOnFullDisk(t *testing.T) {
 	os.Remove(fill)
 	open().Close() // folds the -wal into the file and removes it with the -shm
 
-	fillDisk(t, fill)
+	fulldisk.Fill(t, fill)
 	_, err = embedded.Open(path)
 	if contracts.CodeOf(err) != contracts.CodeStore || !strings.Contains(err.Error(), "cannot write in "+mnt+": no space left on device") {
 		t.Fatalf("Open on a full disk: %v", err)
@@ -219,24 +212,5 @@ func TestOpenOnFullDisk(t *testing.T) {
 	defer s.Close()
 	if err := s.Save(ctx, next); err != nil {
 		t.Fatalf("the refused Save, again: %v", err)
-	}
-}
-
-// fillDisk writes to file until its file system is full.
-func fillDisk(t *testing.T, file string) {
-	t.Helper()
-	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	block := make([]byte, 4096)
-	for {
-		if _, err := f.Write(block); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return
-		}
 	}
 }

@@ -2,7 +2,9 @@ package patterns
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/gob"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -149,6 +151,7 @@ func Open(dir string, emb embed.Embedder, opts Options) (*Memory, error) {
 	if dir == "" {
 		m.db = chromem.NewDB()
 	} else {
+		restorePrev(dir, opts.Logger)
 		db, err := chromem.NewPersistentDB(dir, false)
 		if err != nil && setAsideCut(dir, opts.Logger) > 0 {
 			db, err = chromem.NewPersistentDB(dir, false)
@@ -173,6 +176,30 @@ func Open(dir string, emb embed.Embedder, opts Options) (*Memory, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// restorePrev puts back the records a killed process left moved aside
+// while it rewrote them (add): NAME.gob.prev, the record before the write,
+// replaces a NAME.gob that is missing or cut off, and is removed beside one
+// that reads whole. Like setAsideCut it waits cutWait first, so that a
+// write another process is making right now is left alone.
+func restorePrev(dir string, log *slog.Logger) {
+	found, _ := filepath.Glob(filepath.Join(dir, "*", "*.gob"+prevSuffix))
+	if len(found) == 0 {
+		return
+	}
+	time.Sleep(cutWait)
+	for _, prev := range found {
+		if _, err := os.Stat(prev); err != nil {
+			continue // its writer finished meanwhile
+		}
+		f := strings.TrimSuffix(prev, prevSuffix)
+		if readGob(f, &chromem.Document{}) == nil {
+			os.Remove(prev)
+		} else if os.Rename(prev, f) == nil {
+			log.Warn("pattern memory: a record cut off by a crash was put back as it was before", "file", f)
+		}
+	}
 }
 
 // chromemMeta is the file in which chromem-go keeps a collection's name.
@@ -357,7 +384,15 @@ func (m *Memory) store(ctx context.Context, r Record, v []float32) error {
 	}
 	doc := chromem.Document{ID: r.ID, Content: r.Text, Embedding: v,
 		Metadata: map[string]string{metaUser: r.User, metaKey: keyOf(r), metaRecord: string(raw)}}
-	if err := m.cols[r.Namespace].AddDocument(ctx, doc); err != nil {
+	col := m.cols[r.Namespace]
+	prev, errPrev := col.GetByID(ctx, r.ID)
+	if err := m.add(ctx, col, doc); err != nil {
+		// The process must not keep what the disk refused either.
+		if errPrev == nil {
+			_ = m.add(ctx, col, prev)
+		} else {
+			_ = col.Delete(ctx, nil, nil, r.ID)
+		}
 		return contracts.Errorf(contracts.CodeStore, "store %s memory: %w", r.Namespace, err).With("id", r.ID)
 	}
 	if m.manifestOK.Load() {
@@ -368,6 +403,39 @@ func (m *Memory) store(ctx context.Context, r Record, v []float32) error {
 	}
 	m.manifestOK.Store(true)
 	return nil
+}
+
+// prevSuffix marks a record's file moved aside while it is rewritten (add).
+const prevSuffix = ".prev"
+
+// add writes doc through chromem-go, which truncates a record's file before
+// it writes the new version: a full disk or a kill in between would leave
+// neither version, and the next Open would set the cut file aside (a
+// template a person saved, gone). So the file is moved aside first, put
+// back if the write fails and removed once it succeeded; Open puts back
+// one a kill left aside (restorePrev).
+func (m *Memory) add(ctx context.Context, col *chromem.Collection, doc chromem.Document) error {
+	if m.dir == "" {
+		return col.AddDocument(ctx, doc)
+	}
+	path := filepath.Join(m.dir, hash2hex(col.Name), hash2hex(doc.ID)+".gob")
+	moved := os.Rename(path, path+prevSuffix) == nil
+	err := col.AddDocument(ctx, doc)
+	switch {
+	case !moved:
+	case err != nil:
+		os.Rename(path+prevSuffix, path)
+	default:
+		os.Remove(path + prevSuffix)
+	}
+	return err
+}
+
+// hash2hex is how chromem-go names a collection's directory and a
+// record's file: the first 4 bytes of the name's SHA-256, in hex.
+func hash2hex(name string) string {
+	h := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(h[:4])
 }
 
 // keyOf is the exact part of a record's consolidation key.

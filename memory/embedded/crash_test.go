@@ -1,7 +1,6 @@
 package embedded_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testchild"
 	"github.com/ordo-run/ordo/memory/embedded"
 )
 
@@ -88,16 +88,7 @@ func TestCrashKeepsCommittedCheckpoints(t *testing.T) {
 	committed := map[string]int64{}
 	for round := range 4 {
 		kill := 20 + rng.IntN(60)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashEnv+"="+path)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(out)
+		cmd, sc := testchild.Start(t, "TestCrashChild", crashEnv+"="+path)
 		for seen := 0; seen < kill && sc.Scan(); seen++ {
 			record(t, cmd, sc.Text(), committed)
 		}

@@ -1,17 +1,15 @@
 package patterns_test
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/testchild"
 	"github.com/ordo-run/ordo/memory/patterns"
 )
 
@@ -59,16 +57,7 @@ func TestKilledWriteKeepsTheTemplate(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(20261127, 3))
 	for round := range 12 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestTemplateWriterChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashEnv+"="+dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(out)
+		cmd, sc := testchild.Start(t, "TestTemplateWriterChild", crashEnv+"="+dir)
 		for seen := 2 + rng.IntN(20); seen > 0 && sc.Scan(); seen-- {
 			if !strings.HasPrefix(sc.Text(), "saved ") {
 				cmd.Process.Kill()
@@ -76,7 +65,8 @@ func TestKilledWriteKeepsTheTemplate(t *testing.T) {
 			}
 		}
 		cmd.Process.Kill()
-		io.Copy(io.Discard, out)
+		for sc.Scan() {
+		}
 		cmd.Wait()
 
 		m, err := patterns.Open(dir, nil, patterns.Options{Logger: slog.New(slog.DiscardHandler)})

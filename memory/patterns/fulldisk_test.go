@@ -51,3 +51,41 @@ func TestTemplateSurvivesAFullDisk(t *testing.T) {
 	}
 	want(open(t, dir, patterns.Options{}), "reopened")
 }
+
+// TestFullDiskBeforeTheManifest: the disk fills just as a new store
+// writes its first record (one page free: the record fits, the manifest
+// beside it does not). The save is refused and, once space is freed, the
+// store opens and works. Before, the record stayed without a manifest and
+// every later start failed ("has records but no usable manifest", 9002):
+// no `ordo run` until the directory was deleted by hand.
+func TestFullDiskBeforeTheManifest(t *testing.T) {
+	mnt := fulldisk.Mount(t, 512)
+	dir := filepath.Join(mnt, "patterns")
+	m := open(t, dir, patterns.Options{}) // its collections, no record, no manifest yet
+	fill := filepath.Join(mnt, "fill")
+	fulldisk.Fill(t, fill)
+	st, err := os.Stat(fill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(fill, st.Size()-4096); err != nil {
+		t.Fatal(err)
+	}
+	plan := contracts.Plan{Version: "1.0", Goal: report, Actions: []contracts.Action{{ID: "a1", Tool: "chat.post"}}}
+	if err := m.SaveTemplate(t.Context(), "ann", "weekly", plan); contracts.CodeOf(err) != contracts.CodeStore {
+		t.Fatalf("saving on a full disk: %v", err)
+	}
+	if err := os.Remove(fill); err != nil {
+		t.Fatal(err)
+	}
+	m, err = patterns.Open(dir, nil, patterns.Options{})
+	if err != nil {
+		t.Fatalf("after a full disk: %v", err)
+	}
+	if err := m.SaveTemplate(t.Context(), "ann", "weekly", plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Template(t.Context(), "ann", "weekly"); err != nil {
+		t.Fatal(err)
+	}
+}

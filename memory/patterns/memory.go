@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -294,6 +295,12 @@ func (m *Memory) readManifest() (embed.Manifest, error) {
 		return embed.Manifest{}, nil
 	}
 	mf, err := embed.ReadManifest(m.manifestPath())
+	if _, unreadable := errors.AsType[*fs.PathError](err); err != nil && !unreadable {
+		// Cut off (a power cut after its rename) or garbled: as good as
+		// none, which reconcile mends.
+		m.log.Warn("pattern memory: its manifest does not parse", "path", m.manifestPath(), "err", err)
+		return embed.Manifest{}, nil
+	}
 	if err != nil {
 		return mf, contracts.Errorf(contracts.CodeInvalidConfig, "read pattern memory manifest: %w", err).With("path", m.manifestPath())
 	}
@@ -313,7 +320,7 @@ func (m *Memory) writeManifest() error {
 
 // reconcile adopts the stored dimension, or re-embeds every record when the
 // store was written by another embedder (vectors of two models are never
-// compared).
+// compared) or its manifest is gone, writing the manifest last.
 func (m *Memory) reconcile(ctx context.Context, old embed.Manifest) error {
 	total := 0
 	for _, col := range m.cols {
@@ -322,30 +329,64 @@ func (m *Memory) reconcile(ctx context.Context, old embed.Manifest) error {
 	if total == 0 {
 		return nil
 	}
-	if old.Format != storeFormat || old.Dim <= 0 {
-		return contracts.Errorf(contracts.CodeStore, "pattern memory in %s has records but no usable manifest", m.dir).With("dir", m.dir)
+	if old.Format > storeFormat {
+		return contracts.Errorf(contracts.CodeStore, "pattern memory in %s is format %d, newer than this build knows (%d)",
+			m.dir, old.Format, storeFormat).With("dir", m.dir)
 	}
-	m.dim.Store(int64(old.Dim))
-	if old.Identity == m.emb.Identity() {
-		m.manifestOK.Store(true)
-		return nil
+	if old.Format == storeFormat && old.Dim > 0 {
+		m.dim.Store(int64(old.Dim))
+		if old.Identity == m.emb.Identity() {
+			m.manifestOK.Store(true)
+			return nil
+		}
+		m.log.Info("embedder changed; re-embedding pattern memory", "old", old.Identity, "new", m.emb.Identity(), "records", total)
+	} else {
+		m.log.Warn("pattern memory has no usable manifest; re-embedding its records", "dir", m.dir, "records", total)
 	}
-	m.log.Info("embedder changed; re-embedding pattern memory", "old", old.Identity, "new", m.emb.Identity(), "records", total)
 	var all []Record
 	for _, ns := range Namespaces {
-		rs, err := m.scan(ctx, ns, nil)
+		rs, err := m.stored(ns)
 		if err != nil {
 			return err
 		}
 		all = append(all, rs...)
 	}
+	// The manifest names the new embedder only once every record has its
+	// vectors: one cut off part way (a kill, the embedder failing) still
+	// names the old one, so the next Open re-embeds again.
 	m.dim.Store(0)
+	m.manifestOK.Store(true)
 	for _, r := range all {
 		if err := m.put(ctx, r); err != nil {
 			return err
 		}
 	}
-	return nil
+	return m.writeManifest()
+}
+
+// stored reads every record of ns from its files: re-embedding cut off
+// part way leaves vectors of two sizes, which no query can scan.
+func (m *Memory) stored(ns Namespace) ([]Record, error) {
+	files, err := filepath.Glob(filepath.Join(m.dir, hash2hex(string(ns)), "*.gob"))
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeStore, "read %s memory: %w", ns, err)
+	}
+	var out []Record
+	for _, f := range files {
+		if filepath.Base(f) == chromemMeta {
+			continue
+		}
+		var d chromem.Document
+		if err := readGob(f, &d); err != nil {
+			return nil, contracts.Errorf(contracts.CodeStore, "read %s memory: %w", ns, err).With("file", f)
+		}
+		r, err := decodeRecord(d.Metadata[metaRecord])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // embed returns the vector of one text. Stored and query texts are embedded
@@ -384,6 +425,14 @@ func (m *Memory) store(ctx context.Context, r Record, v []float32) error {
 	}
 	doc := chromem.Document{ID: r.ID, Content: r.Text, Embedding: v,
 		Metadata: map[string]string{metaUser: r.User, metaKey: keyOf(r), metaRecord: string(raw)}}
+	// The manifest first: records without one would refuse every later
+	// Open (a full disk between the two did).
+	if !m.manifestOK.Load() {
+		if err := m.writeManifest(); err != nil {
+			return err
+		}
+		m.manifestOK.Store(true)
+	}
 	col := m.cols[r.Namespace]
 	prev, errPrev := col.GetByID(ctx, r.ID)
 	if err := m.add(ctx, col, doc); err != nil {
@@ -395,13 +444,6 @@ func (m *Memory) store(ctx context.Context, r Record, v []float32) error {
 		}
 		return contracts.Errorf(contracts.CodeStore, "store %s memory: %w", r.Namespace, err).With("id", r.ID)
 	}
-	if m.manifestOK.Load() {
-		return nil
-	}
-	if err := m.writeManifest(); err != nil {
-		return err
-	}
-	m.manifestOK.Store(true)
 	return nil
 }
 

@@ -1,7 +1,9 @@
 package patterns_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -701,5 +703,77 @@ func TestHugePlansAreNotRemembered(t *testing.T) {
 	}
 	if ts, _ := m.Templates(t.Context(), "ann"); len(ts) != 0 {
 		t.Fatalf("templates = %+v", ts)
+	}
+}
+
+// failingEmbedder is an embedder whose service goes away after its first
+// few documents (a remote embedder's outage).
+type failingEmbedder struct {
+	*embed.Hashed
+	left int
+}
+
+func (f *failingEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	if f.left--; f.left < 0 {
+		return nil, errors.New("embedder unavailable")
+	}
+	return f.Hashed.EmbedDocuments(ctx, texts)
+}
+
+// TestReembeddingCutOffIsDoneAgain: re-embedding for a new embedder that
+// fails part way leaves the manifest naming the old one, so the next Open
+// re-embeds every record again. Before, the first record re-embedded
+// wrote the new embedder into the manifest: the next Open re-embedded
+// nothing and the records not yet done kept the old model's vectors,
+// which queries then compared with the new model's.
+func TestReembeddingCutOffIsDoneAgain(t *testing.T) {
+	dir := t.TempDir()
+	seedAnn(t, open(t, dir, patterns.Options{}))
+	small := embed.NewHashed(embed.HashedOptions{Dim: 64})
+	if _, err := patterns.Open(dir, &failingEmbedder{Hashed: small, left: 1}, patterns.Options{}); err == nil {
+		t.Fatal("re-embedding with a failing embedder succeeded")
+	}
+	m, err := patterns.Open(dir, small, patterns.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := m.Examples(t.Context(), "ann", report, 1)
+	if err != nil || len(ex) != 1 || ex[0].Similarity < 0.99 {
+		t.Fatalf("examples after a cut-off re-embedding: %+v %v", ex, err)
+	}
+	if match, err := m.MatchTemplate(t.Context(), "ann", "weekly "+report); err != nil || match == nil || match.Name != "weekly" {
+		t.Fatalf("template offered after a cut-off re-embedding: %+v %v", match, err)
+	}
+}
+
+// TestOpenWithoutAManifest: records whose manifest is gone or unreadable
+// (a power cut after its rename, before the disk had its bytes; a hand
+// that deleted it) are re-embedded with the embedder at hand and the
+// manifest written again. Before, Open refused (9002 "no usable manifest",
+// 1014 for an empty file), and every `ordo` command with it.
+func TestOpenWithoutAManifest(t *testing.T) {
+	for name, damage := range map[string]func(string) error{
+		"missing": os.Remove,
+		"empty":   func(f string) error { return os.Truncate(f, 0) },
+		"garbage": func(f string) error { return os.WriteFile(f, []byte("{\"format\":"), 0o600) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			seedAnn(t, open(t, dir, patterns.Options{}))
+			manifest := filepath.Join(dir, "ordo-patterns.json")
+			if err := damage(manifest); err != nil {
+				t.Fatal(err)
+			}
+			m := open(t, dir, patterns.Options{Logger: slog.New(slog.DiscardHandler)})
+			if match, err := m.MatchTemplate(t.Context(), "ann", "weekly "+report); err != nil || match == nil || match.Name != "weekly" {
+				t.Fatalf("template offered: %+v %v", match, err)
+			}
+			if ex, err := m.Examples(t.Context(), "ann", report, 1); err != nil || len(ex) != 1 || ex[0].Similarity < 0.99 {
+				t.Fatalf("examples: %+v %v", ex, err)
+			}
+			if b, err := os.ReadFile(manifest); err != nil || !strings.Contains(string(b), `"dim":256`) {
+				t.Fatalf("manifest not written again: %s %v", b, err)
+			}
+		})
 	}
 }

@@ -44,7 +44,8 @@ var (
 const busyTimeout = 10 * time.Second
 
 // Open opens (creating if needed) the store file at path and brings its
-// schema up to date. The parent directory is created private to the user.
+// schema up to date. The parent directory and a new file are created
+// private to the user.
 //
 // The file runs in WAL mode with synchronous=FULL: every acknowledged
 // Save survives a crash of the process and of the machine. NORMAL would
@@ -64,6 +65,12 @@ func open(path, synchronous string) (*Store, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, memory.StoreError("create store directory", err)
+	}
+	// A new file is the user's alone, whatever its directory: SQLite would
+	// make it 0644, and its -wal and -shm take its mode. Runs hold goals,
+	// tool results and people's answers. (An empty file is a new database.)
+	if f, err := os.OpenFile(abs, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+		f.Close()
 	}
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
 	common := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1", busyTimeout.Milliseconds())

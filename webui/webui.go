@@ -63,6 +63,11 @@ type Console struct {
 	sessions *sessions
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
+	// origin refuses a browser's post from another origin. Cookies ignore
+	// ports and SameSite lets a sibling subdomain through, so a page there
+	// could plant the sign-in form's cookie and post a matching form,
+	// signing the victim in as the attacker; the CSRF tokens cannot tell.
+	origin *http.CrossOriginProtection
 }
 
 // New builds the console.
@@ -80,7 +85,7 @@ func New(opts Options) (*Console, error) {
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeInternal, "webui templates: %w", err)
 	}
-	c := &Console{opts: opts, log: opts.Logger, sessions: newSessions(opts.SessionTTL), pages: pages}
+	c := &Console{opts: opts, log: opts.Logger, sessions: newSessions(opts.SessionTTL), pages: pages, origin: http.NewCrossOriginProtection()}
 	c.routes()
 	return c, nil
 }
@@ -123,6 +128,12 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+	if err := c.origin.Check(r); err != nil {
+		c.log.Info("console: cross-origin request refused", "method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"))
+		c.fail(w, r, c.sessions.from(r), http.StatusForbidden, contracts.Errorf(contracts.CodeForbidden,
+			"this request came from another site (%s), not from this console: open the console's own page and try again", err))
+		return
+	}
 	c.mux.ServeHTTP(w, r)
 }
 

@@ -326,3 +326,63 @@ func TestSecureCookiesBehindTLSProxy(t *testing.T) {
 		t.Fatalf("cookies set: %v", names)
 	}
 }
+
+// TestCrossOriginPostsRefused: cookies ignore ports, so a page on another
+// port of the console's host (or a sibling subdomain) can plant the
+// sign-in form's CSRF cookie and post a matching form: the victim would
+// be signed in as the attacker (login CSRF). A browser's post from
+// another origin (Sec-Fetch-Site, else Origin against Host) is refused
+// with 403 and code 2003 before anything else is read; the console's own
+// posts (same-origin) go through.
+func TestCrossOriginPostsRefused(t *testing.T) {
+	s := newStack(t)
+	attacker := "http://127.0.0.1:1" // another port of the same host: same-site
+	post := func(b *browser, path string, form url.Values, h map[string]string) *http.Response {
+		t.Helper()
+		if !form.Has("csrf") {
+			form.Set("csrf", b.csrf)
+		}
+		req, _ := http.NewRequest(http.MethodPost, s.ts.URL+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		res, err := b.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	victim := s.browser(t)
+	victim.get("/ui/signin") // holds a planted-looking pair: cookie and form field agree
+	for _, h := range []map[string]string{{"Sec-Fetch-Site": "same-site", "Origin": attacker}, {"Origin": attacker}} {
+		res := post(victim, "/ui/signin", url.Values{"token": {bobToken}}, h)
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("sign-in posted from %v: %s, want 403", h, res.Status)
+		}
+		for _, c := range res.Cookies() {
+			if c.Name == "ordo_session" {
+				t.Fatalf("sign-in posted from %v set a session", h)
+			}
+		}
+	}
+	if res, _ := victim.get("/ui/runs"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the victim is signed in after a cross-origin sign-in: %s", res.Status)
+	}
+
+	b := s.browser(t).signIn(bobToken)
+	id := b.startPlan(echoPlan("g", "x", 1))
+	s.waitStatus(t, id, contracts.RunInterrupted)
+	b.get("/ui/runs/" + id)
+	if res := post(b, "/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}, map[string]string{"Sec-Fetch-Site": "cross-site"}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("approve posted from another site: %s, want 403", res.Status)
+	}
+	if run := s.waitStatus(t, id, contracts.RunInterrupted); len(run.Decisions) != 0 {
+		t.Fatalf("decisions %+v after a refused post", run.Decisions)
+	}
+	if res := post(b, "/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}, map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": s.ts.URL}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve from the console itself: %s, want 303", res.Status)
+	}
+	s.waitStatus(t, id, contracts.RunCompleted)
+}

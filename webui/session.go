@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -116,15 +118,33 @@ func overTLS(r *http.Request) bool {
 
 // signInPage shows the token form, with a fresh CSRF token bound to a
 // short-lived cookie (no session exists yet to hold it).
+// ?next= is the page to go back to after signing in (returnTo).
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
+	next := returnTo(r.URL.Query().Get("next"))
 	if c.sessions.from(r) != nil {
-		http.Redirect(w, r, "/ui/runs", http.StatusSeeOther)
+		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	c.showSignIn(w, r, http.StatusOK, nil)
+	c.showSignIn(w, r, http.StatusOK, next, nil)
 }
 
-func (c *Console) showSignIn(w http.ResponseWriter, r *http.Request, status int, err error) {
+// returnTo is where to go after signing in: the console page the
+// sign-in link named, as its path and query, else the runs list. Only a
+// clean path under /ui/ passes (no scheme, no host, no //, no backslash
+// a browser would read as /, no control character, nothing climbing out
+// with ..), so a link to the sign-in page cannot send anyone elsewhere.
+func returnTo(next string) string {
+	const home = "/ui/runs"
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Opaque != "" || u.User != nil || u.Host != "" || u.Fragment != "" ||
+		strings.ContainsAny(next, "\\") || strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f }) ||
+		!strings.HasPrefix(u.Path, Prefix) || path.Clean(u.Path) != u.Path || strings.HasPrefix(next, "//") {
+		return home
+	}
+	return next
+}
+
+func (c *Console) showSignIn(w http.ResponseWriter, r *http.Request, status int, next string, err error) {
 	token := randomToken()
 	setCookie(w, r, preCookie, token, 600)
 	w.WriteHeader(status)
@@ -132,30 +152,31 @@ func (c *Console) showSignIn(w http.ResponseWriter, r *http.Request, status int,
 	if err != nil {
 		ce = contracts.AsError(err)
 	}
-	c.render(w, "signin", &session{csrf: token}, map[string]any{"Error": ce})
+	c.render(w, "signin", &session{csrf: token}, map[string]any{"Error": ce, "Next": next})
 }
 
 // signIn checks the bearer token the way the HTTP transport does
 // (mcpserver.Server.Identify) and starts a session.
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	next := returnTo(r.PostFormValue("next"))
 	pre, err := r.Cookie(preCookie)
 	form := r.PostFormValue(csrfField)
 	if err != nil || pre.Value == "" || subtle.ConstantTimeCompare([]byte(pre.Value), []byte(form)) != 1 {
-		c.showSignIn(w, r, http.StatusForbidden, contracts.Errorf(contracts.CodeForbidden, "the sign-in form is stale (CSRF token mismatch): try again").With("field", csrfField))
+		c.showSignIn(w, r, http.StatusForbidden, next, contracts.Errorf(contracts.CodeForbidden, "the sign-in form is stale (CSRF token mismatch): try again").With("field", csrfField))
 		return
 	}
 	id, ok := c.opts.MCP.Identify(strings.TrimSpace(r.PostFormValue("token")))
 	if !ok {
 		c.log.Info("console sign-in refused", "remote", r.RemoteAddr)
-		c.showSignIn(w, r, http.StatusUnauthorized, contracts.Errorf(contracts.CodeUnauthorized, "that token is not valid").With("field", "token"))
+		c.showSignIn(w, r, http.StatusUnauthorized, next, contracts.Errorf(contracts.CodeUnauthorized, "that token is not valid").With("field", "token"))
 		return
 	}
 	cookie, _ := c.sessions.create(id)
 	setCookie(w, r, preCookie, "", -1)
 	setCookie(w, r, sessionCookie, cookie, int(c.opts.SessionTTL/time.Second))
 	c.log.Info("console sign-in", "user", id.User)
-	http.Redirect(w, r, "/ui/runs", http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *session) {

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -385,4 +387,49 @@ func TestCrossOriginPostsRefused(t *testing.T) {
 		t.Fatalf("approve from the console itself: %s, want 303", res.Status)
 	}
 	s.waitStatus(t, id, contracts.RunCompleted)
+}
+
+// TestSignInReturnsToThePage: the page that found its sign-in gone (a
+// restart, an expiry) links to /ui/signin?next=ITS_PATH, and signing in
+// goes back there; a next that is not a console path (another site, a
+// scheme, //host, a backslash, a path climbing out of /ui/) goes to the
+// runs list: no open redirect.
+func TestSignInReturnsToThePage(t *testing.T) {
+	s := newStack(t)
+	signIn := func(next string) string {
+		t.Helper()
+		b := s.browser(t)
+		_, body := b.get("/ui/signin?next=" + url.QueryEscape(next))
+		form := url.Values{"token": {bobToken}}
+		if m := regexp.MustCompile(`name="next" value="([^"]*)"`).FindStringSubmatch(body); m != nil {
+			form.Set("next", html.UnescapeString(m[1]))
+		}
+		res, body := b.post("/ui/signin", form)
+		if res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("sign in with next %q: %s\n%s", next, res.Status, body)
+		}
+		// Signed in already, the sign-in page goes to next as well.
+		again, _ := b.get("/ui/signin?next=" + url.QueryEscape(next))
+		if got := again.Header.Get("Location"); got != res.Header.Get("Location") {
+			t.Fatalf("signed in, /ui/signin?next=%q goes to %q, the sign-in to %q", next, got, res.Header.Get("Location"))
+		}
+		return res.Header.Get("Location")
+	}
+	for _, next := range []string{"/ui/runs/run_0123?x=1", "/ui/session?id=a%26b", "/ui/tools?q=notes"} {
+		if got := signIn(next); got != next {
+			t.Errorf("next %q: went to %q", next, got)
+		}
+	}
+	for _, next := range []string{"", "https://evil.example/ui/runs", "//evil.example/ui/runs", "/\\evil.example", "/ui/../mcp",
+		"/ui/runs/..", "javascript:alert(1)", "/mcp", "ui/runs", "/ui/\r\nSet-Cookie: x=1", "/ui/static/../../x"} {
+		if got := signIn(next); got != "/ui/runs" {
+			t.Errorf("next %q: went to %q, want /ui/runs", next, got)
+		}
+	}
+	// A form posted with a next of its own is held to the same rule.
+	b := s.browser(t)
+	b.get("/ui/signin")
+	if res, _ := b.post("/ui/signin", url.Values{"token": {bobToken}, "next": {"//evil.example"}}); res.Header.Get("Location") != "/ui/runs" {
+		t.Fatalf("posted next //evil.example: went to %q", res.Header.Get("Location"))
+	}
 }

@@ -1,7 +1,8 @@
 // Drives the web console of a running `ordo serve --http` in Debian's
 // headless Chromium (playwright-core, no browser download), as a person
 // would: sign in, start a run that needs approval, approve it and watch it
-// complete without a reload, answer a missing input, start two turns of one
+// complete without a reload, answer a missing input, be told of a sign-out
+// under an open page and come back to it signing in, start two turns of one
 // session and find them on its page, fork a run, retry a failed step with
 // an edited payload, check a tool's <script> output stays text, time the
 // page of a 200-step run, and as an admin add and remove a plugin. Run by
@@ -134,6 +135,30 @@ try {
   await page.getByRole("button", { name: "Answer" }).click();
   await waitStatus("completed");
   await page.getByText("Hello, Grace").first().waitFor();
+
+  step("signed out under an open page: told so, and signing in again comes back to it");
+  const waiting = await startRun(plan("greet Lin", "Hello, {{name}}", { name: "Lin" }, false));
+  await page.getByRole("button", { name: "Approve" }).waitFor();
+  const other = await ctx.newPage(); // the same person signs out in another tab
+  await other.goto(base + "/ui/runs");
+  await other.getByRole("button", { name: "Sign out" }).click();
+  await other.waitForURL(/\/ui\/signin$/);
+  await other.close();
+  const before = errors.length;
+  check(await page.locator("#signed-out").isHidden(), "no sign-out notice while signed in");
+  await page.getByRole("button", { name: "Approve" }).click();
+  await page.locator("#signed-out").waitFor();
+  await page.locator("form.d-approve .form-error", { hasText: /^2001 / }).waitFor();
+  check((await status().textContent()) === "interrupted", "nothing was approved");
+  // The refusal is a 401, which Chromium logs as a failed load: expected.
+  check(errors.slice(before).every((e) => /status of 401/.test(e)), "no other script error: " + errors.slice(before).join("; "));
+  errors.length = before;
+  await page.getByRole("link", { name: "Sign in again" }).click();
+  await page.getByLabel("Token").fill(env("BOB_TOKEN"));
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(waiting);
+  await page.getByRole("button", { name: "Approve" }).click();
+  await waitStatus("completed");
 
   step("two turns of one session, in order on its page");
   await page.goto(base + "/ui/runs/new");

@@ -442,9 +442,13 @@ func (c *Console) runView(run *contracts.Run) *runView {
 
 // runEvents is the run's event stream for the page's EventSource, which
 // sends the session cookie rather than a bearer token: the same stream as
-// GET /runs/{id}/events (mcpserver.Server.ServeRunEvents).
+// GET /runs/{id}/events (mcpserver.Server.ServeRunEvents). It ends with
+// the session: a stream opened before signing out serves no more.
 func (c *Console) runEvents(w http.ResponseWriter, r *http.Request, s *session) {
-	c.opts.MCP.ServeRunEvents(w, r, s.id)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	c.opts.MCP.ServeRunEvents(w, r.WithContext(ctx), s.id)
 }
 
 // eventKinds are the event names a run's stream uses (RunDelta.Kind: the

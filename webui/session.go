@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -33,6 +34,10 @@ type session struct {
 	id      mcpserver.Identity
 	csrf    string
 	expires time.Time
+	// ctx ends when the session does (sign-out, expiry), and with it
+	// what the session holds open: its run event streams.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // csrfOK compares a presented CSRF token in constant time.
@@ -66,10 +71,12 @@ func digest(v string) string {
 func (ss *sessions) create(id mcpserver.Identity) (cookie string, s *session) {
 	cookie = randomToken()
 	s = &session{key: digest(cookie), id: id, csrf: randomToken(), expires: ss.now().Add(ss.ttl)}
+	s.ctx, s.cancel = context.WithDeadline(context.Background(), s.expires)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for k, old := range ss.m { // drop expired sessions as new ones come
 		if ss.now().After(old.expires) {
+			old.cancel()
 			delete(ss.m, k)
 		}
 	}
@@ -95,6 +102,7 @@ func (ss *sessions) from(r *http.Request) *session {
 func (ss *sessions) end(s *session) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	s.cancel()
 	delete(ss.m, s.key)
 }
 

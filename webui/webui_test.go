@@ -433,3 +433,59 @@ func TestSignInReturnsToThePage(t *testing.T) {
 		t.Fatalf("posted next //evil.example: went to %q", res.Header.Get("Location"))
 	}
 }
+
+// TestSignOutEndsEventStreams: signing out ends the session's open event
+// streams too; before, a stream opened before the sign-out went on
+// serving the run's steps and results to a browser no longer signed in.
+func TestSignOutEndsEventStreams(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t).signIn(bobToken)
+	id := b.startPlan(echoPlan("g", "after sign-out", 1))
+	run := s.waitStatus(t, id, contracts.RunInterrupted)
+	res, err := b.c.Get(s.ts.URL + "/ui/runs/" + id + "/events?after=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("events: %s", res.Status)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		for sc := bufio.NewScanner(res.Body); sc.Scan(); {
+			lines <- sc.Text()
+		}
+	}()
+	last := fmt.Sprintf("id: %d", run.Seq)
+	for seen, backlog := false, true; backlog; { // up to the end of the event of the run as it waits
+		select {
+		case l := <-lines:
+			seen = seen || l == last
+			backlog = !seen || l != ""
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %q in the event stream", last)
+		}
+	}
+	b.get("/ui/runs/" + id)
+	if res, _ := b.post("/ui/signout", url.Values{}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %s", res.Status)
+	}
+	var after []string
+	ended := time.After(10 * time.Second)
+	for open := true; open; {
+		select {
+		case l, ok := <-lines:
+			after, open = append(after, l), ok
+		case <-ended:
+			t.Fatalf("the event stream is still open 10 s after signing out (read %q)", after)
+		}
+	}
+	s.browser(t).signIn(adaToken).approve(id) // the run moves on: nothing more reaches the old stream
+	s.waitStatus(t, id, contracts.RunCompleted)
+	for _, l := range after {
+		if strings.HasPrefix(l, "event: ") || strings.HasPrefix(l, "data: ") {
+			t.Fatalf("after signing out the stream sent %q", l)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,19 +85,44 @@ func (ss *sessions) create(id mcpserver.Identity) (cookie string, s *session) {
 	return cookie, s
 }
 
-// from returns the request's live session, or nil.
+// from returns the request's live session, or nil. Two session cookies
+// are none: one was planted (see planted).
 func (ss *sessions) from(r *http.Request) *session {
-	c, err := r.Cookie(sessionCookie)
-	if err != nil || c.Value == "" {
+	cs := r.CookiesNamed(sessionCookie)
+	if len(cs) != 1 || cs[0].Value == "" {
 		return nil
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	s := ss.m[digest(c.Value)]
+	s := ss.m[digest(cs[0].Value)]
 	if s == nil || ss.now().After(s.expires) {
 		return nil
 	}
 	return s
+}
+
+// planted reports a request with more than one session cookie. Cookies
+// ignore ports, so a page on another port of this host can set its own
+// (the attacker's session, at a longer path, which the browser sends
+// first); the console could not tell whose is whose, so it signs out.
+func planted(r *http.Request) bool { return len(r.CookiesNamed(sessionCookie)) > 1 }
+
+// clearSessionCookies expires the session cookie at every path a cookie
+// sent with r may have: each prefix of r's path that ends at a slash,
+// with and without it.
+func clearSessionCookies(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	paths := []string{p}
+	for i := range len(p) {
+		if p[i] == '/' {
+			paths = append(paths, p[:i], p[:i+1])
+		}
+	}
+	for _, at := range slices.Compact(slices.Sorted(slices.Values(paths))) {
+		if at != "" {
+			setCookie(w, r, sessionCookie, "", -1, at)
+		}
+	}
 }
 
 func (ss *sessions) end(s *session) {
@@ -106,8 +132,13 @@ func (ss *sessions) end(s *session) {
 	delete(ss.m, s.key)
 }
 
-func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/ui", MaxAge: maxAge,
+// setCookie sets a console cookie, at /ui unless a path is given.
+func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int, at ...string) {
+	p := "/ui"
+	if len(at) > 0 {
+		p = at[0]
+	}
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: p, MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r)})
 }
 

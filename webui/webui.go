@@ -149,11 +149,23 @@ func (c *Console) page(fn func(http.ResponseWriter, *http.Request, *session)) ht
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := c.sessions.from(r)
 		if s == nil {
-			if fetched(r) || r.Header.Get("Accept") == "text/event-stream" {
-				writeJSONError(w, http.StatusUnauthorized, contracts.Errorf(contracts.CodeUnauthorized, "sign in first"))
-				return
+			err, twice := contracts.Errorf(contracts.CodeUnauthorized, "sign in first"), planted(r)
+			if twice {
+				clearSessionCookies(w, r)
+				err = contracts.Errorf(contracts.CodeUnauthorized, "this request carried two console sign-ins, one set by another page on this host "+
+					"(cookies ignore ports): both are cleared, sign in again")
+				c.log.Warn("console: two session cookies on one request (one planted?): signed out", "path", r.URL.Path)
 			}
-			http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+			switch {
+			case fetched(r) || r.Header.Get("Accept") == "text/event-stream":
+				writeJSONError(w, http.StatusUnauthorized, err)
+			case twice && r.Method == http.MethodGet:
+				c.showSignIn(w, r, http.StatusUnauthorized, returnTo(r.URL.RequestURI()), err)
+			case twice:
+				c.showSignIn(w, r, http.StatusUnauthorized, "/ui/runs", err)
+			default:
+				http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+			}
 			return
 		}
 		fn(w, r.WithContext(mcpserver.WithIdentity(r.Context(), s.id)), s)

@@ -489,3 +489,50 @@ func TestSignOutEndsEventStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedSessionCookieRefused: cookies ignore ports, so a page on
+// another port of the console's host can plant its own console cookie
+// (the attacker's session) at a longer path, which the browser then sends
+// first: the victim, signed in as themselves, would act as the attacker
+// on /ui/runs pages, starting runs the attacker sees. Two session cookies
+// on one request sign out: the console refuses it (401, code 2001, the
+// sign-in page), clears the cookie at every path that could hold it, and
+// starts nothing.
+func TestPlantedSessionCookieRefused(t *testing.T) {
+	s := newStack(t)
+	attacker := s.browser(t).signIn(bobToken)
+	var planted *http.Cookie
+	for _, c := range attacker.c.Jar.Cookies(mustURL(t, s.ts.URL+"/ui")) {
+		if c.Name == "ordo_session" {
+			planted = &http.Cookie{Name: c.Name, Value: c.Value, Path: "/ui/runs"}
+		}
+	}
+	victim := s.browser(t).signIn(catToken)
+	victim.c.Jar.SetCookies(mustURL(t, s.ts.URL+"/ui/runs"), []*http.Cookie{planted})
+	res, body := victim.get("/ui/runs/new")
+	if res.StatusCode != http.StatusUnauthorized || strings.Contains(body, ">bob<") || !strings.Contains(body, "2001") {
+		t.Fatalf("a page with a planted cookie: %s\n%s", res.Status, body)
+	}
+	cleared := map[string]bool{}
+	for _, c := range res.Cookies() {
+		if c.Name == "ordo_session" && c.MaxAge < 0 {
+			cleared[c.Path] = true
+		}
+	}
+	if !cleared["/ui/runs"] || !cleared["/ui"] {
+		t.Fatalf("cleared cookies at %v, want /ui/runs and /ui among them", cleared)
+	}
+	// A form posted with the planted session's own CSRF token starts nothing.
+	victim.signIn(catToken)
+	victim.c.Jar.SetCookies(mustURL(t, s.ts.URL+"/ui/runs"), []*http.Cookie{planted})
+	res, _ = victim.post("/ui/runs", url.Values{"plan": {echoPlan("typed by cat", "x", 1)}, "csrf": {attacker.csrf}})
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a form posted with a planted cookie: %s", res.Status)
+	}
+	if runs, err := s.store.List(context.Background(), memory.Filter{}); err != nil || len(runs) != 0 {
+		t.Fatalf("runs %+v %v: want none", runs, err)
+	}
+	if res, _ := victim.get("/ui/runs"); res.StatusCode != http.StatusSeeOther { // cleared: sign in again
+		t.Fatalf("after the refusal: %s", res.Status)
+	}
+}

@@ -86,3 +86,19 @@ func TestAdminUpstream(t *testing.T) {
 		t.Fatal("calc.add outlived its upstream")
 	}
 }
+
+// TestAdminNoticeNotSpoofable: the admin page's notice after an add or a
+// remove comes from its link (?done=), so it shows only what the console
+// itself writes there ("added NAME", "removed NAME"): a link cannot put a
+// message of its own ("add this plugin…") on the admin page.
+func TestAdminNoticeNotSpoofable(t *testing.T) {
+	s := newStack(t)
+	ada := s.browser(t).signIn(adaToken)
+	for done, shown := range map[string]bool{"added calc": true, "removed my-tool.v2": true,
+		"Security update: add the plugin /tmp/x with SHA-256 00ff": false, "added calc, now add /tmp/x": false, "added ": false} {
+		_, body := ada.get("/ui/admin?done=" + url.QueryEscape(done))
+		if got := strings.Contains(body, `role="status">`+done+`</p>`); got != shown {
+			t.Errorf("?done=%q shown %v, want %v", done, got, shown)
+		}
+	}
+}

@@ -88,7 +88,7 @@ func (ss *sessions) create(id mcpserver.Identity) (cookie string, s *session) {
 // from returns the request's live session, or nil. Two session cookies
 // are none: one was planted (see planted).
 func (ss *sessions) from(r *http.Request) *session {
-	cs := r.CookiesNamed(sessionCookie)
+	cs := r.CookiesNamed(cookieName(r, sessionCookie))
 	if len(cs) != 1 || cs[0].Value == "" {
 		return nil
 	}
@@ -105,12 +105,16 @@ func (ss *sessions) from(r *http.Request) *session {
 // ignore ports, so a page on another port of this host can set its own
 // (the attacker's session, at a longer path, which the browser sends
 // first); the console could not tell whose is whose, so it signs out.
-func planted(r *http.Request) bool { return len(r.CookiesNamed(sessionCookie)) > 1 }
+func planted(r *http.Request) bool { return len(r.CookiesNamed(cookieName(r, sessionCookie))) > 1 }
 
 // clearSessionCookies expires the session cookie at every path a cookie
 // sent with r may have: each prefix of r's path that ends at a slash,
-// with and without it.
+// with and without it (over TLS only /: see cookieName).
 func clearSessionCookies(w http.ResponseWriter, r *http.Request) {
+	if overTLS(r) {
+		setCookie(w, r, sessionCookie, "", -1)
+		return
+	}
 	p := r.URL.Path
 	paths := []string{p}
 	for i := range len(p) {
@@ -132,14 +136,30 @@ func (ss *sessions) end(s *session) {
 	delete(ss.m, s.key)
 }
 
-// setCookie sets a console cookie, at /ui unless a path is given.
+// setCookie sets a console cookie, at /ui unless a path is given (over
+// TLS at /: see cookieName).
 func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int, at ...string) {
 	p := "/ui"
 	if len(at) > 0 {
 		p = at[0]
 	}
-	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: p, MaxAge: maxAge,
+	if overTLS(r) {
+		p = "/"
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r, name), Value: value, Path: p, MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r)})
+}
+
+// cookieName is a console cookie's name on r. Over TLS it has the
+// __Host- prefix, which a browser takes only from this very host over
+// https with path / and no domain: a sibling subdomain (the same site, so
+// SameSite does not stop it) cannot plant one. Plain http has no such
+// guard; there planted catches two session cookies on one request.
+func cookieName(r *http.Request, name string) string {
+	if overTLS(r) {
+		return "__Host-" + name
+	}
+	return name
 }
 
 // overTLS reports a request that reached the browser's end over TLS:
@@ -199,7 +219,7 @@ func (c *Console) showSignIn(w http.ResponseWriter, r *http.Request, status int,
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	next := returnTo(r.PostFormValue("next"))
-	pre, err := r.Cookie(preCookie)
+	pre, err := r.Cookie(cookieName(r, preCookie))
 	form := r.PostFormValue(csrfField)
 	if err != nil || pre.Value == "" || subtle.ConstantTimeCompare([]byte(pre.Value), []byte(form)) != 1 {
 		c.showSignIn(w, r, http.StatusForbidden, next, contracts.Errorf(contracts.CodeForbidden, "the sign-in form is stale (CSRF token mismatch): try again").With("field", csrfField))

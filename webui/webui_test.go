@@ -324,8 +324,26 @@ func TestSecureCookiesBehindTLSProxy(t *testing.T) {
 			}
 		}
 	}
-	if !names["ordo_signin"] || !names["ordo_session"] {
-		t.Fatalf("cookies set: %v", names)
+	if !names["__Host-ordo_signin"] || !names["__Host-ordo_session"] {
+		t.Fatalf("cookies set: %v, want __Host- ones (a subdomain cannot set those)", names)
+	}
+	for _, c := range cookies {
+		if c.Path != "/" || c.Domain != "" {
+			t.Errorf("cookie %s at path %q domain %q: a __Host- cookie is at / for its host alone", c.Name, c.Path, c.Domain)
+		}
+	}
+	if res, body := b.get("/ui/runs"); res.StatusCode != http.StatusOK || !strings.Contains(body, ">bob<") {
+		t.Fatalf("runs through the proxy: %s", res.Status)
+	}
+	// A session cookie without the prefix (what a sibling subdomain could
+	// set for the whole site) is no sign-in over https.
+	direct := s.browser(t).signIn(catToken)
+	planted := s.browser(t)
+	planted.c.Transport = proxy.Client().Transport
+	planted.s = &stack{ts: proxy}
+	planted.c.Jar.SetCookies(mustURL(t, proxy.URL+"/ui"), direct.c.Jar.Cookies(mustURL(t, s.ts.URL+"/ui")))
+	if res, _ := planted.get("/ui/runs"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("an unprefixed session cookie over https: %s, want the sign-in", res.Status)
 	}
 }
 

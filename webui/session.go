@@ -69,17 +69,33 @@ func digest(v string) string {
 	return hex.EncodeToString(d[:])
 }
 
+// MaxSignIns bounds one user's sign-ins held at once (they live in
+// memory): signing in once more signs out their oldest.
+const MaxSignIns = 32
+
 func (ss *sessions) create(id mcpserver.Identity) (cookie string, s *session) {
 	cookie = randomToken()
 	s = &session{key: digest(cookie), id: id, csrf: randomToken(), expires: ss.now().Add(ss.ttl)}
 	s.ctx, s.cancel = context.WithDeadline(context.Background(), s.expires)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	var oldest *session // the user's, to sign out when they hold MaxSignIns
+	held := 0
 	for k, old := range ss.m { // drop expired sessions as new ones come
-		if ss.now().After(old.expires) {
+		switch {
+		case ss.now().After(old.expires):
 			old.cancel()
 			delete(ss.m, k)
+		case old.id.User == id.User:
+			held++
+			if oldest == nil || old.expires.Before(oldest.expires) {
+				oldest = old
+			}
 		}
+	}
+	if held >= MaxSignIns {
+		oldest.cancel()
+		delete(ss.m, oldest.key)
 	}
 	ss.m[s.key] = s
 	return cookie, s

@@ -554,3 +554,25 @@ func TestPlantedSessionCookieRefused(t *testing.T) {
 		t.Fatalf("after the refusal: %s", res.Status)
 	}
 }
+
+// TestSignInsPerUserBounded: a user's sign-ins are held in memory, so
+// one token signing in again and again (a script, a leaked token) would
+// grow the server without end; each user keeps their most recent sign-ins
+// and the oldest is signed out.
+func TestSignInsPerUserBounded(t *testing.T) {
+	s := newStack(t)
+	first := s.browser(t).signIn(bobToken)
+	cat := s.browser(t).signIn(catToken)
+	var last *browser
+	for range webui.MaxSignIns {
+		last = s.browser(t).signIn(bobToken)
+	}
+	if res, _ := first.get("/ui/runs"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("bob's oldest sign-in after %d more: %s, want signed out", webui.MaxSignIns, res.Status)
+	}
+	for _, b := range []*browser{last, cat} {
+		if res, _ := b.get("/ui/runs"); res.StatusCode != http.StatusOK {
+			t.Fatalf("a recent sign-in, or another user's: %s", res.Status)
+		}
+	}
+}

@@ -300,6 +300,12 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, http.StatusBadRequest, err)
 		return
 	}
+	if in := run.Interrupt; r.PostFormValue("interrupt") != interruptKey(in) {
+		c.fail(w, r, s, http.StatusConflict, contracts.Errorf(contracts.CodeInvalidDecision,
+			"the run has moved on: it now waits for %s%s, not for what this form showed; nothing was decided, look at the page again",
+			in.Kind, strings.TrimSuffix(" of "+in.ActionID, " of ")).With("field", "interrupt"))
+		return
+	}
 	if _, err := c.launch(r.Context(), run.ID, func(ctx context.Context) (*contracts.Run, error) {
 		return c.opts.Engine.Resume(ctx, run.ID, d)
 	}); err != nil {

@@ -362,6 +362,9 @@ func TestCrossOriginPostsRefused(t *testing.T) {
 		if !form.Has("csrf") {
 			form.Set("csrf", b.csrf)
 		}
+		if strings.HasSuffix(path, "/decide") {
+			form.Set("interrupt", b.interrupt)
+		}
 		req, _ := http.NewRequest(http.MethodPost, s.ts.URL+path, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		for k, v := range h {

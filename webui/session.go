@@ -235,9 +235,14 @@ func (c *Console) showSignIn(w http.ResponseWriter, r *http.Request, status int,
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	next := returnTo(r.PostFormValue("next"))
-	pre, err := r.Cookie(cookieName(r, preCookie))
-	form := r.PostFormValue(csrfField)
-	if err != nil || pre.Value == "" || subtle.ConstantTimeCompare([]byte(pre.Value), []byte(form)) != 1 {
+	// Any of the form cookies will do: one planted beside the console's
+	// (cookies ignore ports) must not lock the person out, and one the
+	// attacker knows helps only a form they post, refused as cross-origin.
+	form, match := r.PostFormValue(csrfField), false
+	for _, pre := range r.CookiesNamed(cookieName(r, preCookie)) {
+		match = match || pre.Value != "" && subtle.ConstantTimeCompare([]byte(pre.Value), []byte(form)) == 1
+	}
+	if !match {
 		c.showSignIn(w, r, http.StatusForbidden, next, contracts.Errorf(contracts.CodeForbidden, "the sign-in form is stale (CSRF token mismatch): try again").With("field", csrfField))
 		return
 	}

@@ -579,3 +579,19 @@ func TestSignInsPerUserBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedSignInCookieNoLockout: a page on another port of the host
+// can plant a sign-in form cookie of its own at /ui/signin, which the
+// browser sends before the console's; the console's form still signs in
+// (any of the cookies matching the form's token will do: a planted one
+// only helps a form the attacker posts, and that is refused as
+// cross-origin), rather than refusing every sign-in as stale.
+func TestPlantedSignInCookieNoLockout(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t)
+	b.c.Jar.SetCookies(mustURL(t, s.ts.URL+"/ui/signin"), []*http.Cookie{{Name: "ordo_signin", Value: "planted", Path: "/ui/signin"}})
+	b.get("/ui/signin")
+	if res, body := b.post("/ui/signin", url.Values{"token": {bobToken}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in beside a planted sign-in cookie: %s\n%s", res.Status, body)
+	}
+}

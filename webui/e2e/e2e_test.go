@@ -125,7 +125,7 @@ func attackPages(console, adaSession string) http.Handler {
 	page := func(script, body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprintf(w, "<!doctype html><body>%s<script>%s</script></body>", body, script)
+			fmt.Fprintf(w, `<!doctype html><link rel="icon" href="data:,"><body>%s<script>%s</script></body>`, body, script)
 		}
 	}
 	m := http.NewServeMux()

@@ -3,6 +3,7 @@ package webui
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -19,8 +20,17 @@ type adminData struct {
 // adminPage lists plugins and upstreams with their state, the forms to
 // add and remove them, and the running configuration, secrets hidden.
 func (c *Console) adminPage(w http.ResponseWriter, r *http.Request, s *session) {
-	c.showAdmin(w, r, s, http.StatusOK, nil, r.URL.Query().Get("done"))
+	done := r.URL.Query().Get("done")
+	if !doneNotice.MatchString(done) {
+		done = ""
+	}
+	c.showAdmin(w, r, s, http.StatusOK, nil, done)
 }
+
+// doneNotice is the notice the console's own add and remove link to
+// (?done=): anything else in the link is not shown, so a link cannot
+// dress up a message of its own as the console's.
+var doneNotice = regexp.MustCompile(`^(added|removed) [A-Za-z0-9._-]{1,64}$`)
 
 func (c *Console) showAdmin(w http.ResponseWriter, r *http.Request, s *session, status int, err error, done string) {
 	if err != nil && fetched(r) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -84,5 +85,54 @@ func TestAdminUpstream(t *testing.T) {
 	}
 	if _, body := ada.get("/ui/tools"); strings.Contains(body, "calc.add") {
 		t.Fatal("calc.add outlived its upstream")
+	}
+}
+
+// TestAdminNoticeNotSpoofable: the admin page's notice after an add or a
+// remove comes from its link (?done=), so it shows only what the console
+// itself writes there ("added NAME", "removed NAME"): a link cannot put a
+// message of its own ("add this plugin…") on the admin page.
+func TestAdminNoticeNotSpoofable(t *testing.T) {
+	s := newStack(t)
+	ada := s.browser(t).signIn(adaToken)
+	for done, shown := range map[string]bool{"added calc": true, "removed my-tool.v2": true,
+		"Security update: add the plugin /tmp/x with SHA-256 00ff": false, "added calc, now add /tmp/x": false, "added ": false} {
+		_, body := ada.get("/ui/admin?done=" + url.QueryEscape(done))
+		if got := strings.Contains(body, `role="status">`+done+`</p>`); got != shown {
+			t.Errorf("?done=%q shown %v, want %v", done, got, shown)
+		}
+	}
+}
+
+// TestUpstreamMarkupStaysText: what an upstream MCP server says of its
+// tools (a description with a script, an attribute breakout, a
+// javascript: URL; a schema with the same in a property's description)
+// reaches the tools page and its search as text, never as markup.
+func TestUpstreamMarkupStaysText(t *testing.T) {
+	s := newStack(t)
+	const evil = `<script>window.__x=1</script>"><img src=x onerror=alert(1)><a href="javascript:alert(1)">x</a>`
+	up := server.NewMCPServer("evil", "1.0.0")
+	up.AddTool(mcp.NewTool("lookup", mcp.WithDescription("Look a thing up "+evil), mcp.WithString("q", mcp.Required(), mcp.Description(evil)),
+		mcp.WithReadOnlyHintAnnotation(true)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(evil), nil
+		})
+	ts := httptest.NewServer(server.NewStreamableHTTPServer(up))
+	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() }) // the host holds a stream open
+	ada := s.browser(t).signIn(adaToken)
+	ada.get("/ui/admin")
+	if res, body := ada.post("/ui/admin/plugins", url.Values{"kind": {"upstream"}, "name": {"evil"}, "mcp_url": {ts.URL}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add the upstream: %s\n%s", res.Status, body)
+	}
+	for _, path := range []string{"/ui/tools", "/ui/tools?q=" + url.QueryEscape("look a thing up "+evil)} {
+		_, body := ada.get(path)
+		if !strings.Contains(body, "<code>evil.lookup</code>") || !strings.Contains(body, "&lt;script&gt;window.__x=1&lt;/script&gt;") {
+			t.Fatalf("%s lacks evil.lookup with its description as text:\n%s", path, body)
+		}
+		for _, raw := range []string{"<script>window", "<img src=x", `<a href="javascript:`, `"><img`} {
+			if strings.Contains(body, raw) {
+				t.Fatalf("%s holds %q as markup", path, raw)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -178,10 +179,11 @@ func echoPlan(goal, text string, n int) string {
 
 // browser is a person's cookie-keeping client, signed in or not.
 type browser struct {
-	t    *testing.T
-	s    *stack
-	c    *http.Client
-	csrf string
+	t         *testing.T
+	s         *stack
+	c         *http.Client
+	csrf      string
+	interrupt string // the interrupt the last run page's decision forms answer
 }
 
 func (s *stack) browser(t *testing.T) *browser {
@@ -191,7 +193,10 @@ func (s *stack) browser(t *testing.T) *browser {
 	}}}
 }
 
-var csrfRe = regexp.MustCompile(`name="csrf" content="([0-9a-f]*)"`)
+var (
+	csrfRe      = regexp.MustCompile(`name="csrf" content="([0-9a-f]*)"`)
+	interruptRe = regexp.MustCompile(`name="interrupt" value="([^"]*)"`)
+)
 
 // get fetches a page and remembers its CSRF token.
 func (b *browser) get(path string) (*http.Response, string) {
@@ -205,15 +210,22 @@ func (b *browser) get(path string) (*http.Response, string) {
 	if m := csrfRe.FindSubmatch(body); m != nil && len(m[1]) > 0 {
 		b.csrf = string(m[1])
 	}
+	if m := interruptRe.FindSubmatch(body); m != nil {
+		b.interrupt = html.UnescapeString(string(m[1]))
+	}
 	return res, string(body)
 }
 
 // post submits a form with the page's CSRF token (unless the form sets
-// its own csrf).
+// its own csrf) and, to a run's decide, the interrupt the page showed, as
+// the page's forms do.
 func (b *browser) post(path string, form url.Values) (*http.Response, string) {
 	b.t.Helper()
 	if !form.Has("csrf") {
 		form.Set("csrf", b.csrf)
+	}
+	if strings.HasSuffix(path, "/decide") && !form.Has("interrupt") {
+		form.Set("interrupt", b.interrupt)
 	}
 	res, err := b.c.PostForm(b.s.ts.URL+path, form)
 	if err != nil {

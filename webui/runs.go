@@ -300,6 +300,12 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, http.StatusBadRequest, err)
 		return
 	}
+	if in := run.Interrupt; r.PostFormValue("interrupt") != interruptKey(in) {
+		c.fail(w, r, s, http.StatusConflict, contracts.Errorf(contracts.CodeInvalidDecision,
+			"the run has moved on: it now waits for %s%s, not for what this form showed; nothing was decided, look at the page again",
+			in.Kind, strings.TrimSuffix(" of "+in.ActionID, " of ")).With("field", "interrupt"))
+		return
+	}
 	if _, err := c.launch(r.Context(), run.ID, func(ctx context.Context) (*contracts.Run, error) {
 		return c.opts.Engine.Resume(ctx, run.ID, d)
 	}); err != nil {
@@ -442,9 +448,13 @@ func (c *Console) runView(run *contracts.Run) *runView {
 
 // runEvents is the run's event stream for the page's EventSource, which
 // sends the session cookie rather than a bearer token: the same stream as
-// GET /runs/{id}/events (mcpserver.Server.ServeRunEvents).
+// GET /runs/{id}/events (mcpserver.Server.ServeRunEvents). It ends with
+// the session: a stream opened before signing out serves no more.
 func (c *Console) runEvents(w http.ResponseWriter, r *http.Request, s *session) {
-	c.opts.MCP.ServeRunEvents(w, r, s.id)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	c.opts.MCP.ServeRunEvents(w, r.WithContext(ctx), s.id)
 }
 
 // eventKinds are the event names a run's stream uses (RunDelta.Kind: the

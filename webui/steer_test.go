@@ -259,3 +259,48 @@ func TestReplanFromTheConsole(t *testing.T) {
 		t.Fatalf("replans=%d plans=%d result=%+v", run.ReplanCount, len(run.Plans), run.Result)
 	}
 }
+
+// TestStaleDecisionRefused: a decision form answers the interrupt it was
+// shown with. Two people approve step by step (or one in two tabs, or a
+// page that kept an old form while a note was typed); one approves a1,
+// the run moves on to wait for a2, and the other's Approve, sent from the
+// page that showed a1, would approve a2 unseen. It is refused (409, code
+// 5003) and the run still waits for a2; the form on a fresh page works.
+func TestStaleDecisionRefused(t *testing.T) {
+	cfg := agent.DefaultConfig()
+	cfg.HITL.StepApproval = true
+	s := newStackWith(t, cfg, nil)
+	bob := s.browser(t).signIn(bobToken)
+	ada := s.browser(t).signIn(adaToken)
+	id := bob.startPlan(echoPlan("two steps", "x", 2))
+	bob.approve(id)
+	waitsFor := func(action string) {
+		t.Helper()
+		testwait.For(t, 20*time.Second, func() error {
+			run, err := s.engine.Get(context.Background(), id)
+			if err != nil || run.Interrupt == nil || run.Interrupt.Kind != contracts.InterruptStepApproval || run.Interrupt.ActionID != action {
+				return fmt.Errorf("run %s: %v, want a step approval of %s", id, run, action)
+			}
+			return nil
+		})
+	}
+	waitsFor("a1")
+	bob.get("/ui/runs/" + id) // bob's page shows a1's approval
+	ada.get("/ui/runs/" + id)
+	if res, body := ada.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("ada approves a1: %s\n%s", res.Status, body)
+	}
+	waitsFor("a2")
+	if res, body := bob.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}); res.StatusCode != http.StatusConflict || !strings.Contains(body, "5003") {
+		t.Fatalf("approve from a page showing a1, the run waiting for a2: %s\n%s", res.Status, body)
+	}
+	if res, _ := bob.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}, "interrupt": {""}}); res.StatusCode != http.StatusConflict {
+		t.Fatalf("approve naming no interrupt: %s", res.Status)
+	}
+	waitsFor("a2")
+	bob.get("/ui/runs/" + id)
+	if res, body := bob.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve a2 from a fresh page: %s\n%s", res.Status, body)
+	}
+	s.waitStatus(t, id, contracts.RunCompleted)
+}

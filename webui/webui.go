@@ -63,6 +63,11 @@ type Console struct {
 	sessions *sessions
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
+	// origin refuses a browser's post from another origin. Cookies ignore
+	// ports and SameSite lets a sibling subdomain through, so a page there
+	// could plant the sign-in form's cookie and post a matching form,
+	// signing the victim in as the attacker; the CSRF tokens cannot tell.
+	origin *http.CrossOriginProtection
 }
 
 // New builds the console.
@@ -80,7 +85,7 @@ func New(opts Options) (*Console, error) {
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeInternal, "webui templates: %w", err)
 	}
-	c := &Console{opts: opts, log: opts.Logger, sessions: newSessions(opts.SessionTTL), pages: pages}
+	c := &Console{opts: opts, log: opts.Logger, sessions: newSessions(opts.SessionTTL), pages: pages, origin: http.NewCrossOriginProtection()}
 	c.routes()
 	return c, nil
 }
@@ -123,6 +128,12 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+	if err := c.origin.Check(r); err != nil {
+		c.log.Info("console: cross-origin request refused", "method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"))
+		c.fail(w, r, c.sessions.from(r), http.StatusForbidden, contracts.Errorf(contracts.CodeForbidden,
+			"this request came from another site (%s), not from this console: open the console's own page and try again", err))
+		return
+	}
 	c.mux.ServeHTTP(w, r)
 }
 
@@ -138,11 +149,23 @@ func (c *Console) page(fn func(http.ResponseWriter, *http.Request, *session)) ht
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := c.sessions.from(r)
 		if s == nil {
-			if fetched(r) || r.Header.Get("Accept") == "text/event-stream" {
-				writeJSONError(w, http.StatusUnauthorized, contracts.Errorf(contracts.CodeUnauthorized, "sign in first"))
-				return
+			err, twice := contracts.Errorf(contracts.CodeUnauthorized, "sign in first"), planted(r)
+			if twice {
+				clearSessionCookies(w, r)
+				err = contracts.Errorf(contracts.CodeUnauthorized, "this request carried two console sign-ins, one set by another page on this host "+
+					"(cookies ignore ports): both are cleared, sign in again")
+				c.log.Warn("console: two session cookies on one request (one planted?): signed out", "path", r.URL.Path)
 			}
-			http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+			switch {
+			case fetched(r) || r.Header.Get("Accept") == "text/event-stream":
+				writeJSONError(w, http.StatusUnauthorized, err)
+			case twice && r.Method == http.MethodGet:
+				c.showSignIn(w, r, http.StatusUnauthorized, returnTo(r.URL.RequestURI()), err)
+			case twice:
+				c.showSignIn(w, r, http.StatusUnauthorized, "/ui/runs", err)
+			default:
+				http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+			}
 			return
 		}
 		fn(w, r.WithContext(mcpserver.WithIdentity(r.Context(), s.id)), s)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -322,7 +324,274 @@ func TestSecureCookiesBehindTLSProxy(t *testing.T) {
 			}
 		}
 	}
-	if !names["ordo_signin"] || !names["ordo_session"] {
-		t.Fatalf("cookies set: %v", names)
+	if !names["__Host-ordo_signin"] || !names["__Host-ordo_session"] {
+		t.Fatalf("cookies set: %v, want __Host- ones (a subdomain cannot set those)", names)
+	}
+	for _, c := range cookies {
+		if c.Path != "/" || c.Domain != "" {
+			t.Errorf("cookie %s at path %q domain %q: a __Host- cookie is at / for its host alone", c.Name, c.Path, c.Domain)
+		}
+	}
+	if res, body := b.get("/ui/runs"); res.StatusCode != http.StatusOK || !strings.Contains(body, ">bob<") {
+		t.Fatalf("runs through the proxy: %s", res.Status)
+	}
+	// A session cookie without the prefix (what a sibling subdomain could
+	// set for the whole site) is no sign-in over https.
+	direct := s.browser(t).signIn(catToken)
+	planted := s.browser(t)
+	planted.c.Transport = proxy.Client().Transport
+	planted.s = &stack{ts: proxy}
+	planted.c.Jar.SetCookies(mustURL(t, proxy.URL+"/ui"), direct.c.Jar.Cookies(mustURL(t, s.ts.URL+"/ui")))
+	if res, _ := planted.get("/ui/runs"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("an unprefixed session cookie over https: %s, want the sign-in", res.Status)
+	}
+}
+
+// TestCrossOriginPostsRefused: cookies ignore ports, so a page on another
+// port of the console's host (or a sibling subdomain) can plant the
+// sign-in form's CSRF cookie and post a matching form: the victim would
+// be signed in as the attacker (login CSRF). A browser's post from
+// another origin (Sec-Fetch-Site, else Origin against Host) is refused
+// with 403 and code 2003 before anything else is read; the console's own
+// posts (same-origin) go through.
+func TestCrossOriginPostsRefused(t *testing.T) {
+	s := newStack(t)
+	attacker := "http://127.0.0.1:1" // another port of the same host: same-site
+	post := func(b *browser, path string, form url.Values, h map[string]string) *http.Response {
+		t.Helper()
+		if !form.Has("csrf") {
+			form.Set("csrf", b.csrf)
+		}
+		if strings.HasSuffix(path, "/decide") {
+			form.Set("interrupt", b.interrupt)
+		}
+		req, _ := http.NewRequest(http.MethodPost, s.ts.URL+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		res, err := b.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	victim := s.browser(t)
+	victim.get("/ui/signin") // holds a planted-looking pair: cookie and form field agree
+	for _, h := range []map[string]string{{"Sec-Fetch-Site": "same-site", "Origin": attacker}, {"Origin": attacker}} {
+		res := post(victim, "/ui/signin", url.Values{"token": {bobToken}}, h)
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("sign-in posted from %v: %s, want 403", h, res.Status)
+		}
+		for _, c := range res.Cookies() {
+			if c.Name == "ordo_session" {
+				t.Fatalf("sign-in posted from %v set a session", h)
+			}
+		}
+	}
+	if res, _ := victim.get("/ui/runs"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the victim is signed in after a cross-origin sign-in: %s", res.Status)
+	}
+
+	b := s.browser(t).signIn(bobToken)
+	id := b.startPlan(echoPlan("g", "x", 1))
+	s.waitStatus(t, id, contracts.RunInterrupted)
+	b.get("/ui/runs/" + id)
+	if res := post(b, "/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}, map[string]string{"Sec-Fetch-Site": "cross-site"}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("approve posted from another site: %s, want 403", res.Status)
+	}
+	if run := s.waitStatus(t, id, contracts.RunInterrupted); len(run.Decisions) != 0 {
+		t.Fatalf("decisions %+v after a refused post", run.Decisions)
+	}
+	if res := post(b, "/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}, map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": s.ts.URL}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve from the console itself: %s, want 303", res.Status)
+	}
+	s.waitStatus(t, id, contracts.RunCompleted)
+}
+
+// TestSignInReturnsToThePage: the page that found its sign-in gone (a
+// restart, an expiry) links to /ui/signin?next=ITS_PATH, and signing in
+// goes back there; a next that is not a console path (another site, a
+// scheme, //host, a backslash, a path climbing out of /ui/) goes to the
+// runs list: no open redirect.
+func TestSignInReturnsToThePage(t *testing.T) {
+	s := newStack(t)
+	signIn := func(next string) string {
+		t.Helper()
+		b := s.browser(t)
+		_, body := b.get("/ui/signin?next=" + url.QueryEscape(next))
+		form := url.Values{"token": {bobToken}}
+		if m := regexp.MustCompile(`name="next" value="([^"]*)"`).FindStringSubmatch(body); m != nil {
+			form.Set("next", html.UnescapeString(m[1]))
+		}
+		res, body := b.post("/ui/signin", form)
+		if res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("sign in with next %q: %s\n%s", next, res.Status, body)
+		}
+		// Signed in already, the sign-in page goes to next as well.
+		again, _ := b.get("/ui/signin?next=" + url.QueryEscape(next))
+		if got := again.Header.Get("Location"); got != res.Header.Get("Location") {
+			t.Fatalf("signed in, /ui/signin?next=%q goes to %q, the sign-in to %q", next, got, res.Header.Get("Location"))
+		}
+		return res.Header.Get("Location")
+	}
+	for _, next := range []string{"/ui/runs/run_0123?x=1", "/ui/session?id=a%26b", "/ui/tools?q=notes"} {
+		if got := signIn(next); got != next {
+			t.Errorf("next %q: went to %q", next, got)
+		}
+	}
+	for _, next := range []string{"", "https://evil.example/ui/runs", "//evil.example/ui/runs", "/\\evil.example", "/ui/../mcp",
+		"/ui/runs/..", "javascript:alert(1)", "/mcp", "ui/runs", "/ui/\r\nSet-Cookie: x=1", "/ui/static/../../x"} {
+		if got := signIn(next); got != "/ui/runs" {
+			t.Errorf("next %q: went to %q, want /ui/runs", next, got)
+		}
+	}
+	// A form posted with a next of its own is held to the same rule.
+	b := s.browser(t)
+	b.get("/ui/signin")
+	if res, _ := b.post("/ui/signin", url.Values{"token": {bobToken}, "next": {"//evil.example"}}); res.Header.Get("Location") != "/ui/runs" {
+		t.Fatalf("posted next //evil.example: went to %q", res.Header.Get("Location"))
+	}
+}
+
+// TestSignOutEndsEventStreams: signing out ends the session's open event
+// streams too; before, a stream opened before the sign-out went on
+// serving the run's steps and results to a browser no longer signed in.
+func TestSignOutEndsEventStreams(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t).signIn(bobToken)
+	id := b.startPlan(echoPlan("g", "after sign-out", 1))
+	run := s.waitStatus(t, id, contracts.RunInterrupted)
+	res, err := b.c.Get(s.ts.URL + "/ui/runs/" + id + "/events?after=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("events: %s", res.Status)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		for sc := bufio.NewScanner(res.Body); sc.Scan(); {
+			lines <- sc.Text()
+		}
+	}()
+	last := fmt.Sprintf("id: %d", run.Seq)
+	for seen, backlog := false, true; backlog; { // up to the end of the event of the run as it waits
+		select {
+		case l := <-lines:
+			seen = seen || l == last
+			backlog = !seen || l != ""
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %q in the event stream", last)
+		}
+	}
+	b.get("/ui/runs/" + id)
+	if res, _ := b.post("/ui/signout", url.Values{}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %s", res.Status)
+	}
+	var after []string
+	ended := time.After(10 * time.Second)
+	for open := true; open; {
+		select {
+		case l, ok := <-lines:
+			after, open = append(after, l), ok
+		case <-ended:
+			t.Fatalf("the event stream is still open 10 s after signing out (read %q)", after)
+		}
+	}
+	s.browser(t).signIn(adaToken).approve(id) // the run moves on: nothing more reaches the old stream
+	s.waitStatus(t, id, contracts.RunCompleted)
+	for _, l := range after {
+		if strings.HasPrefix(l, "event: ") || strings.HasPrefix(l, "data: ") {
+			t.Fatalf("after signing out the stream sent %q", l)
+		}
+	}
+}
+
+// TestPlantedSessionCookieRefused: cookies ignore ports, so a page on
+// another port of the console's host can plant its own console cookie
+// (the attacker's session) at a longer path, which the browser then sends
+// first: the victim, signed in as themselves, would act as the attacker
+// on /ui/runs pages, starting runs the attacker sees. Two session cookies
+// on one request sign out: the console refuses it (401, code 2001, the
+// sign-in page), clears the cookie at every path that could hold it, and
+// starts nothing.
+func TestPlantedSessionCookieRefused(t *testing.T) {
+	s := newStack(t)
+	attacker := s.browser(t).signIn(bobToken)
+	var planted *http.Cookie
+	for _, c := range attacker.c.Jar.Cookies(mustURL(t, s.ts.URL+"/ui")) {
+		if c.Name == "ordo_session" {
+			planted = &http.Cookie{Name: c.Name, Value: c.Value, Path: "/ui/runs"}
+		}
+	}
+	victim := s.browser(t).signIn(catToken)
+	victim.c.Jar.SetCookies(mustURL(t, s.ts.URL+"/ui/runs"), []*http.Cookie{planted})
+	res, body := victim.get("/ui/runs/new")
+	if res.StatusCode != http.StatusUnauthorized || strings.Contains(body, ">bob<") || !strings.Contains(body, "2001") {
+		t.Fatalf("a page with a planted cookie: %s\n%s", res.Status, body)
+	}
+	cleared := map[string]bool{}
+	for _, c := range res.Cookies() {
+		if c.Name == "ordo_session" && c.MaxAge < 0 {
+			cleared[c.Path] = true
+		}
+	}
+	if !cleared["/ui/runs"] || !cleared["/ui"] {
+		t.Fatalf("cleared cookies at %v, want /ui/runs and /ui among them", cleared)
+	}
+	// A form posted with the planted session's own CSRF token starts nothing.
+	victim.signIn(catToken)
+	victim.c.Jar.SetCookies(mustURL(t, s.ts.URL+"/ui/runs"), []*http.Cookie{planted})
+	res, _ = victim.post("/ui/runs", url.Values{"plan": {echoPlan("typed by cat", "x", 1)}, "csrf": {attacker.csrf}})
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a form posted with a planted cookie: %s", res.Status)
+	}
+	if runs, err := s.store.List(context.Background(), memory.Filter{}); err != nil || len(runs) != 0 {
+		t.Fatalf("runs %+v %v: want none", runs, err)
+	}
+	if res, _ := victim.get("/ui/runs"); res.StatusCode != http.StatusSeeOther { // cleared: sign in again
+		t.Fatalf("after the refusal: %s", res.Status)
+	}
+}
+
+// TestSignInsPerUserBounded: a user's sign-ins are held in memory, so
+// one token signing in again and again (a script, a leaked token) would
+// grow the server without end; each user keeps their most recent sign-ins
+// and the oldest is signed out.
+func TestSignInsPerUserBounded(t *testing.T) {
+	s := newStack(t)
+	first := s.browser(t).signIn(bobToken)
+	cat := s.browser(t).signIn(catToken)
+	var last *browser
+	for range webui.MaxSignIns {
+		last = s.browser(t).signIn(bobToken)
+	}
+	if res, _ := first.get("/ui/runs"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("bob's oldest sign-in after %d more: %s, want signed out", webui.MaxSignIns, res.Status)
+	}
+	for _, b := range []*browser{last, cat} {
+		if res, _ := b.get("/ui/runs"); res.StatusCode != http.StatusOK {
+			t.Fatalf("a recent sign-in, or another user's: %s", res.Status)
+		}
+	}
+}
+
+// TestPlantedSignInCookieNoLockout: a page on another port of the host
+// can plant a sign-in form cookie of its own at /ui/signin, which the
+// browser sends before the console's; the console's form still signs in
+// (any of the cookies matching the form's token will do: a planted one
+// only helps a form the attacker posts, and that is refused as
+// cross-origin), rather than refusing every sign-in as stale.
+func TestPlantedSignInCookieNoLockout(t *testing.T) {
+	s := newStack(t)
+	b := s.browser(t)
+	b.c.Jar.SetCookies(mustURL(t, s.ts.URL+"/ui/signin"), []*http.Cookie{{Name: "ordo_signin", Value: "planted", Path: "/ui/signin"}})
+	b.get("/ui/signin")
+	if res, body := b.post("/ui/signin", url.Values{"token": {bobToken}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in beside a planted sign-in cookie: %s\n%s", res.Status, body)
 	}
 }

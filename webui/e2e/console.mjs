@@ -1,7 +1,9 @@
 // Drives the web console of a running `ordo serve --http` in Debian's
 // headless Chromium (playwright-core, no browser download), as a person
-// would: sign in, start a run that needs approval, approve it and watch it
-// complete without a reload, answer a missing input, start two turns of one
+// would: refuse a sign-in posted, and a session cookie planted, by a page
+// on another port of the host, sign in, start a run that needs approval,
+// approve it and watch it complete without a reload, answer a missing input, be told of a sign-out
+// under an open page and come back to it signing in, start two turns of one
 // session and find them on its page, fork a run, retry a failed step with
 // an edited payload, check a tool's <script> output stays text, time the
 // page of a 200-step run, and as an admin add and remove a plugin. Run by
@@ -90,8 +92,31 @@ async function waitStatus(s) {
 }
 
 try {
+  step("a page on another port of this host cannot sign you in as someone else");
+  const attacker = env("EVIL_URL");
+  await page.goto(attacker + "/login"); // posts ada's token with a planted CSRF cookie
+  await page.waitForURL(/\/ui\/signin$/);
+  await page.locator(".error", { hasText: /^2003 / }).waitFor();
+  await page.goto(base + "/ui/runs");
+  await page.waitForURL(/\/ui\/signin$/); // not signed in
+  // The refusal is a 403, which Chromium logs as a failed load: expected.
+  check(errors.every((e) => /status of 403/.test(e)), "no other script error: " + errors.join("; "));
+  errors.length = 0;
+
   step("sign in");
   await signIn(env("BOB_TOKEN"));
+
+  step("a session cookie planted from another port signs you out, not in as someone else");
+  await page.goto(attacker + "/plant"); // ada's session at /ui/runs, sent before bob's
+  await page.goto(base + "/ui/runs/new");
+  await page.locator(".error", { hasText: /^2001 .*two console sign-ins/ }).waitFor();
+  check((await page.locator(".who").count()) === 0, "nobody is shown signed in");
+  check(errors.every((e) => /status of 401/.test(e)), "no other script error: " + errors.join("; "));
+  errors.length = 0;
+  await page.getByLabel("Token").fill(env("BOB_TOKEN"));
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/ui\/runs\/new$/);
+  check((await page.locator(".who").textContent()) === "bob", "signed in again as bob, back on the page");
 
   step("inline plan validation");
   await page.goto(base + "/ui/runs/new");
@@ -134,6 +159,31 @@ try {
   await page.getByRole("button", { name: "Answer" }).click();
   await waitStatus("completed");
   await page.getByText("Hello, Grace").first().waitFor();
+
+  step("signed out under an open page: told so, and signing in again comes back to it");
+  const waiting = await startRun(plan("greet Lin", "Hello, {{name}}", { name: "Lin" }, false));
+  await page.getByRole("button", { name: "Approve" }).waitFor();
+  check(await page.locator("#signed-out").isHidden(), "no sign-out notice while signed in");
+  const before = errors.length;
+  const other = await ctx.newPage(); // the same person signs out in another tab
+  await other.goto(base + "/ui/runs");
+  await other.getByRole("button", { name: "Sign out" }).click();
+  await other.waitForURL(/\/ui\/signin$/);
+  await other.close();
+  // Signing out ends the page's event stream: the page says so unasked.
+  await page.locator("#signed-out").waitFor();
+  await page.getByRole("button", { name: "Approve" }).click();
+  await page.locator("form.d-approve .form-error", { hasText: /^2001 / }).waitFor();
+  check((await status().textContent()) === "interrupted", "nothing was approved");
+  // The refusal is a 401, which Chromium logs as a failed load: expected.
+  check(errors.slice(before).every((e) => /status of 401/.test(e)), "no other script error: " + errors.slice(before).join("; "));
+  errors.length = before;
+  await page.getByRole("link", { name: "Sign in again" }).click();
+  await page.getByLabel("Token").fill(env("BOB_TOKEN"));
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(waiting);
+  await page.getByRole("button", { name: "Approve" }).click();
+  await waitStatus("completed");
 
   step("two turns of one session, in order on its page");
   await page.goto(base + "/ui/runs/new");

@@ -9,11 +9,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -92,9 +97,11 @@ func TestConsoleInChromium(t *testing.T) {
 	} else if !filepath.IsAbs(shots) {
 		shots = filepath.Join(root, shots)
 	}
+	evil := httptest.NewServer(attackPages(base, signedIn(t, base, adaToken)))
+	defer evil.Close()
 	node := exec.CommandContext(ctx, "node", filepath.Join(scripts, "console.mjs"))
 	node.Dir = scripts
-	node.Env = append(os.Environ(), "ORDO_URL="+base, "ADA_TOKEN="+adaToken, "BOB_TOKEN="+bobToken,
+	node.Env = append(os.Environ(), "ORDO_URL="+base, "ADA_TOKEN="+adaToken, "BOB_TOKEN="+bobToken, "EVIL_URL="+evil.URL,
 		"HELLO_PATH="+hello, "HELLO_SHA256="+hex.EncodeToString(sum[:]), "SHOT_DIR="+shots)
 	out, err := node.CombinedOutput()
 	t.Logf("console.mjs:\n%s", out)
@@ -106,6 +113,57 @@ func TestConsoleInChromium(t *testing.T) {
 			t.Errorf("screenshot %s: %v", shot, err)
 		}
 	}
+}
+
+// attackPages is a site on another port of the console's host (cookies
+// ignore ports; SameSite counts it as the same site) that tries to make
+// its visitor act as ada: /login plants the sign-in form's CSRF cookie and
+// posts a matching sign-in form with ada's token (login CSRF), /plant
+// plants ada's session cookie at /ui/runs, which the browser sends before
+// the visitor's own.
+func attackPages(console, adaSession string) http.Handler {
+	page := func(script, body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><link rel="icon" href="data:,"><body>%s<script>%s</script></body>`, body, script)
+		}
+	}
+	m := http.NewServeMux()
+	m.Handle("/login", page(`document.cookie = "ordo_signin=planted0123456789; path=/ui"; document.forms[0].submit();`,
+		`<form method="post" action="`+console+`/ui/signin"><input type="hidden" name="csrf" value="planted0123456789">`+
+			`<input type="hidden" name="token" value="`+adaToken+`"></form>`))
+	m.Handle("/plant", page(`document.cookie = "ordo_session=`+adaSession+`; path=/ui/runs"; document.title = "planted";`, "planted"))
+	return m
+}
+
+// signedIn signs in to the console over plain HTTP and returns the
+// session cookie's value.
+func signedIn(t *testing.T, console, token string) string {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	res, err := c.Get(console + "/ui/signin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="csrf" content="([0-9a-f]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token on the sign-in page:\n%s", page)
+	}
+	if res, err = c.PostForm(console+"/ui/signin", url.Values{"csrf": {string(m[1])}, "token": {token}}); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	u, _ := url.Parse(console + "/ui/runs")
+	for _, ck := range jar.Cookies(u) {
+		if ck.Name == "ordo_session" {
+			return ck.Value
+		}
+	}
+	t.Fatalf("signing in gave no session cookie (%s)", res.Status)
+	return ""
 }
 
 func freeAddr(t *testing.T) string {

@@ -6,6 +6,18 @@
 (function () {
   const csrf = () => (document.querySelector('meta[name="csrf"]') || {}).content || "";
 
+  // A 401 means the sign-in is gone (the server restarted, or it
+  // expired): say so at the top, with a way back to this very page,
+  // rather than leave a page that silently stopped following the run.
+  function signedOut(res) {
+    const note = document.getElementById("signed-out");
+    if (res.status !== 401 || !note) return false;
+    document.getElementById("signed-out-link").href =
+      "/ui/signin?next=" + encodeURIComponent(location.pathname + location.search);
+    note.hidden = false;
+    return true;
+  }
+
   // Live run page: every event of the run's stream refetches #live.
   const live = document.getElementById("live");
   let busy = false, again = false, shown = null;
@@ -14,6 +26,7 @@
     busy = true;
     try {
       const res = await fetch(live.dataset.live, { headers: { "X-Ordo-Fetch": "1" }, credentials: "same-origin" });
+      if (signedOut(res)) return;
       if (res.ok) {
         const html = await res.text();
         const open = document.activeElement && live.contains(document.activeElement) &&
@@ -52,6 +65,7 @@
         method: "POST", body: new URLSearchParams(new FormData(form)), credentials: "same-origin",
         headers: { "X-Ordo-Fetch": "1", "X-CSRF-Token": csrf() },
       });
+      signedOut(res);
       const body = await res.json().catch(() => ({ ok: false, error: { message: "HTTP " + res.status } }));
       if (body.ok) {
         if (body.location) { window.location.assign(body.location); return; }
@@ -79,6 +93,7 @@
           method: "POST", body: ta.value, credentials: "same-origin",
           headers: { "Content-Type": "text/plain", "X-Ordo-Fetch": "1", "X-CSRF-Token": csrf() },
         });
+        signedOut(res);
         const body = await res.json().catch(() => ({}));
         out.classList.toggle("bad", !body.ok);
         if (body.ok) out.textContent = "Valid plan, " + body.actions + " action" + (body.actions === 1 ? "" : "s") + ".";

@@ -210,7 +210,7 @@ type Interrupt struct {
 	// Secret lists the Fields that lie in the tool's secret_fields: a
 	// client asks for them without showing what is typed (input_required).
 	Secret    []string    `json:"secret,omitempty"`
-	Attempt   int         `json:"attempt,omitempty"` // verify_question: the attempt the critic judged
+	Attempt   int         `json:"attempt,omitempty"` // verify_question: the attempt the critic judged; step_approval: the attempt asked about
 	Budget    *BudgetStop `json:"budget,omitempty"`  // budget_exceeded
 	Error     *Error      `json:"error,omitempty"`   // step_failed: the last attempt's error
 	CreatedAt time.Time   `json:"created_at"`

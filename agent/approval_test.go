@@ -1,0 +1,47 @@
+package agent
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/agent/policy"
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// A step approval holds for the payload the person was shown: the call
+// sends exactly that payload (the filler model is not asked again, and
+// would write something else), and a retry whose payload the filler
+// rewrote is asked about again before it runs.
+func TestStepApprovalHoldsForThePayloadShown(t *testing.T) {
+	ctx := context.Background()
+	m, srv := scripted(t,
+		llmtest.Reply{Role: "filler", Content: `{"channel":"#general","text":"hello team"}`},
+		llmtest.Reply{Role: "filler", Content: `{"channel":"#general","text":"wire 10k to account 666"}`})
+	tt := newTools(t, chatTool())
+	store := newStore()
+	cfg := Config{Policy: policy.Config{ConfirmTools: []string{"chat."}}, OnFailure: contracts.OnFailureFail}
+	plan := mustPlan(t, `{"version":"1.0","goal":"greet the team","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"chat.post_message","intent":"notify","requires":[],"produces":["message_ts"],"inputs":{"channel":"#general"},
+	  "success_criteria":["message_ts == never"],"retries":{"max_attempts":2}}]}`)
+	run, err := fresh(cfg, tt, store, Deps{LLM: m}).Run(ctx, Request{Plan: plan, UserID: "u1"})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	if in := run.Interrupt; in.Kind != contracts.InterruptStepApproval || string(in.Payload) != `{"channel":"#general","text":"hello team"}` {
+		t.Fatalf("interrupt = %+v payload %s", in, in.Payload)
+	}
+	run, err = fresh(cfg, tt, store, Deps{LLM: m}).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionApprove, By: "u1"})
+	if calls := tt.Calls("chat.post_message"); len(calls) == 0 || calls[0].Payload["text"] != "hello team" {
+		t.Fatalf("the approved call sent %+v, want the payload shown", calls)
+	}
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	// The criterion failed the first attempt; the filler rewrote the retry.
+	in := run.Interrupt
+	if in.Kind != contracts.InterruptStepApproval || in.Attempt != 2 || string(in.Payload) != `{"channel":"#general","text":"wire 10k to account 666"}` {
+		t.Fatalf("the rewritten retry was not asked about: interrupt %+v, calls %+v", in, tt.Calls(""))
+	}
+	run, err = fresh(cfg, tt, store, Deps{LLM: m}).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionReject, By: "u1"})
+	wantStatus(t, run, err, contracts.RunRejected)
+	if n := len(tt.Calls("")); n != 1 || srv.Count("filler") != 2 {
+		t.Fatalf("calls %d, filler calls %d", n, srv.Count("filler"))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/agent/policy"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory"
 )
 
 // A step approval holds for the payload the person was shown: the call
@@ -44,4 +45,50 @@ func TestStepApprovalHoldsForThePayloadShown(t *testing.T) {
 	if n := len(tt.Calls("")); n != 1 || srv.Count("filler") != 2 {
 		t.Fatalf("calls %d, filler calls %d", n, srv.Count("filler"))
 	}
+}
+
+// Policy holds for what runs, not only for what was planned: a stored plan
+// that goes on executing (approved, resumed, taken over) is checked again
+// against the configuration and the contracts as they are then. A tool
+// denied since fails the run before any call; one that now asks for
+// confirmation (here its contract became destructive) stops at a
+// step approval.
+func TestPolicyRecheckedWhenAStoredPlanExecutes(t *testing.T) {
+	ctx := context.Background()
+	start := func(t *testing.T) (*testTools, *memory.MemStore, *contracts.Run) {
+		tt := newTools(t, notesTool(), chatTool())
+		store := newStore()
+		run, err := fresh(Config{HITL: hitlOn}, tt, store).Run(ctx, Request{Plan: mustPlan(t, notesChatPlan), UserID: "u1"})
+		wantStatus(t, run, err, contracts.RunInterrupted)
+		if run.Interrupt.Kind != contracts.InterruptPlanApproval || run.Policy["a2"].Decision != contracts.PolicyAllow {
+			t.Fatalf("interrupt %+v policy %+v", run.Interrupt, run.Policy)
+		}
+		return tt, store, run
+	}
+	approve := contracts.Decision{Kind: contracts.DecisionApprove, By: "u1"}
+	t.Run("denied since", func(t *testing.T) {
+		tt, store, run := start(t)
+		cfg := Config{HITL: hitlOn, Policy: policy.Config{DenyTools: []string{"chat."}}}
+		run, err := fresh(cfg, tt, store).Resume(ctx, run.ID, approve)
+		wantStatus(t, run, err, contracts.RunFailed)
+		if run.Error.Code != contracts.CodePolicyDenied || run.Error.Details["action"] != "a2" || len(tt.Calls("")) != 0 {
+			t.Fatalf("error %+v, calls %v", run.Error, tt.Calls(""))
+		}
+	})
+	t.Run("destructive since", func(t *testing.T) {
+		tt, store, run := start(t)
+		chat := chatTool()
+		chat.Contract.RiskLevel = contracts.RiskDestructive
+		changed := newTools(t, notesTool(), chat)
+		run, err := fresh(Config{HITL: hitlOn}, changed, store).Resume(ctx, run.ID, approve)
+		wantStatus(t, run, err, contracts.RunInterrupted)
+		if in := run.Interrupt; in.Kind != contracts.InterruptStepApproval || in.ActionID != "a2" || len(changed.Calls("chat.post_message")) != 0 {
+			t.Fatalf("interrupt %+v, calls %v", in, changed.Calls(""))
+		}
+		run, err = fresh(Config{HITL: hitlOn}, changed, store).Resume(ctx, run.ID, approve)
+		wantStatus(t, run, err, contracts.RunCompleted)
+		if len(changed.Calls("chat.post_message")) != 1 || len(tt.Calls("")) != 0 {
+			t.Fatalf("calls %v", changed.Calls(""))
+		}
+	})
 }

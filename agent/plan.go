@@ -290,20 +290,62 @@ func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason
 		Version: len(run.Plans) + 1, Source: source, Plan: *p, Levels: g.Levels, Mermaid: g.Mermaid(p),
 		Reason: reason, CreatedAt: e.now(),
 	}
-	decisions := policy.Evaluate(e.cfg.Policy, p, func(name string) (contracts.Contract, bool) {
+	decisions := e.evaluate(run, p)
+	for _, a := range p.Actions {
+		if d := decisions[a.ID]; d.Decision == contracts.PolicyDeny {
+			return rev, decisions, nil, denied(a, d, "")
+		}
+	}
+	return rev, decisions, g, nil
+}
+
+// evaluate is policy's verdict on every action of p for run, under the
+// configuration and the tool contracts as they are now.
+func (e *Engine) evaluate(run *contracts.Run, p *contracts.Plan) map[string]contracts.PolicyDecision {
+	return policy.Evaluate(e.cfg.Policy, p, func(name string) (contracts.Contract, bool) {
 		t, ok := e.deps.Tools.Lookup(name)
 		if !ok {
 			return contracts.Contract{}, false
 		}
 		return t.Contract, true
 	}, run.Options.Scopes)
+}
+
+func denied(a contracts.Action, d contracts.PolicyDecision, now string) error {
+	return contracts.Errorf(contracts.CodePolicyDenied, "policy %sdenies action %s (%s): %s", now, a.ID, a.Tool, d.Reason).
+		With("action", a.ID).With("tool", a.Tool).With("reason", d.Reason)
+}
+
+// recheckPolicy applies policy again to the actions of a stored plan that
+// are not done, when the run goes on executing it (an approval, a resume,
+// another server's takeover): the configuration, the caller's granted
+// scopes or a tool's contract may have changed since the plan was checked.
+// A denial now fails the run before any tool runs; a confirmation now
+// asked for is asked (run.Policy keeps the stricter of the two decisions
+// while the run is driven; the log keeps the plan's). ok is false when the
+// run has failed.
+func (e *Engine) recheckPolicy(ctx context.Context, run *contracts.Run, p *contracts.Plan, done map[string]bool) (ok bool, err error) {
+	now := e.evaluate(run, p)
+	tightened := false
 	for _, a := range p.Actions {
-		if d := decisions[a.ID]; d.Decision == contracts.PolicyDeny {
-			return rev, decisions, nil, contracts.Errorf(contracts.CodePolicyDenied, "policy denies action %s (%s): %s", a.ID, a.Tool, d.Reason).
-				With("action", a.ID).With("tool", a.Tool).With("reason", d.Reason)
+		if done[a.ID] {
+			continue
+		}
+		switch d := now[a.ID]; {
+		case d.Decision == contracts.PolicyDeny:
+			return false, e.fail(ctx, run, denied(a, d, "now "))
+		case d.Decision == contracts.PolicyRequireConfirm && run.Policy[a.ID].Decision != contracts.PolicyRequireConfirm:
+			if !tightened { // the recorded map may be shared with a logged interrupt
+				run.Policy, tightened = maps.Clone(run.Policy), true
+			}
+			if run.Policy == nil {
+				run.Policy = map[string]contracts.PolicyDecision{}
+			}
+			run.Policy[a.ID] = d
+			e.emit(ctx, run, EventPolicy, a.ID, a.Tool, d.Decision+" "+d.Reason+" (policy changed since the plan was checked)")
 		}
 	}
-	return rev, decisions, g, nil
+	return true, nil
 }
 
 // checkAvailable refuses a plan with an action whose tool's source is down

@@ -255,6 +255,10 @@ type Decision struct {
 	Answers map[string]any  `json:"answers,omitempty"`
 	By      string          `json:"by,omitempty"` // who decided: a user id, "auto", "memory"
 	Note    string          `json:"note,omitempty"`
+	// Seq, when given, is the run's sequence number at the interrupt the
+	// decider saw: a run that has moved on since refuses the decision, so
+	// an approval sent twice or late never answers the next interrupt.
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // DecisionRecord keeps each interrupt with the decision that ended it.

@@ -8,6 +8,7 @@ import (
 	"github.com/ordo-run/ordo/agent/policy"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory"
+	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
 // A step approval holds for the payload the person was shown: the call
@@ -91,4 +92,38 @@ func TestPolicyRecheckedWhenAStoredPlanExecutes(t *testing.T) {
 			t.Fatalf("calls %v", changed.Calls(""))
 		}
 	})
+}
+
+// With plan approval on, the re-planner's plan waits for the person like
+// the first one did: approving a plan that read a sheet never let the
+// plan written after its failure create a page unseen.
+func TestReplannedPlanAwaitsPlanApproval(t *testing.T) {
+	ctx := context.Background()
+	m, srv := scripted(t, replanner(`{"version":"1.0","goal":"g","timezone":"UTC","actions":[
+	 {"id":"p1","tool":"notes.create_page","intent":"write","requires":[],"produces":["page_url"],"inputs":{"title":"Written by the re-planner"}}]}`),
+		composer("Wrote the page."))
+	broken := tool("sheets.get_range", contracts.RiskRead, `{"type":"object","required":["range"],"properties":{"range":{"type":"string"}}}`,
+		`{"type":"object"}`, nil, func(context.Context, sdk.Call) (any, error) {
+			return nil, contracts.Errorf(contracts.CodeToolFailed, "no such sheet")
+		})
+	tt := newTools(t, broken, notesTool())
+	store := newStore()
+	cfg := Config{HITL: hitlOn, ReplanBudget: 1}
+	run, err := fresh(cfg, tt, store, Deps{LLM: m}).Run(ctx, Request{Plan: mustPlan(t, `{"version":"1.0","goal":"read the sheet","timezone":"UTC","actions":[
+	 {"id":"r1","tool":"sheets.get_range","intent":"read","requires":[],"produces":[],"inputs":{"range":"A1:B2"}}]}`)})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	approve := contracts.Decision{Kind: contracts.DecisionApprove, By: "u1"}
+	run, err = fresh(cfg, tt, store, Deps{LLM: m}).Resume(ctx, run.ID, approve)
+	if n := len(tt.Calls("notes.create_page")); n != 0 {
+		t.Fatalf("the re-planned plan ran unapproved: %d page(s) created", n)
+	}
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	if in := run.Interrupt; in.Kind != contracts.InterruptPlanApproval || in.PlanVersion != 2 || srv.Count("replanner") != 1 {
+		t.Fatalf("interrupt %+v", in)
+	}
+	run, err = fresh(cfg, tt, store, Deps{LLM: m}).Resume(ctx, run.ID, approve)
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if len(tt.Calls("notes.create_page")) != 1 {
+		t.Fatalf("calls %v", tt.Calls(""))
+	}
 }

@@ -211,13 +211,8 @@ func planned(run *contracts.Run) bool {
 // execution's first write supersedes it, and a run left pending with its
 // checked plan continues the same way.
 func (e *Engine) afterPlan(ctx context.Context, run *contracts.Run, then bool) error {
-	rev := run.Plans[len(run.Plans)-1]
-	h := e.hitl(run)
-	if len(rev.Plan.Actions) > 0 && h.Enabled && h.PlanApproval && !run.Options.AutoApprove {
-		return e.interrupt(ctx, run, &contracts.Interrupt{
-			Kind: contracts.InterruptPlanApproval, Message: "approve, edit or reject the plan",
-			PlanVersion: rev.Version, Mermaid: rev.Mermaid, Policy: run.Policy,
-		})
+	if in := e.planApproval(run); in != nil {
+		return e.interrupt(ctx, run, in)
 	}
 	run.Status = contracts.RunReady
 	run.Interrupt = nil
@@ -225,6 +220,21 @@ func (e *Engine) afterPlan(ctx context.Context, run *contracts.Run, then bool) e
 		return nil
 	}
 	return e.save(ctx, run)
+}
+
+// planApproval is the plan_approval interrupt for the run's current plan
+// where configuration asks for one (nil where it does not): for every plan
+// nobody has approved yet, the planner's, a caller's or the re-planner's.
+func (e *Engine) planApproval(run *contracts.Run) *contracts.Interrupt {
+	rev := run.Plans[len(run.Plans)-1]
+	h := e.hitl(run)
+	if len(rev.Plan.Actions) == 0 || !h.Enabled || !h.PlanApproval || run.Options.AutoApprove {
+		return nil
+	}
+	return &contracts.Interrupt{
+		Kind: contracts.InterruptPlanApproval, Message: "approve, edit or reject the plan",
+		PlanVersion: rev.Version, Mermaid: rev.Mermaid, Policy: run.Policy,
+	}
 }
 
 func (e *Engine) planDefaults(run *contracts.Run, p *contracts.Plan) {

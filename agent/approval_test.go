@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
@@ -73,6 +74,24 @@ func TestPolicyRecheckedWhenAStoredPlanExecutes(t *testing.T) {
 		run, err := fresh(cfg, tt, store).Resume(ctx, run.ID, approve)
 		wantStatus(t, run, err, contracts.RunFailed)
 		if run.Error.Code != contracts.CodePolicyDenied || run.Error.Details["action"] != "a2" || len(tt.Calls("")) != 0 {
+			t.Fatalf("error %+v, calls %v", run.Error, tt.Calls(""))
+		}
+	})
+	t.Run("scope revoked since", func(t *testing.T) {
+		tt := newTools(t, notesTool(), chatTool())
+		tt.cat["chat.post_message"].Contract.ScopesRequired = []string{"chat:write"}
+		store := newStore()
+		grants := map[string][]string{"u1": {"chat:write"}}
+		cfg := Config{HITL: hitlOn}
+		engine := func() *Engine {
+			return New(cfg, Deps{Tools: tt, Store: store, Scopes: func(user string) []string { return grants[user] }})
+		}
+		run, err := engine().Run(ctx, Request{Plan: mustPlan(t, notesChatPlan), UserID: "u1", Options: contracts.RunOptions{Scopes: grants["u1"]}})
+		wantStatus(t, run, err, contracts.RunInterrupted)
+		grants["u1"] = nil // the operator took chat:write away while the run waited
+		run, err = engine().Resume(ctx, run.ID, approve)
+		wantStatus(t, run, err, contracts.RunFailed)
+		if run.Error.Code != contracts.CodePolicyDenied || !strings.Contains(run.Error.Message, "missing scope chat:write") || len(tt.Calls("")) != 0 {
 			t.Fatalf("error %+v, calls %v", run.Error, tt.Calls(""))
 		}
 	})

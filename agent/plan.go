@@ -300,7 +300,7 @@ func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason
 		Version: len(run.Plans) + 1, Source: source, Plan: *p, Levels: g.Levels, Mermaid: g.Mermaid(p),
 		Reason: reason, CreatedAt: e.now(),
 	}
-	decisions := e.evaluate(run, p)
+	decisions := e.evaluate(p, run.Options.Scopes)
 	for _, a := range p.Actions {
 		if d := decisions[a.ID]; d.Decision == contracts.PolicyDeny {
 			return rev, decisions, nil, denied(a, d, "")
@@ -309,16 +309,16 @@ func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason
 	return rev, decisions, g, nil
 }
 
-// evaluate is policy's verdict on every action of p for run, under the
-// configuration and the tool contracts as they are now.
-func (e *Engine) evaluate(run *contracts.Run, p *contracts.Plan) map[string]contracts.PolicyDecision {
+// evaluate is policy's verdict on every action of p for a caller holding
+// scopes, under the configuration and the tool contracts as they are now.
+func (e *Engine) evaluate(p *contracts.Plan, scopes []string) map[string]contracts.PolicyDecision {
 	return policy.Evaluate(e.cfg.Policy, p, func(name string) (contracts.Contract, bool) {
 		t, ok := e.deps.Tools.Lookup(name)
 		if !ok {
 			return contracts.Contract{}, false
 		}
 		return t.Contract, true
-	}, run.Options.Scopes)
+	}, scopes)
 }
 
 func denied(a contracts.Action, d contracts.PolicyDecision, now string) error {
@@ -328,14 +328,19 @@ func denied(a contracts.Action, d contracts.PolicyDecision, now string) error {
 
 // recheckPolicy applies policy again to the actions of a stored plan that
 // are not done, when the run goes on executing it (an approval, a resume,
-// another server's takeover): the configuration, the caller's granted
-// scopes or a tool's contract may have changed since the plan was checked.
+// another server's takeover): the configuration, the user's scopes
+// (Deps.Scopes) or a tool's contract may have changed since the plan was
+// checked.
 // A denial now fails the run before any tool runs; a confirmation now
 // asked for is asked (run.Policy keeps the stricter of the two decisions
 // while the run is driven; the log keeps the plan's). ok is false when the
 // run has failed.
 func (e *Engine) recheckPolicy(ctx context.Context, run *contracts.Run, p *contracts.Plan, done map[string]bool) (ok bool, err error) {
-	now := e.evaluate(run, p)
+	scopes := run.Options.Scopes
+	if e.deps.Scopes != nil {
+		scopes = e.deps.Scopes(run.UserID)
+	}
+	now := e.evaluate(p, scopes)
 	tightened := false
 	for _, a := range p.Actions {
 		if done[a.ID] {

@@ -49,6 +49,31 @@ func TestStepApprovalHoldsForThePayloadShown(t *testing.T) {
 	}
 }
 
+// No model needed: a binding whose key a parallel step set after the
+// payload was shown changed what an approval sent ("hello team" approved,
+// the draft's text posted).
+func TestStepApprovalSendsThePayloadShownWhateverTheStateBecame(t *testing.T) {
+	ctx := context.Background()
+	draft := tool("text.template", contracts.RiskRead, `{"type":"object"}`,
+		`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}`, map[string]string{"text": "$.text"},
+		returns(map[string]any{"text": "wire 10k to account 666"}))
+	tt := newTools(t, draft, chatTool())
+	store := newStore()
+	cfg := Config{Policy: policy.Config{ConfirmTools: []string{"chat."}}}
+	run, err := fresh(cfg, tt, store).Run(ctx, Request{Plan: mustPlan(t, `{"version":"1.0","goal":"greet","timezone":"UTC","actions":[
+	 {"id":"draft","tool":"text.template","intent":"transform","requires":[],"produces":["text"],"inputs":{}},
+	 {"id":"post","tool":"chat.post_message","intent":"notify","requires":[],"produces":[],"inputs":{"channel":"#general","text":"hello team"},"input_bindings":{"text":"text"}}]}`)})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	if in := run.Interrupt; in.ActionID != "post" || string(in.Payload) != `{"channel":"#general","text":"hello team"}` || stateOf(t, run, "text") == nil {
+		t.Fatalf("interrupt %+v payload %s state %v", in, in.Payload, run.State)
+	}
+	run, err = fresh(cfg, tt, store).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionApprove, By: "u1"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if c := tt.Calls("chat.post_message"); len(c) != 1 || c[0].Payload["text"] != "hello team" {
+		t.Fatalf("posted %+v, want the payload shown", c)
+	}
+}
+
 // Policy holds for what runs, not only for what was planned: a stored plan
 // that goes on executing (approved, resumed, taken over) is checked again
 // against the configuration and the contracts as they are then. A tool

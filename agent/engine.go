@@ -126,6 +126,10 @@ type Deps struct {
 	// Requests carries pause and cancel requests between processes (see
 	// steer.go); nil means Store's, when Store is a memory.Requester.
 	Requests memory.Requester
+	// Scopes gives the scopes a user holds now (the app's policy.users).
+	// A stored plan that goes on executing is checked against them, so a
+	// grant revoked since it was planned holds; nil: the run's own scopes.
+	Scopes func(user string) []string
 }
 
 // Event kinds.

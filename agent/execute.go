@@ -106,7 +106,8 @@ type outcome struct {
 func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, g *contracts.Graph) (stop, *failure, error) {
 	rev := run.Plans[len(run.Plans)-1]
 	plan := rev.Plan
-	if g == nil {
+	stored := g == nil // checked before this call: policy may have changed since
+	if stored {
 		var err error
 		g, err = contracts.CheckPlan(&plan, e.deps.Tools, contracts.CheckOptions{InitialState: slices.Collect(maps.Keys(run.State)), AllowedServices: run.Options.Services})
 		if err != nil {
@@ -121,6 +122,11 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, 
 		run.State = make(map[string]json.RawMessage, len(plan.Actions))
 	}
 	prog := newProgress(run, rev, g)
+	if stored {
+		if ok, err := e.recheckPolicy(ctx, run, &plan, prog.done); !ok || err != nil {
+			return stopFailed, nil, err
+		}
+	}
 	run.Steps = slices.Grow(run.Steps, prog.left) // a record per action left, at least
 	parallel := e.cfg.Parallelism
 	if c := plan.Constraints; c != nil && c.AllowParallel != nil && !*c.AllowParallel {

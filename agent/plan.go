@@ -211,13 +211,8 @@ func planned(run *contracts.Run) bool {
 // execution's first write supersedes it, and a run left pending with its
 // checked plan continues the same way.
 func (e *Engine) afterPlan(ctx context.Context, run *contracts.Run, then bool) error {
-	rev := run.Plans[len(run.Plans)-1]
-	h := e.hitl(run)
-	if len(rev.Plan.Actions) > 0 && h.Enabled && h.PlanApproval && !run.Options.AutoApprove {
-		return e.interrupt(ctx, run, &contracts.Interrupt{
-			Kind: contracts.InterruptPlanApproval, Message: "approve, edit or reject the plan",
-			PlanVersion: rev.Version, Mermaid: rev.Mermaid, Policy: run.Policy,
-		})
+	if in := e.planApproval(run); in != nil {
+		return e.interrupt(ctx, run, in)
 	}
 	run.Status = contracts.RunReady
 	run.Interrupt = nil
@@ -225,6 +220,21 @@ func (e *Engine) afterPlan(ctx context.Context, run *contracts.Run, then bool) e
 		return nil
 	}
 	return e.save(ctx, run)
+}
+
+// planApproval is the plan_approval interrupt for the run's current plan
+// where configuration asks for one (nil where it does not): for every plan
+// nobody has approved yet, the planner's, a caller's or the re-planner's.
+func (e *Engine) planApproval(run *contracts.Run) *contracts.Interrupt {
+	rev := run.Plans[len(run.Plans)-1]
+	h := e.hitl(run)
+	if len(rev.Plan.Actions) == 0 || !h.Enabled || !h.PlanApproval || run.Options.AutoApprove {
+		return nil
+	}
+	return &contracts.Interrupt{
+		Kind: contracts.InterruptPlanApproval, Message: "approve, edit or reject the plan",
+		PlanVersion: rev.Version, Mermaid: rev.Mermaid, Policy: run.Policy,
+	}
 }
 
 func (e *Engine) planDefaults(run *contracts.Run, p *contracts.Plan) {
@@ -290,20 +300,67 @@ func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason
 		Version: len(run.Plans) + 1, Source: source, Plan: *p, Levels: g.Levels, Mermaid: g.Mermaid(p),
 		Reason: reason, CreatedAt: e.now(),
 	}
-	decisions := policy.Evaluate(e.cfg.Policy, p, func(name string) (contracts.Contract, bool) {
+	decisions := e.evaluate(p, run.Options.Scopes)
+	for _, a := range p.Actions {
+		if d := decisions[a.ID]; d.Decision == contracts.PolicyDeny {
+			return rev, decisions, nil, denied(a, d, "")
+		}
+	}
+	return rev, decisions, g, nil
+}
+
+// evaluate is policy's verdict on every action of p for a caller holding
+// scopes, under the configuration and the tool contracts as they are now.
+func (e *Engine) evaluate(p *contracts.Plan, scopes []string) map[string]contracts.PolicyDecision {
+	return policy.Evaluate(e.cfg.Policy, p, func(name string) (contracts.Contract, bool) {
 		t, ok := e.deps.Tools.Lookup(name)
 		if !ok {
 			return contracts.Contract{}, false
 		}
 		return t.Contract, true
-	}, run.Options.Scopes)
+	}, scopes)
+}
+
+func denied(a contracts.Action, d contracts.PolicyDecision, now string) error {
+	return contracts.Errorf(contracts.CodePolicyDenied, "policy %sdenies action %s (%s): %s", now, a.ID, a.Tool, d.Reason).
+		With("action", a.ID).With("tool", a.Tool).With("reason", d.Reason)
+}
+
+// recheckPolicy applies policy again to the actions of a stored plan that
+// are not done, when the run goes on executing it (an approval, a resume,
+// another server's takeover): the configuration, the user's scopes
+// (Deps.Scopes) or a tool's contract may have changed since the plan was
+// checked.
+// A denial now fails the run before any tool runs; a confirmation now
+// asked for is asked (run.Policy keeps the stricter of the two decisions
+// while the run is driven; the log keeps the plan's). ok is false when the
+// run has failed.
+func (e *Engine) recheckPolicy(ctx context.Context, run *contracts.Run, p *contracts.Plan, done map[string]bool) (ok bool, err error) {
+	scopes := run.Options.Scopes
+	if e.deps.Scopes != nil {
+		scopes = e.deps.Scopes(run.UserID)
+	}
+	now := e.evaluate(p, scopes)
+	tightened := false
 	for _, a := range p.Actions {
-		if d := decisions[a.ID]; d.Decision == contracts.PolicyDeny {
-			return rev, decisions, nil, contracts.Errorf(contracts.CodePolicyDenied, "policy denies action %s (%s): %s", a.ID, a.Tool, d.Reason).
-				With("action", a.ID).With("tool", a.Tool).With("reason", d.Reason)
+		if done[a.ID] {
+			continue
+		}
+		switch d := now[a.ID]; {
+		case d.Decision == contracts.PolicyDeny:
+			return false, e.fail(ctx, run, denied(a, d, "now "))
+		case d.Decision == contracts.PolicyRequireConfirm && run.Policy[a.ID].Decision != contracts.PolicyRequireConfirm:
+			if !tightened { // the recorded map may be shared with a logged interrupt
+				run.Policy, tightened = maps.Clone(run.Policy), true
+			}
+			if run.Policy == nil {
+				run.Policy = map[string]contracts.PolicyDecision{}
+			}
+			run.Policy[a.ID] = d
+			e.emit(ctx, run, EventPolicy, a.ID, a.Tool, d.Decision+" "+d.Reason+" (policy changed since the plan was checked)")
 		}
 	}
-	return rev, decisions, g, nil
+	return true, nil
 }
 
 // checkAvailable refuses a plan with an action whose tool's source is down

@@ -21,7 +21,8 @@ type pastStep struct {
 // replan asks the re-planner for a plan of the remaining work after f,
 // with the state's keys counting as produced. It reports false when the
 // run ended instead (budget spent, no model, or an unusable plan: all
-// fail closed with the audit trail kept).
+// fail closed with the audit trail kept) or waits for the new plan's
+// approval (hitl.plan_approval: the re-planner's plan is a plan like any).
 func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bool, error) {
 	if f == nil {
 		return false, nil
@@ -83,6 +84,10 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 		return false, e.fail(ctx, run, planFailed("the re-planned plan does not check", err))
 	}
 	e.commitPlan(ctx, run, rev, decisions)
+	if in := e.planApproval(run); in != nil { // a new plan: the person approves it as they did the first
+		e.emit(ctx, run, EventReplan, f.action, "", cause.Message)
+		return false, e.interrupt(ctx, run, in)
+	}
 	if err := e.save(ctx, run); err != nil {
 		return false, err
 	}

@@ -50,6 +50,10 @@ func (e *Engine) Resume(ctx context.Context, runID string, d contracts.Decision)
 // drives it on.
 func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Decision) error {
 	in := *run.Interrupt
+	if d.Seq != 0 && d.Seq != run.Seq {
+		return contracts.Errorf(contracts.CodeInvalidDecision, "run %s has moved on since the interrupt this decision answers (seq %d, now %d, waiting at %s): look at it again",
+			run.ID, d.Seq, run.Seq, in.Kind).With("field", "seq").With("seq", run.Seq).With("interrupt", in.Kind)
+	}
 	if !slices.Contains(fits[in.Kind], d.Kind) {
 		return contracts.Errorf(contracts.CodeInvalidDecision, "decision %q does not fit a %s interrupt (want one of %v)", d.Kind, in.Kind, fits[in.Kind]).
 			With("field", "decision").With("interrupt", in.Kind)

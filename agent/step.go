@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +49,8 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 			return o, in, nil
 		}
 	}
-	payload, approved, err := e.approvedPayload(run, version, a, tool, state)
+	attempt := prog.tries[a.ID] + 1
+	payload, approved, err := e.approvedPayload(run, version, a, tool, state, attempt)
 	if err != nil {
 		return o, nil, err
 	}
@@ -76,7 +78,7 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 			Secret: secretPaths(tool, fields), Suggestions: e.inputSuggestions(ctx, run, tool, fields),
 		}, nil
 	}
-	if !approved && e.needsApproval(run, a) {
+	if e.needsApproval(run, a) && !approvedAs(approved, redact(tool, payload)) {
 		// Nobody is asked to approve a payload Tools.Call would refuse.
 		if err := tool.ValidateInput(payload); err != nil {
 			return o, nil, err
@@ -87,13 +89,12 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 		}
 		in := &contracts.Interrupt{
 			Kind: contracts.InterruptStepApproval, Message: "approve, edit or skip: " + describeAction(a) + " (" + reason + ")",
-			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: redact(tool, payload),
+			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: redact(tool, payload), Attempt: attempt,
 		}
 		if !e.approvedByMemory(ctx, run, in) {
 			return o, in, nil
 		}
 	}
-	attempt := prog.tries[a.ID] + 1
 	o.started = contracts.StepRecord{
 		ActionID: a.ID, Tool: a.Tool, PlanVersion: version, Attempt: attempt,
 		IdempotencyKey: run.ID + "/v" + strconv.Itoa(version) + "/" + a.ID + "/" + strconv.Itoa(attempt),
@@ -113,13 +114,16 @@ func (e *Engine) needsApproval(run *contracts.Run, a contracts.Action) bool {
 	return h.Enabled && h.StepApproval && !run.Options.AutoApprove
 }
 
-// approvedPayload reads the person's decisions on this action: approved
-// (with an edited payload, if they edited it) or input given for MISSING
-// fields (merged into the payload the interrupt showed), with real values
-// put back where secret fields hold the marker (restoreSecrets).
-func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any) (json.RawMessage, bool, error) {
-	var payload json.RawMessage
-	approved := false
+// approvedPayload reads the person's decisions on this action: the
+// payload they gave (an edit, a retry's payload, input for MISSING fields
+// merged into the payload the interrupt showed) or, for the attempt a step
+// approval asked about, the payload it showed, never a fresh binding a
+// model may fill differently; with real values put back where secret
+// fields hold the marker (restoreSecrets). approved lists the payloads a
+// person approved, redacted as they saw them: an approval holds for that
+// payload only, so a retry whose payload the critic or the filler changed
+// is asked about again.
+func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, attempt int) (payload json.RawMessage, approved []json.RawMessage, err error) {
 	for _, d := range run.Decisions {
 		in := d.Interrupt
 		if in.PlanVersion != version || in.ActionID != a.ID {
@@ -127,21 +131,39 @@ func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Ac
 		}
 		switch {
 		case in.Kind == contracts.InterruptStepApproval && d.Decision.Kind == contracts.DecisionApprove:
-			approved = true
-		case in.Kind == contracts.InterruptStepApproval && d.Decision.Kind == contracts.DecisionEdit:
-			approved, payload = true, d.Decision.Payload
-		case in.Kind == contracts.InterruptStepFailed && d.Decision.Kind == contracts.DecisionRetry && len(d.Decision.Payload) > 0:
-			payload = d.Decision.Payload // the person's edit for the retry
+			approved = append(approved, in.Payload)
+			if in.Attempt == attempt {
+				payload = in.Payload
+			}
+		case in.Kind == contracts.InterruptStepApproval && d.Decision.Kind == contracts.DecisionEdit,
+			in.Kind == contracts.InterruptStepFailed && d.Decision.Kind == contracts.DecisionRetry && len(d.Decision.Payload) > 0:
+			payload = d.Decision.Payload // the person's own payload, for this attempt and any retry
+			approved = append(approved, redact(tool, payload))
 		case in.Kind == contracts.InterruptInputRequired:
 			merged, err := applyAnswers(in.Payload, d.Decision.Answers)
 			if err != nil {
-				return nil, false, err
+				return nil, nil, err
 			}
 			payload = merged
 		}
 	}
-	payload, err := e.restoreSecrets(run, version, a, tool, state, payload)
+	payload, err = e.restoreSecrets(run, version, a, tool, state, payload)
 	return payload, approved, err
+}
+
+// approvedAs reports whether a person approved payload (redacted): the
+// same JSON value as one of approved, whatever its key order or spacing.
+func approvedAs(approved []json.RawMessage, payload json.RawMessage) bool {
+	want, err := contracts.DecodeJSON(payload)
+	if err != nil {
+		return false
+	}
+	for _, p := range approved {
+		if got, err := contracts.DecodeJSON(p); err == nil && reflect.DeepEqual(got, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // answerPath is an answer's payload path ("$.a.b", "$a.b", ".a.b" or

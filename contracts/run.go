@@ -210,7 +210,7 @@ type Interrupt struct {
 	// Secret lists the Fields that lie in the tool's secret_fields: a
 	// client asks for them without showing what is typed (input_required).
 	Secret    []string    `json:"secret,omitempty"`
-	Attempt   int         `json:"attempt,omitempty"` // verify_question: the attempt the critic judged
+	Attempt   int         `json:"attempt,omitempty"` // verify_question: the attempt the critic judged; step_approval: the attempt asked about
 	Budget    *BudgetStop `json:"budget,omitempty"`  // budget_exceeded
 	Error     *Error      `json:"error,omitempty"`   // step_failed: the last attempt's error
 	CreatedAt time.Time   `json:"created_at"`
@@ -255,6 +255,10 @@ type Decision struct {
 	Answers map[string]any  `json:"answers,omitempty"`
 	By      string          `json:"by,omitempty"` // who decided: a user id, "auto", "memory"
 	Note    string          `json:"note,omitempty"`
+	// Seq, when given, is the run's sequence number at the interrupt the
+	// decider saw: a run that has moved on since refuses the decision, so
+	// an approval sent twice or late never answers the next interrupt.
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // DecisionRecord keeps each interrupt with the decision that ended it.

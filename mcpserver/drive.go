@@ -178,7 +178,7 @@ func (s *Server) continueRound(ctx context.Context, req mcp.CallToolRequest, mod
 		if err != nil {
 			return nil, err
 		}
-		d.By = id.User
+		d.By, d.Seq = id.User, seq // refused if another answer moved the run on meanwhile
 		return s.await(ctx, req, s.startJob(ctx, req, n, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
 			return eng.Resume(ctx, run.ID, d)
 		}), n, mode)

@@ -140,6 +140,7 @@ type approveArgs struct {
 	Answers    map[string]any         `json:"answers"`
 	Note       string                 `json:"note"`
 	FromAction string                 `json:"from_action"`
+	Seq        int64                  `json:"seq"`
 }
 
 func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw json.RawMessage) (*mcp.CallToolResult, error) {
@@ -168,7 +169,7 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw
 	if a.FromAction != "" {
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "from_action: only a retry of a failed or cancelled run takes it (run %s is %s)", run.ID, run.Status).With("field", "from_action")
 	}
-	d := contracts.Decision{Kind: a.Decision, Payload: a.Payload, Answers: a.Answers, Note: a.Note, By: identityFrom(ctx).User}
+	d := contracts.Decision{Kind: a.Decision, Payload: a.Payload, Answers: a.Answers, Note: a.Note, By: identityFrom(ctx).User, Seq: a.Seq}
 	if d.Plan, err = parsePlanArg(a.Plan); err != nil {
 		return nil, err
 	}

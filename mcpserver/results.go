@@ -88,6 +88,9 @@ type InterruptView struct {
 	// question; for the fields (input_required), by field.
 	Suggestions map[string]string `json:"suggestions,omitempty"`
 	Decisions   []string          `json:"decisions"`
+	// Seq is the run's sequence number at this interrupt: approve with it
+	// answers this interrupt only (a later one refuses it).
+	Seq int64 `json:"seq"`
 }
 
 // StepView is one step attempt without its payload and result (those are
@@ -122,7 +125,7 @@ func newRunView(run *contracts.Run, mode viewMode) *RunView {
 	if in := run.Interrupt; in != nil && run.Status == contracts.RunInterrupted {
 		v.Interrupt = &InterruptView{Kind: in.Kind, Message: in.Message, Questions: in.Questions, ActionID: in.ActionID,
 			Tool: in.Tool, Payload: in.Payload, Fields: in.Fields, Secret: in.Secret, Mermaid: in.Mermaid, Budget: in.Budget, Error: in.Error, Decisions: decisionsFor(in.Kind),
-			Suggestions: in.Suggestions}
+			Suggestions: in.Suggestions, Seq: run.Seq}
 		if mode == planView {
 			switch in.Kind {
 			case contracts.InterruptPlanApproval:

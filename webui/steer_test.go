@@ -241,19 +241,24 @@ func TestReplanFromTheConsole(t *testing.T) {
 	id := b.startPlan(`{"version":"1.0","goal":"fail, then re-plan","timezone":"UTC","actions":[
 	 {"id":"a1","tool":"test.fail","intent":"read","requires":[],"produces":[],"inputs":{}}]}`)
 	b.approve(id)
-	testwait.For(t, 20*time.Second, func() error {
-		run, err := s.engine.Get(context.Background(), id)
-		if err != nil || run.Interrupt == nil || run.Interrupt.Kind != contracts.InterruptStepFailed {
-			return fmt.Errorf("run %s does not wait at step_failed yet (%v)", id, err)
-		}
-		return nil
-	})
+	waitAt := func(kind contracts.InterruptKind) {
+		testwait.For(t, 20*time.Second, func() error {
+			run, err := s.engine.Get(context.Background(), id)
+			if err != nil || run.Interrupt == nil || run.Interrupt.Kind != kind {
+				return fmt.Errorf("run %s does not wait at %s yet (%v)", id, kind, err)
+			}
+			return nil
+		})
+	}
+	waitAt(contracts.InterruptStepFailed)
 	if _, page := b.get("/ui/runs/" + id); !strings.Contains(page, ">Re-plan</button>") {
 		t.Fatalf("a failed step's page lacks Re-plan:\n%s", page)
 	}
 	if res, body := b.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"replan"}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("replan: %s\n%s", res.Status, body)
 	}
+	waitAt(contracts.InterruptPlanApproval) // the re-planned plan waits for approval, as the first did
+	b.approve(id)
 	run := s.waitStatus(t, id, contracts.RunCompleted)
 	if run.ReplanCount != 1 || len(run.Plans) != 2 || run.Result == nil || run.Result.Answer != "Echoed instead." || srv.Count("replanner") != 1 {
 		t.Fatalf("replans=%d plans=%d result=%+v", run.ReplanCount, len(run.Plans), run.Result)

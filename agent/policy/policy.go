@@ -18,7 +18,7 @@ type Config struct {
 	// DenyExternalSend denies actions tagged external_send.
 	DenyExternalSend bool `json:"deny_external_send"`
 	// DenyTools and ConfirmTools match tool names exactly or by a prefix
-	// ending in "." (e.g. "chat." matches chat.post_message).
+	// ending in "." (e.g. "chat." matches chat.post_message), ignoring case.
 	DenyTools    []string `json:"deny_tools,omitempty"`
 	ConfirmTools []string `json:"confirm_tools,omitempty"`
 	// GrantedScopes are given to every run on top of the caller's; "*"
@@ -153,9 +153,12 @@ func MissingScopes(required, caller, granted []string) []string {
 	return missing
 }
 
+// matchTool matches a tool name against rules regardless of case: tool
+// names are case-sensitive, so an upstream server that renamed its tool
+// delete_repo to Delete_Repo would otherwise walk past a rule naming it.
 func matchTool(patterns []string, tool string) bool {
 	for _, p := range patterns {
-		if p == tool || (strings.HasSuffix(p, ".") && strings.HasPrefix(tool, p)) {
+		if strings.EqualFold(p, tool) || (strings.HasSuffix(p, ".") && len(tool) > len(p) && strings.EqualFold(tool[:len(p)], p)) {
 			return true
 		}
 	}

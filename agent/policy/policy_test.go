@@ -19,6 +19,8 @@ func TestDecide(t *testing.T) {
 	lowered.Risk = &contracts.ActionRisk{Level: contracts.RiskRead}
 	raised := act
 	raised.Risk = &contracts.ActionRisk{Tags: []string{contracts.TagFinancial}}
+	upper := act
+	upper.Tool = "SVC.T"
 	for _, tc := range []struct {
 		name   string
 		cfg    Config
@@ -46,6 +48,10 @@ func TestDecide(t *testing.T) {
 		{"planner can raise risk", Config{}, raised, contract(contracts.RiskRead, nil), nil, contracts.PolicyRequireConfirm, "financial"},
 		{"deny tool by prefix", Config{DenyTools: []string{"svc."}}, act, contract(contracts.RiskRead, nil), nil, contracts.PolicyDeny, "tenant denies tool"},
 		{"confirm tool", Config{ConfirmTools: []string{"svc.t"}}, act, contract(contracts.RiskRead, nil), nil, contracts.PolicyRequireConfirm, "tenant confirms"},
+		{"deny ignores case", Config{DenyTools: []string{"svc.t"}}, upper, contract(contracts.RiskRead, nil), nil, contracts.PolicyDeny, "tenant denies tool SVC.T"},
+		{"deny prefix ignores case", Config{DenyTools: []string{"svc."}}, upper, contract(contracts.RiskRead, nil), nil, contracts.PolicyDeny, "tenant denies tool"},
+		{"confirm ignores case", Config{ConfirmTools: []string{"SVC.t"}}, act, contract(contracts.RiskRead, nil), nil, contracts.PolicyRequireConfirm, "tenant confirms"},
+		{"prefix needs a tool after it", Config{DenyTools: []string{"svc."}}, contracts.Action{ID: "a1", Tool: "svcx.t"}, contract(contracts.RiskRead, nil), nil, contracts.PolicyAllow, ""},
 		{"deny beats confirm", Config{}, act, contract(contracts.RiskDestructive, []string{"x"}), nil, contracts.PolicyDeny, "missing scope x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -175,6 +175,7 @@ func (a *App) deps(m llm.LLM) agent.Deps {
 		Requests:    requester(a.Store),
 		Recommender: a.Recommender,
 		Logger:      a.Log.With("component", "engine"),
+		Scopes:      a.ScopesFor, // as scoped gives each run at its start
 	}
 	if a.Patterns != nil { // a nil *patterns.Memory would be a non-nil PatternMemory
 		d.Memory, d.Collector = a.Patterns, a.collector

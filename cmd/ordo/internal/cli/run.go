@@ -151,6 +151,7 @@ func (g *globals) driveWith(parent context.Context, a *app.App, asJSON bool, beg
 		if perr != nil {
 			break // input ended or Ctrl-C: the run stays interrupted
 		}
+		d.Seq = run.Seq // the interrupt shown: refused if someone else answered it meanwhile
 		next, rerr := decide(ctx, run.ID, d)
 		if refusedDecision(rerr) && next != nil && next.Status == contracts.RunInterrupted && next.Interrupt != nil {
 			// A refused decision (a bad edit, a missing answer) leaves the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -179,11 +178,11 @@ func echoPlan(goal, text string, n int) string {
 
 // browser is a person's cookie-keeping client, signed in or not.
 type browser struct {
-	t         *testing.T
-	s         *stack
-	c         *http.Client
-	csrf      string
-	interrupt string // the interrupt the last run page's decision forms answer
+	t    *testing.T
+	s    *stack
+	c    *http.Client
+	csrf string
+	seq  string // the interrupt the last run page's decision forms answer (the run's seq)
 }
 
 func (s *stack) browser(t *testing.T) *browser {
@@ -194,8 +193,8 @@ func (s *stack) browser(t *testing.T) *browser {
 }
 
 var (
-	csrfRe      = regexp.MustCompile(`name="csrf" content="([0-9a-f]*)"`)
-	interruptRe = regexp.MustCompile(`name="interrupt" value="([^"]*)"`)
+	csrfRe = regexp.MustCompile(`name="csrf" content="([0-9a-f]*)"`)
+	seqRe  = regexp.MustCompile(`name="seq" value="([0-9]*)"`)
 )
 
 // get fetches a page and remembers its CSRF token.
@@ -210,8 +209,8 @@ func (b *browser) get(path string) (*http.Response, string) {
 	if m := csrfRe.FindSubmatch(body); m != nil && len(m[1]) > 0 {
 		b.csrf = string(m[1])
 	}
-	if m := interruptRe.FindSubmatch(body); m != nil {
-		b.interrupt = html.UnescapeString(string(m[1]))
+	if m := seqRe.FindSubmatch(body); m != nil {
+		b.seq = string(m[1])
 	}
 	return res, string(body)
 }
@@ -224,8 +223,8 @@ func (b *browser) post(path string, form url.Values) (*http.Response, string) {
 	if !form.Has("csrf") {
 		form.Set("csrf", b.csrf)
 	}
-	if strings.HasSuffix(path, "/decide") && !form.Has("interrupt") {
-		form.Set("interrupt", b.interrupt)
+	if strings.HasSuffix(path, "/decide") && !form.Has("seq") {
+		form.Set("seq", b.seq)
 	}
 	res, err := b.c.PostForm(b.s.ts.URL+path, form)
 	if err != nil {

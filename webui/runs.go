@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -300,12 +301,6 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, http.StatusBadRequest, err)
 		return
 	}
-	if in := run.Interrupt; r.PostFormValue("interrupt") != interruptKey(in) {
-		c.fail(w, r, s, http.StatusConflict, contracts.Errorf(contracts.CodeInvalidDecision,
-			"the run has moved on: it now waits for %s%s, not for what this form showed; nothing was decided, look at the page again",
-			in.Kind, strings.TrimSuffix(" of "+in.ActionID, " of ")).With("field", "interrupt"))
-		return
-	}
 	if _, err := c.launch(r.Context(), run.ID, func(ctx context.Context) (*contracts.Run, error) {
 		return c.opts.Engine.Resume(ctx, run.ID, d)
 	}); err != nil {
@@ -326,6 +321,12 @@ func decisionFrom(r *http.Request, run *contracts.Run, by string) (contracts.Dec
 		return d, contracts.Errorf(contracts.CodeInvalidDecision, "decision %q does not fit a %s interrupt (want one of %v)", d.Kind, run.Interrupt.Kind, agent.Decisions(run.Interrupt.Kind)).
 			With("field", "decision")
 	}
+	seq, err := strconv.ParseInt(r.PostFormValue("seq"), 10, 64)
+	if err != nil || seq < 1 {
+		return d, contracts.Errorf(contracts.CodeInvalidInput, "the form names no interrupt (seq %q): look at the page again", r.PostFormValue("seq")).
+			With("field", "seq")
+	}
+	d.Seq = seq // the engine refuses it once the run has moved on (5003)
 	if text := strings.TrimSpace(r.PostFormValue("plan")); text != "" {
 		p, err := parsePlan(text)
 		if err != nil {

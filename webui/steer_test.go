@@ -299,8 +299,8 @@ func TestStaleDecisionRefused(t *testing.T) {
 	if res, body := bob.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}}); res.StatusCode != http.StatusConflict || !strings.Contains(body, "5003") {
 		t.Fatalf("approve from a page showing a1, the run waiting for a2: %s\n%s", res.Status, body)
 	}
-	if res, _ := bob.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}, "interrupt": {""}}); res.StatusCode != http.StatusConflict {
-		t.Fatalf("approve naming no interrupt: %s", res.Status)
+	if res, body := bob.post("/ui/runs/"+id+"/decide", url.Values{"decision": {"approve"}, "seq": {""}}); res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "1000") {
+		t.Fatalf("approve naming no interrupt: %s\n%s", res.Status, body)
 	}
 	waitsFor("a2")
 	bob.get("/ui/runs/" + id)

@@ -71,16 +71,9 @@ type roleCount struct {
 // with no change here.
 type interruptView struct {
 	*contracts.Interrupt
-	Key     string // which interrupt the forms answer (interruptKey)
+	Seq     int64 // the run's sequence at the interrupt: the forms send it (Decision.Seq)
 	Payload string
 	Forms   []decisionForm
-}
-
-// interruptKey names one interrupt of a run: its forms carry it, so a
-// decision sent from a page showing an older interrupt (the run moved on
-// meanwhile) is refused rather than taken as an answer to the new one.
-func interruptKey(in *contracts.Interrupt) string {
-	return fmt.Sprintf("%s:%s:%d:%d", in.Kind, in.ActionID, in.PlanVersion, in.CreatedAt.UnixNano())
 }
 
 type decisionForm struct {
@@ -125,7 +118,7 @@ func newRunView(run *contracts.Run) *runView {
 		v.Graph = layout(v.Plan, run)
 	}
 	if in := run.Interrupt; in != nil {
-		v.Interrupt = &interruptView{Interrupt: in, Key: interruptKey(in), Payload: shown(in.Payload)}
+		v.Interrupt = &interruptView{Interrupt: in, Seq: run.Seq, Payload: shown(in.Payload)}
 		for i, d := range agent.Decisions(in.Kind) {
 			v.Interrupt.Forms = append(v.Interrupt.Forms, formFor(run, in, d, i == 0))
 		}

@@ -242,6 +242,8 @@ func httpStatus(err error) int {
 		return http.StatusNotFound
 	case ce.Code == contracts.CodeForbidden:
 		return http.StatusForbidden
+	case ce.Code == contracts.CodeInvalidDecision && ce.Details["field"] == "seq":
+		return http.StatusConflict // the run moved on since the page was shown
 	case ce.Code == contracts.CodeInternal:
 		return http.StatusInternalServerError
 	}

@@ -363,7 +363,7 @@ func TestCrossOriginPostsRefused(t *testing.T) {
 			form.Set("csrf", b.csrf)
 		}
 		if strings.HasSuffix(path, "/decide") {
-			form.Set("interrupt", b.interrupt)
+			form.Set("seq", b.seq)
 		}
 		req, _ := http.NewRequest(http.MethodPost, s.ts.URL+path, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

@@ -212,7 +212,7 @@ func (e *Engine) inputSuggestions(ctx context.Context, run *contracts.Run, tool 
 // secretField reports whether a payload path, spelled any way answerPath
 // reads it, lies in one of tool's secret fields (top-level fields).
 func secretField(tool *contracts.Tool, path string) bool {
-	return slices.Contains(tool.Contract.SecretFields, answerPath(path)[0])
+	return contracts.IsSecretField(tool.Contract.SecretFields, answerPath(path)[0])
 }
 
 // withoutSecretAnswers is run as pattern memory may keep it: what a person

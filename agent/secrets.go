@@ -108,8 +108,8 @@ func (e *Engine) hideTypedSecrets(runID string, in contracts.Interrupt, d contra
 	if len(d.Payload) > 0 {
 		var obj map[string]any
 		if json.Unmarshal(d.Payload, &obj) == nil {
-			for _, f := range tool.Contract.SecretFields {
-				if v, ok := obj[f]; ok && v != contracts.Redacted {
+			for f, v := range obj {
+				if contracts.IsSecretField(tool.Contract.SecretFields, f) && v != contracts.Redacted {
 					kept["$."+f] = v
 				}
 			}
@@ -141,8 +141,8 @@ func (e *Engine) restoreSecrets(run *contracts.Run, version int, a contracts.Act
 	}
 	var bound map[string]any
 	changed := false
-	for _, f := range tool.Contract.SecretFields {
-		if !holdsRedacted(obj[f]) {
+	for f, v := range obj {
+		if !contracts.IsSecretField(tool.Contract.SecretFields, f) || !holdsRedacted(v) {
 			continue
 		}
 		if bound == nil {
@@ -172,8 +172,8 @@ func redactBound(tool *contracts.Tool, payload json.RawMessage) json.RawMessage 
 		return redact(tool, payload)
 	}
 	var bound []string
-	for _, f := range tool.Contract.SecretFields {
-		if v, ok := obj[f]; ok && v != contracts.Missing {
+	for f, v := range obj {
+		if contracts.IsSecretField(tool.Contract.SecretFields, f) && v != contracts.Missing {
 			bound = append(bound, f)
 		}
 	}

@@ -1,14 +1,18 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
@@ -166,5 +170,68 @@ func TestSecretsStayOutOfTheLog(t *testing.T) {
 	}
 	if v := e.typed.get(e.now().Add(typedSecretsTTL+time.Second), second, "v1/a1"); v != nil {
 		t.Fatalf("a typed value outlived its hour: %v", v)
+	}
+}
+
+// loginTool's password is secret (its schema marks it format "password");
+// it refuses user "bad" with an error that repeats the password, and
+// answers user "echo" with its request, as careless tools do.
+func loginTool() sdk.Tool {
+	return tool("vault.login", contracts.RiskRead,
+		`{"type":"object","required":["user","password"],"properties":{"user":{"type":"string"},"password":{"type":"string","format":"password"}}}`,
+		`{"type":"object"}`, nil, func(_ context.Context, c sdk.Call) (any, error) {
+			if c.Payload["user"] == "echo" {
+				return map[string]any{"request": c.Payload, "said": fmt.Sprint(c.Payload)}, nil
+			}
+			return nil, sdk.ToolError(false, "login refused for %v with password %v", c.Payload["user"], c.Payload["password"])
+		})
+}
+
+// A secret a person typed that the tool repeats — in its error, in its
+// result — reaches neither the run's log, nor the engine's debug log, nor
+// the re-planner's prompt: the real host hides it in the tool's answer
+// before anything records it (host.Conceal).
+func TestRepeatedSecretStaysOutOfLogsAndPrompts(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	p, err := host.InProcess(loginTool(), tool("text.note", contracts.RiskRead, `{"type":"object"}`, `{"type":"object"}`, nil, returns(map[string]any{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddProvider(ctx, "test", "1", p); err != nil {
+		t.Fatal(err)
+	}
+	model, srv := scripted(t, replanner(`{"version":"1.0","goal":"note","timezone":"UTC","actions":[
+	  {"id":"n1","tool":"text.note","intent":"read","requires":[],"produces":[],"inputs":{}}]}`), composer("done"), composer("done"))
+	var logs bytes.Buffer
+	store := newStore()
+	e := New(Config{}, Deps{Tools: h, Store: store, LLM: model,
+		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	for _, user := range []string{"bad", "echo"} {
+		secret := "typed-s3cret-" + user
+		r, err := e.Run(ctx, Request{Plan: mustPlan(t, `{"version":"1.0","goal":"log in","timezone":"UTC","actions":[
+		  {"id":"a1","tool":"vault.login","intent":"read","requires":[],"produces":[],"inputs":{"user":"`+user+`"}}]}`), UserID: "ann"})
+		wantStatus(t, r, err, contracts.RunInterrupted)
+		r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.password": secret}, By: "ann"})
+		wantStatus(t, r, err, contracts.RunCompleted)
+		noSecret(t, store, r, secret)
+		if strings.Contains(logs.String(), secret) {
+			t.Fatalf("%s: the engine's log holds the secret:\n%s", user, logs.String())
+		}
+		if raw, _ := json.Marshal(r.Steps[0]); !strings.Contains(string(raw), contracts.Redacted) {
+			t.Fatalf("%s: the step shows no marker where the tool repeated the secret: %s", user, raw)
+		}
+	}
+	if srv.Count("replanner") != 1 {
+		t.Fatalf("%d re-planner calls, want 1 (after the refused login)", srv.Count("replanner"))
+	}
+	for _, req := range srv.Requests() {
+		if raw, _ := json.Marshal(req.Messages); strings.Contains(string(raw), "typed-s3cret") {
+			t.Fatalf("the %s's prompt holds the secret: %s", req.Role, raw)
+		}
 	}
 }

@@ -89,6 +89,11 @@ func NewTool(c Contract) (*Tool, error) {
 		return nil, schemaCompileError(c.Tool, "output_schema", err)
 	}
 	t.props, t.required = schemaFields(c.InputSchema)
+	// The schema's own secret marks count as secret_fields (the hash stays
+	// the contract's as sent, which the host compares).
+	if marked := schemaSecrets(c.InputSchema); len(marked) > 0 {
+		t.Contract.SecretFields = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(c.SecretFields), marked...))))
+	}
 	for _, key := range slices.Sorted(maps.Keys(c.ProducesMap)) {
 		if key == "" {
 			return nil, bad("produces_map", "empty state key")

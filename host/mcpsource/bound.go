@@ -33,16 +33,31 @@ func refuseDeep(log *slog.Logger, upstream string) jsonbound.Refuse {
 
 // boundedTransport bounds the bodies an HTTP upstream answers with, in
 // depth and size (jsonbound.MaxMessage): a JSON body whole, an event
-// stream event by event (see jsonbound.Events).
+// stream event by event (see jsonbound.Events). It also hides the bearer
+// token in an error answer's body, which mcp-go quotes in the error it
+// returns (and so every log, status and record made of it): a server or
+// proxy that echoes the request's Authorization header would put the
+// token there.
 type boundedTransport struct {
 	next   http.RoundTripper
 	refuse jsonbound.Refuse
+	token  string // the upstream's bearer token, or ""
 }
 
 func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode >= http.StatusBadRequest && t.token != "" {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, jsonbound.MaxMessage))
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.ReplaceAll(body, []byte(t.token), []byte(contracts.Redacted))
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		resp.Header.Del("Content-Length")
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch media {

@@ -51,7 +51,7 @@ func dial(ctx context.Context, spec host.UpstreamSpec, log *slog.Logger) (*conn,
 		if spec.BearerToken != "" {
 			headers["Authorization"] = "Bearer " + spec.BearerToken
 		}
-		bounded := &http.Client{Transport: boundedTransport{next: http.DefaultTransport, refuse: refuseDeep(log, spec.Name)}}
+		bounded := &http.Client{Transport: boundedTransport{next: http.DefaultTransport, refuse: refuseDeep(log, spec.Name), token: spec.BearerToken}}
 		h, err := transport.NewStreamableHTTP(spec.URL,
 			transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(bounded), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
 		if err != nil {

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -230,3 +233,47 @@ func TestUpstreamListChurnBounded(t *testing.T) {
 	}
 	t.Logf("%d changes re-listed %d times in %s", i-1, n, elapsed)
 }
+
+// An upstream (or a proxy before it) that refuses a request and echoes its
+// Authorization header in the body: mcp-go quotes the body in its error,
+// which an admin's add error, a configured upstream's status and the log
+// show; none holds the bearer token.
+func TestHTTPUpstreamErrorHidesBearerToken(t *testing.T) {
+	const secret = "upstream-bearer-s3cret-0123456789"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "bad gateway for "+r.Header.Get("Authorization"), http.StatusBadGateway)
+	}))
+	t.Cleanup(echo.Close)
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	spec := host.UpstreamSpec{Name: "echo", URL: echo.URL + "/mcp", BearerToken: secret}
+	h := newHost(t, host.WithStartTimeout(5*time.Second), host.WithLogger(log), host.WithUpstreams(spec))
+	spec.Name = "added"
+	err := h.AddUpstream(context.Background(), spec)
+	if contracts.CodeOf(err) != contracts.CodePluginRefused || !strings.Contains(err.Error(), "bad gateway for Bearer "+contracts.Redacted) {
+		t.Fatalf("add: %v", err)
+	}
+	var status string
+	for _, s := range h.Sources() {
+		status += s.Name + ": " + s.Error + "\n"
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(status, "echo: ") || !strings.Contains(logs.String(), contracts.Redacted) {
+		t.Fatalf("the configured upstream's failure is not shown: %s\n%s", status, logs.String())
+	}
+	for what, text := range map[string]string{"add": err.Error(), "status": status, "log": logs.String()} {
+		if strings.Contains(text, secret) {
+			t.Fatalf("the %s shows the token: %s", what, text)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

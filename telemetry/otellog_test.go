@@ -1,0 +1,73 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// lockedBuffer is a log destination the exporter's goroutine may write to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// What the OpenTelemetry SDK reports goes to Ordo's log, with the
+// exporter's secrets hidden: an export a collector (or a proxy) refuses
+// with the request's headers echoed in its answer — the API key of
+// OTEL_EXPORTER_OTLP_HEADERS among them — and an endpoint that does not
+// parse, with a password in it. Not parallel: the variables and otel's
+// globals are the process's.
+func TestOtelReportsHideExporterSecrets(t *testing.T) {
+	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "refused: api key "+r.Header.Get("X-Api-Key")+", "+r.Header.Get("Authorization"), http.StatusBadRequest)
+	}))
+	t.Cleanup(echo.Close)
+	for name, c := range map[string]struct{ endpoint, headers, want string }{
+		"echoed headers": {echo.URL, "x-api-key=otel-key-s3cret,authorization=Bearer%20otel-token-s3cret", "refused: api key [REDACTED], [REDACTED]"},
+		"bad endpoint":   {"http://ops:otel-pw-s3cret@127.0.0.1:bad", "", "ops:[REDACTED]@"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint)
+			t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", c.headers)
+			var logs lockedBuffer
+			stop, err := StartTracing(context.Background(), os.LookupEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, span := otel.Tracer("test").Start(context.Background(), "step")
+			span.End()
+			stopErr := stop(context.Background())
+			if got := logs.String() + "\n" + func() string {
+				if stopErr != nil {
+					return stopErr.Error()
+				}
+				return ""
+			}(); strings.Contains(got, "s3cret") || !strings.Contains(got, c.want) {
+				t.Fatalf("want %q and no secret in what otel reported:\n%s", c.want, got)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -234,4 +235,35 @@ func TestRepeatedSecretStaysOutOfLogsAndPrompts(t *testing.T) {
 			t.Fatalf("the %s's prompt holds the secret: %s", req.Role, raw)
 		}
 	}
+}
+
+// A secret field the filler writes under another spelling ("TOKEN" for
+// token, which the tool's decoder takes for it) is dropped like the field
+// itself: the model's value reaches neither the tool nor the run.
+func TestFillerSecretSpelledOtherwiseDropped(t *testing.T) {
+	var got []string
+	fetch := tool("api.fetch", contracts.RiskRead,
+		`{"type":"object","required":["q"],"properties":{"q":{"type":"string"},"token":{"type":"string"}}}`,
+		`{"type":"object"}`, nil, func(_ context.Context, c sdk.Call) (any, error) {
+			var in struct {
+				Token string `json:"token"`
+			}
+			if err := c.Decode(&in); err != nil {
+				return nil, err
+			}
+			got = append(got, in.Token)
+			return map[string]any{}, nil
+		})
+	fetch.Contract.SecretFields = []string{"token"}
+	m, _ := scripted(t, planner(`{"version":"1.0","goal":"fetch","timezone":"UTC","actions":[
+	  {"id":"a1","tool":"api.fetch","intent":"read","requires":[],"produces":[],"inputs":{}}]}`),
+		llmtest.Reply{Role: "filler", Content: `{"q":"x","TOKEN":"model-made-token"}`}, composer("done"))
+	store := newStore()
+	e := New(Config{}, Deps{Tools: newTools(t, fetch), LLM: m, Store: store})
+	run, err := e.Run(context.Background(), Request{Goal: "fetch x"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if len(got) != 1 || got[0] != "" {
+		t.Fatalf("api.fetch got tokens %q, want none", got)
+	}
+	noSecret(t, store, run, "model-made")
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +72,7 @@ func TestSecretAnswerSpelledOtherwiseStaysOutOfTheLog(t *testing.T) {
 		r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.key": "k", key: secret}, By: "ann"})
 		wantStatus(t, r, err, contracts.RunInterrupted)
 		noSecret(t, store, r, secret)
-		if kept := withoutSecretAnswers(r, tt); len(kept.Decisions[0].Decision.Answers) != 1 {
+		if kept := forMemory(r, tt); len(kept.Decisions[0].Decision.Answers) != 1 {
 			t.Fatalf("%q: memory would be given %v", key, kept.Decisions[0].Decision.Answers)
 		}
 	}
@@ -266,4 +267,51 @@ func TestFillerSecretSpelledOtherwiseDropped(t *testing.T) {
 		t.Fatalf("api.fetch got tokens %q, want none", got)
 	}
 	noSecret(t, store, run, "model-made")
+}
+
+// A secret written literally into a plan is for that run: pattern memory
+// keeps the plan as an example without it, a template saved from the run
+// holds no value there, and a run of the template asks a person for it
+// (input_required, unseen).
+func TestRememberedPlansHoldNoSecrets(t *testing.T) {
+	ctx := t.Context()
+	var got []any
+	login := loginTool()
+	echo := login.Handler
+	login.Handler = func(ctx context.Context, c sdk.Call) (any, error) {
+		got = append(got, c.Payload["password"])
+		return echo(ctx, c)
+	}
+	deps, m := withMemory(t, Deps{Tools: newTools(t, login), Store: newStore()})
+	e := New(Config{Memory: MemoryConfig{Collect: true}}, deps)
+	run, err := e.Run(ctx, Request{Plan: mustPlan(t, `{"version":"1.0","goal":"log in to the vault","timezone":"UTC","actions":[
+	  {"id":"a1","tool":"vault.login","intent":"read","requires":[],"produces":[],"inputs":{"user":"echo","password":"plan-s3cret"}}]}`), UserID: "ann"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	flush(t, deps)
+	examples, err := m.Examples(ctx, "ann", "log in to the vault", 3)
+	if err != nil || len(examples) != 1 {
+		t.Fatalf("examples %+v: %v", examples, err)
+	}
+	if err := e.SaveTemplate(ctx, run.ID, "login"); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := m.Template(ctx, "ann", "login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, p := range map[string]contracts.Plan{"example": examples[0].Plan, "template": tpl.Plan} {
+		if raw, _ := json.Marshal(p); strings.Contains(string(raw), "s3cret") || !strings.Contains(string(raw), `"user":"echo"`) {
+			t.Fatalf("the %s: %s", what, raw)
+		}
+	}
+	run, err = e.RunTemplate(ctx, TemplateRequest{Name: "login", UserID: "ann"})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	if in := run.Interrupt; in.Kind != contracts.InterruptInputRequired || !slices.Equal(in.Secret, []string{"$.password"}) {
+		t.Fatalf("a run of the template: %+v", in)
+	}
+	run, err = e.Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.password": "typed-s3cret"}, By: "ann"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if !slices.Equal(got, []any{"plan-s3cret", "typed-s3cret"}) {
+		t.Fatalf("vault.login got %v", got)
+	}
 }

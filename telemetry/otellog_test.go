@@ -1,37 +1,19 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/ordo-run/ordo/internal/syncbuf"
 )
-
-// lockedBuffer is a log destination the exporter's goroutine may write to.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // What the OpenTelemetry SDK reports goes to Ordo's log, with the
 // exporter's secrets hidden: an export a collector (or a proxy) refuses
@@ -52,7 +34,7 @@ func TestOtelReportsHideExporterSecrets(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint)
 			t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", c.headers)
-			var logs lockedBuffer
+			var logs syncbuf.Buffer
 			stop, err := StartTracing(context.Background(), os.LookupEnv, slog.New(slog.NewJSONHandler(&logs, nil)))
 			if err != nil {
 				t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/host/mcpsource"
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testmcp"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
@@ -244,13 +244,8 @@ func TestHTTPUpstreamErrorHidesBearerToken(t *testing.T) {
 		http.Error(w, "bad gateway for "+r.Header.Get("Authorization"), http.StatusBadGateway)
 	}))
 	t.Cleanup(echo.Close)
-	var logs strings.Builder
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return logs.Write(p)
-	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var logs syncbuf.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	spec := host.UpstreamSpec{Name: "echo", URL: echo.URL + "/mcp", BearerToken: secret}
 	h := newHost(t, host.WithStartTimeout(5*time.Second), host.WithLogger(log), host.WithUpstreams(spec))
 	spec.Name = "added"
@@ -262,8 +257,6 @@ func TestHTTPUpstreamErrorHidesBearerToken(t *testing.T) {
 	for _, s := range h.Sources() {
 		status += s.Name + ": " + s.Error + "\n"
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if !strings.Contains(status, "echo: ") || !strings.Contains(logs.String(), contracts.Redacted) {
 		t.Fatalf("the configured upstream's failure is not shown: %s\n%s", status, logs.String())
 	}
@@ -273,7 +266,3 @@ func TestHTTPUpstreamErrorHidesBearerToken(t *testing.T) {
 		}
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

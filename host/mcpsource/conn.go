@@ -51,8 +51,9 @@ func dial(ctx context.Context, spec host.UpstreamSpec, log *slog.Logger) (*conn,
 		if spec.BearerToken != "" {
 			headers["Authorization"] = "Bearer " + spec.BearerToken
 		}
-		bounded := &http.Client{Transport: boundedTransport{next: http.DefaultTransport, refuse: refuseDeep(log, spec.Name), token: spec.BearerToken}}
-		h, err := transport.NewStreamableHTTP(spec.URL,
+		endpoint, query := splitQuery(spec.URL)
+		bounded := &http.Client{Transport: newBoundedTransport(spec, query, refuseDeep(log, spec.Name))}
+		h, err := transport.NewStreamableHTTP(endpoint,
 			transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(bounded), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package contracts
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -61,6 +62,25 @@ func Redact(payload any, secretFields []string) any {
 		return Redacted
 	}
 	return json.RawMessage(data)
+}
+
+// secretFields are a contract's secret fields as redaction uses them,
+// top-level fields: each listed one — a path ("db.password",
+// "$.keys[0].secret") as its first segment, unless the schema has a
+// property of that very name, since a nested path would hide nothing —
+// and those the input schema marks (schemaSecrets); sorted, once each.
+func secretFields(listed []string, props map[string]bool, schema json.RawMessage) []string {
+	out := schemaSecrets(schema)
+	for _, f := range listed {
+		if !props[f] {
+			if top := strings.FieldsFunc(strings.TrimLeft(f, "$."), func(r rune) bool { return r == '.' || r == '[' }); len(top) > 0 {
+				f = top[0]
+			}
+		}
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // schemaSecrets are the top-level properties of an input schema that hold

@@ -65,9 +65,11 @@ func TestRedactMatchesFieldNamesAsJSONDecodes(t *testing.T) {
 
 // A value the input schema marks writeOnly or format "password" makes the
 // top-level field holding it secret, however deep it lies: in an object,
-// in array items, behind a local $ref or a combinator.
+// in array items, behind a local $ref or a combinator. So does a listed
+// path ("conn.token"): redaction works on top-level fields, and the path
+// itself would hide nothing.
 func TestSchemaMarksSecretFields(t *testing.T) {
-	tool, err := NewTool(Contract{Tool: "db.connect", Service: "db", RiskLevel: RiskWrite, SecretFields: []string{"otp"},
+	tool, err := NewTool(Contract{Tool: "db.connect", Service: "db", RiskLevel: RiskWrite, SecretFields: []string{"otp", "conn.token", "$.list[0].key", "dotted.name"},
 		InputSchema: json.RawMessage(`{"type":"object","$defs":{"cred":{"type":"object","properties":{"key":{"type":"string","writeOnly":true}}}},
 		 "properties":{
 		  "host":{"type":"string"},"mail":{"type":"string","format":"email"},"open":{"type":"string","writeOnly":false},
@@ -76,12 +78,13 @@ func TestSchemaMarksSecretFields(t *testing.T) {
 		  "auth":{"$ref":"#/$defs/cred"},
 		  "either":{"anyOf":[{"type":"null"},{"type":"string","format":"password"}]},
 		  "loop":{"$ref":"#/properties/loop"},
-		  "pin":{"type":"string","format":"password"}}}`),
+		  "pin":{"type":"string","format":"password"},
+		  "conn":{"type":"object"},"list":{"type":"array"},"dotted.name":{"type":"string"}}}`),
 		OutputSchema: json.RawMessage(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := tool.Contract.SecretFields, []string{"auth", "db", "either", "keys", "otp", "pin"}; !reflect.DeepEqual(got, want) {
+	if got, want := tool.Contract.SecretFields, []string{"auth", "conn", "db", "dotted.name", "either", "keys", "list", "otp", "pin"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("secret fields %v, want %v", got, want)
 	}
 	payload := json.RawMessage(`{"host":"h","db":{"user":"u","password":"s3cret-db"},"keys":[{"secret":"s3cret-key"}]}`)

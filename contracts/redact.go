@@ -162,22 +162,31 @@ const minConcealed = 4
 // prompt made from the answer holds them.
 type Concealer struct{ values []string }
 
-// NewConcealer reads the values in payload's secret fields (strings, and
-// numbers as written, at any depth inside the field) of at least
-// minConcealed characters.
+// Conceal is a Concealer of values (those of at least minConcealed
+// characters): a token, a key, a configured variable's value.
+func Conceal(values ...string) Concealer {
+	var c Concealer
+	for _, v := range values {
+		if v != Redacted && utf8.RuneCountInString(v) >= minConcealed {
+			c.values = append(c.values, v)
+		}
+	}
+	return c
+}
+
+// NewConcealer conceals the values in payload's secret fields (strings,
+// and numbers as written, at any depth inside the field).
 func NewConcealer(payload json.RawMessage, secretFields []string) Concealer {
 	var obj map[string]any
 	if len(secretFields) == 0 || json.Unmarshal(payload, &obj) != nil {
 		return Concealer{}
 	}
-	var c Concealer
+	var values []string
 	var collect func(v any)
 	collect = func(v any) {
 		switch v := v.(type) {
 		case string:
-			if v != Redacted && utf8.RuneCountInString(v) >= minConcealed {
-				c.values = append(c.values, v)
-			}
+			values = append(values, v)
 		case float64:
 			collect(strconv.FormatFloat(v, 'f', -1, 64))
 		case map[string]any:
@@ -195,11 +204,11 @@ func NewConcealer(payload json.RawMessage, secretFields []string) Concealer {
 			collect(v)
 		}
 	}
-	return c
+	return Conceal(values...)
 }
 
-// text is s with every secret value replaced by Redacted.
-func (c Concealer) text(s string) string {
+// Text is s with every secret value replaced by Redacted.
+func (c Concealer) Text(s string) string {
 	for _, v := range c.values {
 		s = strings.ReplaceAll(s, v, Redacted)
 	}
@@ -211,13 +220,13 @@ func (c Concealer) text(s string) string {
 func (c Concealer) value(v any) (out any, changed bool) {
 	switch v := v.(type) {
 	case string:
-		s := c.text(v)
+		s := c.Text(v)
 		return s, s != v
 	case map[string]any:
 		m := make(map[string]any, len(v))
 		for k, x := range v {
 			x, ch := c.value(x)
-			k2 := c.text(k)
+			k2 := c.Text(k)
 			m[k2] = x
 			changed = changed || ch || k2 != k
 		}
@@ -264,9 +273,9 @@ func (c Concealer) Error(err error) error {
 		return err
 	}
 	e := AsError(err)
-	msg := c.text(e.Message)
+	msg := c.Text(e.Message)
 	details, changed := c.value(detailsJSON(e.Details))
-	if msg == e.Message && !changed && c.text(err.Error()) == err.Error() {
+	if msg == e.Message && !changed && c.Text(err.Error()) == err.Error() {
 		return err
 	}
 	out := &Error{Code: e.Code, Message: msg, Retryable: e.Retryable}

@@ -20,7 +20,7 @@ import (
 // OTEL_EXPORTER_OTLP_HEADERS) and an endpoint it cannot parse, password
 // included.
 func routeOtelLogs(log *slog.Logger, env func(string) (string, bool)) {
-	h := hiding{next: log.With("component", "otel").Handler(), secrets: otelSecrets(env)}
+	h := hiding{next: log.With("component", "otel").Handler(), secrets: contracts.Conceal(otelSecrets(env)...)}
 	otel.SetLogger(logr.FromSlogHandler(h))
 	hidden := slog.New(h)
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { hidden.Warn("tracing failed", "err", err) }))
@@ -66,15 +66,10 @@ func otelSecrets(env func(string) (string, bool)) []string {
 // attributes of what it passes on.
 type hiding struct {
 	next    slog.Handler
-	secrets []string
+	secrets contracts.Concealer
 }
 
-func (h hiding) hide(s string) string {
-	for _, v := range h.secrets {
-		s = strings.ReplaceAll(s, v, contracts.Redacted)
-	}
-	return s
-}
+func (h hiding) hide(s string) string { return h.secrets.Text(s) }
 
 func (h hiding) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()

@@ -45,28 +45,23 @@ func refuseDeep(log *slog.Logger, upstream string) jsonbound.Refuse {
 // and the query's values are hidden in an error answer's body, which mcp-go
 // quotes — a server or proxy that echoes the request would put them there.
 type boundedTransport struct {
-	next    http.RoundTripper
-	refuse  jsonbound.Refuse
-	query   string   // the endpoint's query, or ""
-	secrets []string // the bearer token, the query's values
+	next   http.RoundTripper
+	refuse jsonbound.Refuse
+	query  string              // the endpoint's query, or ""
+	hide   contracts.Concealer // the bearer token, the query's values
 }
 
 // newBoundedTransport is the transport for spec's endpoint, whose query
 // is query (splitQuery).
 func newBoundedTransport(spec host.UpstreamSpec, query string, refuse jsonbound.Refuse) boundedTransport {
-	t := boundedTransport{next: http.DefaultTransport, refuse: refuse, query: query}
-	if spec.BearerToken != "" {
-		t.secrets = append(t.secrets, spec.BearerToken)
-	}
+	secrets := []string{spec.BearerToken}
 	values, _ := url.ParseQuery(query)
 	for _, vs := range values {
 		for _, v := range vs {
-			if v != "" {
-				t.secrets = append(t.secrets, v, url.QueryEscape(v))
-			}
+			secrets = append(secrets, v, url.QueryEscape(v))
 		}
 	}
-	return t
+	return boundedTransport{next: http.DefaultTransport, refuse: refuse, query: query, hide: contracts.Conceal(secrets...)}
 }
 
 // splitQuery is an endpoint without its query, and the query.
@@ -84,15 +79,13 @@ func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode >= http.StatusBadRequest && len(t.secrets) > 0 {
+	if resp.StatusCode >= http.StatusBadRequest {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, jsonbound.MaxMessage))
 		resp.Body.Close()
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range t.secrets {
-			body = bytes.ReplaceAll(body, []byte(s), []byte(contracts.Redacted))
-		}
+		body = []byte(t.hide.Text(string(body)))
 		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		resp.Header.Del("Content-Length")
 	}

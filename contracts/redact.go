@@ -3,6 +3,7 @@ package contracts
 import (
 	"encoding/json"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,6 +173,20 @@ func Conceal(values ...string) Concealer {
 		}
 	}
 	return c
+}
+
+// ConcealEnv is a Concealer of a configured environment's values (a
+// plugin's or an upstream's env, which config show hides too), but for
+// absolute paths: a root directory is no credential, and hiding it would
+// blank every path a plugin logs.
+func ConcealEnv(env map[string]string) Concealer {
+	var values []string
+	for _, v := range env {
+		if !filepath.IsAbs(v) {
+			values = append(values, v)
+		}
+	}
+	return Conceal(values...)
 }
 
 // NewConcealer conceals the values in payload's secret fields (strings,

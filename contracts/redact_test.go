@@ -129,4 +129,8 @@ func TestConcealer(t *testing.T) {
 	if (Concealer{}).Error(err) != error(err) {
 		t.Fatal("a call without secrets changed its error")
 	}
+	env := ConcealEnv(map[string]string{"KEY": "sk-env-s3cret", "ROOT": "/srv/files", "ON": "1"})
+	if got := env.Text("key sk-env-s3cret, root /srv/files, on 1"); got != "key [REDACTED], root /srv/files, on 1" {
+		t.Fatalf("env: %s", got)
+	}
 }

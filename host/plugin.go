@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -321,7 +319,7 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 		AutoMTLS:         true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     h.opts.startTimeout,
-		Logger:           pluginLogger(h.log, spec.Name, contracts.Conceal(slices.Collect(maps.Values(spec.Env))...)),
+		Logger:           pluginLogger(h.log, spec.Name, contracts.ConcealEnv(spec.Env)),
 		GRPCDialOptions:  grpcDialOptions(),
 	})
 	// A plugin that fails to start leaves nothing behind, children included.

@@ -186,7 +186,7 @@ func startProc(spec host.UpstreamSpec, log *slog.Logger) (*proc, *os.File, *os.F
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
 	}
-	p := &proc{cmd: cmd, stdout: outR, tail: &tail{log: log, hide: contracts.Conceal(slices.Collect(maps.Values(spec.Env))...)}, exited: make(chan struct{})}
+	p := &proc{cmd: cmd, stdout: outR, tail: &tail{log: log, hide: contracts.ConcealEnv(spec.Env)}, exited: make(chan struct{})}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.tail
 	cmd.WaitDelay = time.Second // a grandchild holding stderr must not block Wait
 	isolate(cmd)

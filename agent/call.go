@@ -89,8 +89,8 @@ func redactedFree(tool *contracts.Tool, payload json.RawMessage) bool {
 	if json.Unmarshal(payload, &obj) != nil {
 		return true
 	}
-	for _, f := range tool.Contract.SecretFields {
-		if obj[f] == contracts.Redacted {
+	for f, v := range obj {
+		if contracts.IsSecretField(tool.Contract.SecretFields, f) && v == contracts.Redacted {
 			return false
 		}
 	}

@@ -71,7 +71,7 @@ func (e *Engine) remember(run *contracts.Run) {
 	if !e.cfg.Memory.Collect || e.deps.Collector == nil || !run.Status.Final() {
 		return
 	}
-	if !e.deps.Collector.Submit(withoutSecretAnswers(run, e.deps.Tools)) {
+	if !e.deps.Collector.Submit(forMemory(run, e.deps.Tools)) {
 		e.log.Warn("memory did not take the run", "run_id", run.ID)
 	}
 }
@@ -212,34 +212,33 @@ func (e *Engine) inputSuggestions(ctx context.Context, run *contracts.Run, tool 
 // secretField reports whether a payload path, spelled any way answerPath
 // reads it, lies in one of tool's secret fields (top-level fields).
 func secretField(tool *contracts.Tool, path string) bool {
-	return slices.Contains(tool.Contract.SecretFields, answerPath(path)[0])
+	return contracts.IsSecretField(tool.Contract.SecretFields, answerPath(path)[0])
 }
 
-// withoutSecretAnswers is run as pattern memory may keep it: what a person
-// typed into a secret field of a missing input is left out, since memory
-// keeps answers to offer them again (all of a decision's answers when its
-// tool left the catalog and its secret fields are unknown). run itself is
-// not changed.
-func withoutSecretAnswers(run *contracts.Run, tools Tools) *contracts.Run {
-	out := run
-	for i, d := range run.Decisions {
+// forMemory is run as pattern memory may keep it: what a person typed
+// into a secret field of a missing input is left out, since memory keeps
+// answers to offer them again (all of a decision's answers when its tool
+// left the catalog and its secret fields are unknown), and so are the
+// secret values its plans hold (withoutSecretInputs), since memory keeps
+// plans to show them as examples. run itself is not changed.
+func forMemory(run *contracts.Run, tools Tools) *contracts.Run {
+	out := *run
+	out.Decisions = slices.Clone(run.Decisions)
+	for i, d := range out.Decisions {
 		if d.Interrupt.Kind != contracts.InterruptInputRequired {
 			continue
 		}
 		tool, known := tools.Lookup(d.Interrupt.Tool)
 		secret := func(f string, _ any) bool { return !known || secretField(tool, f) }
 		kept := maps.Clone(d.Decision.Answers)
-		if maps.DeleteFunc(kept, secret); len(kept) == len(d.Decision.Answers) {
-			continue
-		}
-		if out == run {
-			cp := *run
-			cp.Decisions = slices.Clone(run.Decisions)
-			out = &cp
-		}
+		maps.DeleteFunc(kept, secret)
 		out.Decisions[i].Decision.Answers = kept
 	}
-	return out
+	out.Plans = slices.Clone(run.Plans)
+	for i := range out.Plans {
+		out.Plans[i].Plan = withoutSecretInputs(out.Plans[i].Plan, tools)
+	}
+	return &out
 }
 
 // approvedByMemory answers a step approval that only the step-approval
@@ -281,7 +280,8 @@ type TemplateRequest struct {
 }
 
 // SaveTemplate saves the current plan of a completed run as the run's
-// user's workflow template name.
+// user's workflow template name, without the values of secret fields
+// (withoutSecretInputs): a run of the template asks for them.
 func (e *Engine) SaveTemplate(ctx context.Context, runID, name string) error {
 	if e.deps.Memory == nil {
 		return contracts.Errorf(contracts.CodeInvalidConfig, "pattern memory is not configured").With("field", "memory")
@@ -294,7 +294,7 @@ func (e *Engine) SaveTemplate(ctx context.Context, runID, name string) error {
 		return contracts.Errorf(contracts.CodeInvalidInput, "run %s is %s; only a completed run's plan can be a template", runID, run.Status).
 			With("field", "run").With("run", runID)
 	}
-	p := clonePlan(&run.Plans[len(run.Plans)-1].Plan)
+	p := withoutSecretInputs(clonePlan(&run.Plans[len(run.Plans)-1].Plan), e.deps.Tools)
 	p.Context = nil
 	return e.deps.Memory.SaveTemplate(ctx, run.UserID, name, p)
 }

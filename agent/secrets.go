@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -108,8 +109,8 @@ func (e *Engine) hideTypedSecrets(runID string, in contracts.Interrupt, d contra
 	if len(d.Payload) > 0 {
 		var obj map[string]any
 		if json.Unmarshal(d.Payload, &obj) == nil {
-			for _, f := range tool.Contract.SecretFields {
-				if v, ok := obj[f]; ok && v != contracts.Redacted {
+			for f, v := range obj {
+				if contracts.IsSecretField(tool.Contract.SecretFields, f) && v != contracts.Redacted {
 					kept["$."+f] = v
 				}
 			}
@@ -141,8 +142,8 @@ func (e *Engine) restoreSecrets(run *contracts.Run, version int, a contracts.Act
 	}
 	var bound map[string]any
 	changed := false
-	for _, f := range tool.Contract.SecretFields {
-		if !holdsRedacted(obj[f]) {
+	for f, v := range obj {
+		if !contracts.IsSecretField(tool.Contract.SecretFields, f) || !holdsRedacted(v) {
 			continue
 		}
 		if bound == nil {
@@ -172,8 +173,8 @@ func redactBound(tool *contracts.Tool, payload json.RawMessage) json.RawMessage 
 		return redact(tool, payload)
 	}
 	var bound []string
-	for _, f := range tool.Contract.SecretFields {
-		if v, ok := obj[f]; ok && v != contracts.Missing {
+	for f, v := range obj {
+		if contracts.IsSecretField(tool.Contract.SecretFields, f) && v != contracts.Missing {
 			bound = append(bound, f)
 		}
 	}
@@ -232,4 +233,24 @@ func holdsRedacted(v any) bool {
 		}
 	}
 	return false
+}
+
+// withoutSecretInputs is p as it is remembered (pattern memory's examples,
+// a saved template): without the literal values its actions give their
+// tools' secret fields — a credential written into a plan is for that run;
+// a run of the template asks for it again (input_required, unseen) — and
+// without any input of an action whose tool left the catalog, whose secret
+// fields are unknown. p itself is not changed.
+func withoutSecretInputs(p contracts.Plan, tools Tools) contracts.Plan {
+	p.Actions = slices.Clone(p.Actions)
+	for i, a := range p.Actions {
+		tool, known := tools.Lookup(a.Tool)
+		if known && len(tool.Contract.SecretFields) == 0 {
+			continue
+		}
+		in := maps.Clone(a.Inputs)
+		maps.DeleteFunc(in, func(f string, _ any) bool { return !known || contracts.IsSecretField(tool.Contract.SecretFields, f) })
+		p.Actions[i].Inputs = in
+	}
+	return p
 }

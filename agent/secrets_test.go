@@ -1,14 +1,20 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
@@ -66,7 +72,7 @@ func TestSecretAnswerSpelledOtherwiseStaysOutOfTheLog(t *testing.T) {
 		r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.key": "k", key: secret}, By: "ann"})
 		wantStatus(t, r, err, contracts.RunInterrupted)
 		noSecret(t, store, r, secret)
-		if kept := withoutSecretAnswers(r, tt); len(kept.Decisions[0].Decision.Answers) != 1 {
+		if kept := forMemory(r, tt); len(kept.Decisions[0].Decision.Answers) != 1 {
 			t.Fatalf("%q: memory would be given %v", key, kept.Decisions[0].Decision.Answers)
 		}
 	}
@@ -166,5 +172,146 @@ func TestSecretsStayOutOfTheLog(t *testing.T) {
 	}
 	if v := e.typed.get(e.now().Add(typedSecretsTTL+time.Second), second, "v1/a1"); v != nil {
 		t.Fatalf("a typed value outlived its hour: %v", v)
+	}
+}
+
+// loginTool's password is secret (its schema marks it format "password");
+// it refuses user "bad" with an error that repeats the password, and
+// answers user "echo" with its request, as careless tools do.
+func loginTool() sdk.Tool {
+	return tool("vault.login", contracts.RiskRead,
+		`{"type":"object","required":["user","password"],"properties":{"user":{"type":"string"},"password":{"type":"string","format":"password"}}}`,
+		`{"type":"object"}`, nil, func(_ context.Context, c sdk.Call) (any, error) {
+			if c.Payload["user"] == "echo" {
+				return map[string]any{"request": c.Payload, "said": fmt.Sprint(c.Payload)}, nil
+			}
+			return nil, sdk.ToolError(false, "login refused for %v with password %v", c.Payload["user"], c.Payload["password"])
+		})
+}
+
+// A secret a person typed that the tool repeats — in its error, in its
+// result — reaches neither the run's log, nor the engine's debug log, nor
+// the re-planner's prompt: the real host hides it in the tool's answer
+// before anything records it (host.Conceal).
+func TestRepeatedSecretStaysOutOfLogsAndPrompts(t *testing.T) {
+	ctx := context.Background()
+	h, err := host.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	p, err := host.InProcess(loginTool(), tool("text.note", contracts.RiskRead, `{"type":"object"}`, `{"type":"object"}`, nil, returns(map[string]any{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddProvider(ctx, "test", "1", p); err != nil {
+		t.Fatal(err)
+	}
+	model, srv := scripted(t, replanner(`{"version":"1.0","goal":"note","timezone":"UTC","actions":[
+	  {"id":"n1","tool":"text.note","intent":"read","requires":[],"produces":[],"inputs":{}}]}`), composer("done"), composer("done"))
+	var logs bytes.Buffer
+	store := newStore()
+	e := New(Config{}, Deps{Tools: h, Store: store, LLM: model,
+		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	for _, user := range []string{"bad", "echo"} {
+		secret := "typed-s3cret-" + user
+		r, err := e.Run(ctx, Request{Plan: mustPlan(t, `{"version":"1.0","goal":"log in","timezone":"UTC","actions":[
+		  {"id":"a1","tool":"vault.login","intent":"read","requires":[],"produces":[],"inputs":{"user":"`+user+`"}}]}`), UserID: "ann"})
+		wantStatus(t, r, err, contracts.RunInterrupted)
+		r, err = e.Resume(ctx, r.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.password": secret}, By: "ann"})
+		wantStatus(t, r, err, contracts.RunCompleted)
+		noSecret(t, store, r, secret)
+		if strings.Contains(logs.String(), secret) {
+			t.Fatalf("%s: the engine's log holds the secret:\n%s", user, logs.String())
+		}
+		if raw, _ := json.Marshal(r.Steps[0]); !strings.Contains(string(raw), contracts.Redacted) {
+			t.Fatalf("%s: the step shows no marker where the tool repeated the secret: %s", user, raw)
+		}
+	}
+	if srv.Count("replanner") != 1 {
+		t.Fatalf("%d re-planner calls, want 1 (after the refused login)", srv.Count("replanner"))
+	}
+	for _, req := range srv.Requests() {
+		if raw, _ := json.Marshal(req.Messages); strings.Contains(string(raw), "typed-s3cret") {
+			t.Fatalf("the %s's prompt holds the secret: %s", req.Role, raw)
+		}
+	}
+}
+
+// A secret field the filler writes under another spelling ("TOKEN" for
+// token, which the tool's decoder takes for it) is dropped like the field
+// itself: the model's value reaches neither the tool nor the run.
+func TestFillerSecretSpelledOtherwiseDropped(t *testing.T) {
+	var got []string
+	fetch := tool("api.fetch", contracts.RiskRead,
+		`{"type":"object","required":["q"],"properties":{"q":{"type":"string"},"token":{"type":"string"}}}`,
+		`{"type":"object"}`, nil, func(_ context.Context, c sdk.Call) (any, error) {
+			var in struct {
+				Token string `json:"token"`
+			}
+			if err := c.Decode(&in); err != nil {
+				return nil, err
+			}
+			got = append(got, in.Token)
+			return map[string]any{}, nil
+		})
+	fetch.Contract.SecretFields = []string{"token"}
+	m, _ := scripted(t, planner(`{"version":"1.0","goal":"fetch","timezone":"UTC","actions":[
+	  {"id":"a1","tool":"api.fetch","intent":"read","requires":[],"produces":[],"inputs":{}}]}`),
+		llmtest.Reply{Role: "filler", Content: `{"q":"x","TOKEN":"model-made-token"}`}, composer("done"))
+	store := newStore()
+	e := New(Config{}, Deps{Tools: newTools(t, fetch), LLM: m, Store: store})
+	run, err := e.Run(context.Background(), Request{Goal: "fetch x"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if len(got) != 1 || got[0] != "" {
+		t.Fatalf("api.fetch got tokens %q, want none", got)
+	}
+	noSecret(t, store, run, "model-made")
+}
+
+// A secret written literally into a plan is for that run: pattern memory
+// keeps the plan as an example without it, a template saved from the run
+// holds no value there, and a run of the template asks a person for it
+// (input_required, unseen).
+func TestRememberedPlansHoldNoSecrets(t *testing.T) {
+	ctx := t.Context()
+	var got []any
+	login := loginTool()
+	echo := login.Handler
+	login.Handler = func(ctx context.Context, c sdk.Call) (any, error) {
+		got = append(got, c.Payload["password"])
+		return echo(ctx, c)
+	}
+	deps, m := withMemory(t, Deps{Tools: newTools(t, login), Store: newStore()})
+	e := New(Config{Memory: MemoryConfig{Collect: true}}, deps)
+	run, err := e.Run(ctx, Request{Plan: mustPlan(t, `{"version":"1.0","goal":"log in to the vault","timezone":"UTC","actions":[
+	  {"id":"a1","tool":"vault.login","intent":"read","requires":[],"produces":[],"inputs":{"user":"echo","password":"plan-s3cret"}}]}`), UserID: "ann"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	flush(t, deps)
+	examples, err := m.Examples(ctx, "ann", "log in to the vault", 3)
+	if err != nil || len(examples) != 1 {
+		t.Fatalf("examples %+v: %v", examples, err)
+	}
+	if err := e.SaveTemplate(ctx, run.ID, "login"); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := m.Template(ctx, "ann", "login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, p := range map[string]contracts.Plan{"example": examples[0].Plan, "template": tpl.Plan} {
+		if raw, _ := json.Marshal(p); strings.Contains(string(raw), "s3cret") || !strings.Contains(string(raw), `"user":"echo"`) {
+			t.Fatalf("the %s: %s", what, raw)
+		}
+	}
+	run, err = e.RunTemplate(ctx, TemplateRequest{Name: "login", UserID: "ann"})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	if in := run.Interrupt; in.Kind != contracts.InterruptInputRequired || !slices.Equal(in.Secret, []string{"$.password"}) {
+		t.Fatalf("a run of the template: %+v", in)
+	}
+	run, err = e.Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.password": "typed-s3cret"}, By: "ann"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if !slices.Equal(got, []any{"plan-s3cret", "typed-s3cret"}) {
+		t.Fatalf("vault.login got %v", got)
 	}
 }

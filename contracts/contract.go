@@ -42,6 +42,8 @@ type Contract struct {
 	// effect at most once, even if the tool's process died mid-call; the
 	// host may then re-issue a keyed call cut off by a crash.
 	IdempotentWithKey bool `json:"idempotent_with_key,omitempty"`
-	// SecretFields are top-level payload fields redacted in step records.
+	// SecretFields are top-level payload fields redacted in step records
+	// (matched case-insensitively, IsSecretField). NewTool adds those the
+	// input schema marks writeOnly or format "password", at any depth.
 	SecretFields []string `json:"secret_fields,omitempty"`
 }

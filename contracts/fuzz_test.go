@@ -163,3 +163,47 @@ func FuzzParseCriterion(f *testing.F) {
 		}
 	})
 }
+
+// FuzzConcealer: whatever a tool answers, no secret value the call was
+// given (one the Concealer looks for, not itself part of the marker) is
+// left in the concealed result's strings or the concealed error's text.
+func FuzzConcealer(f *testing.F) {
+	f.Add([]byte(`{"password":"hunter22","pin":4711,"db":{"k":["s3cret"]}}`), []byte(`{"said":"password hunter22 pin 4711","hunter22":["s3cret"]}`))
+	f.Add([]byte(`{"password":"a\"b\\c\u00e9d"}`), []byte(`["a\"b\\c\u00e9d!"]`))
+	f.Fuzz(func(t *testing.T, payload, result []byte) {
+		secret := []string{"password", "pin", "db"}
+		c := NewConcealer(payload, secret)
+		var leaked func(v any) string
+		leaked = func(v any) string {
+			switch v := v.(type) {
+			case string:
+				for _, s := range c.values {
+					if strings.Contains(v, s) && !strings.Contains(Redacted, s) && !strings.Contains(Redacted, v) {
+						return s
+					}
+				}
+			case map[string]any:
+				for k, x := range v {
+					if s := leaked(k) + leaked(x); s != "" {
+						return s
+					}
+				}
+			case []any:
+				for _, x := range v {
+					if s := leaked(x); s != "" {
+						return s
+					}
+				}
+			}
+			return ""
+		}
+		if out, err := DecodeJSON(c.Result(result)); err == nil {
+			if s := leaked(out); s != "" {
+				t.Fatalf("result %s keeps %q", c.Result(result), s)
+			}
+		}
+		if s := leaked(c.Error(Errorf(CodeToolFailed, "%s", result)).Error()); s != "" {
+			t.Fatalf("error keeps %q", s)
+		}
+	})
+}

@@ -69,7 +69,7 @@ func violations(ve *jsonschema.ValidationError, secret []string) []Violation {
 			InstanceLocation: jsonPointer(e.InstanceLocation),
 			KeywordLocation:  kw + jsonPointer(e.ErrorKind.KeywordPath()),
 		}
-		if len(e.InstanceLocation) > 0 && slices.Contains(secret, e.InstanceLocation[0]) {
+		if len(e.InstanceLocation) > 0 && IsSecretField(secret, e.InstanceLocation[0]) {
 			v.Message = "the value (secret, not shown) fails " + path.Base(v.KeywordLocation)
 		} else {
 			v.Message = e.ErrorKind.LocalizedString(printer)

@@ -89,6 +89,12 @@ func NewTool(c Contract) (*Tool, error) {
 		return nil, schemaCompileError(c.Tool, "output_schema", err)
 	}
 	t.props, t.required = schemaFields(c.InputSchema)
+	// The schema's own secret marks count as secret_fields, and a listed
+	// path counts as its top-level field (the hash stays the contract's as
+	// sent, which the host compares).
+	if secret := secretFields(c.SecretFields, t.props, c.InputSchema); !slices.Equal(secret, c.SecretFields) {
+		t.Contract.SecretFields = secret
+	}
 	for _, key := range slices.Sorted(maps.Keys(c.ProducesMap)) {
 		if key == "" {
 			return nil, bad("produces_map", "empty state key")

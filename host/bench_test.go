@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host/internal/testtools"
 	pb "github.com/ordo-run/ordo/plugins/proto"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -120,7 +121,7 @@ func startBare(b *testing.B) pb.ToolPluginClient {
 		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
 		AutoMTLS:         true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           pluginLogger(quietLogger(), "bare"),
+		Logger:           pluginLogger(quietLogger(), "bare", contracts.Concealer{}),
 	})
 	b.Cleanup(client.Kill)
 	rpc, err := client.Client()

@@ -53,12 +53,14 @@ func New(opts ...Option) (*Host, error) {
 	}
 	h := &Host{opts: o, log: o.logger, cat: newCatalog(), sources: map[string]*source{}, refused: map[string]SourceInfo{}}
 	// The invocation chain, outermost first. Each layer is one concern.
-	h.invoker = Chain(InvokerFunc(h.dispatch), append([]Middleware{
+	h.invoker = Chain(InvokerFunc(h.dispatch), slices.Concat([]Middleware{
 		ValidateInput(),           // a bad payload never reaches a tool
 		ValidateOutput(),          // the final result, whatever the tool claims
 		Retry(o.retry),            // only errors marked retryable, backoff + jitter
 		Timeout(o.defaultTimeout), // per attempt; a shorter ctx deadline wins
-	}, o.middleware...)...)
+	}, o.middleware, []Middleware{
+		Conceal(), // nearest the tool: no layer above sees a secret it repeats
+	})...)
 	h.bringCtx, h.stopBring = context.WithCancel(context.Background())
 	h.bringSlots = make(chan struct{}, max(1, runtime.NumCPU()-1))
 	h.cache = newContractCache(o.dataDir)

@@ -96,6 +96,22 @@ func ValidateOutput() Middleware {
 	}
 }
 
+// Conceal hides, in a tool's answer, the values of the payload's secret
+// fields that the tool repeats (an upstream's "wrong password hunter2", a
+// result echoing its request): contracts.Concealer. Nearest the tool, it
+// comes before every layer that records, traces or logs an answer, and
+// before the engine, which keeps what it gets in the run's log and shows
+// it to the re-planner.
+func Conceal() Middleware {
+	return func(next Invoker) Invoker {
+		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
+			out, err := next.Invoke(ctx, inv)
+			c := contracts.NewConcealer(inv.Payload, inv.Tool.Contract.SecretFields)
+			return c.Result(out), c.Error(err)
+		})
+	}
+}
+
 // Timeout bounds each attempt by the contract's timeout_ms (def when
 // unset); a shorter ctx deadline (an action's timeout_ms) wins. An attempt
 // that runs out of time fails with CodeToolTimeout naming the deadline that

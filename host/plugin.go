@@ -319,7 +319,7 @@ func (h *Host) start(ctx context.Context, spec PluginSpec) (*instance, error) {
 		AutoMTLS:         true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     h.opts.startTimeout,
-		Logger:           pluginLogger(h.log, spec.Name),
+		Logger:           pluginLogger(h.log, spec.Name, contracts.ConcealEnv(spec.Env)),
 		GRPCDialOptions:  grpcDialOptions(),
 	})
 	// A plugin that fails to start leaves nothing behind, children included.
@@ -386,13 +386,15 @@ func pluginEnv(dataDir string, extra map[string]string) []string {
 }
 
 // pluginLogger routes go-plugin's logs, and the plugin's own (its stderr,
-// which go-plugin parses when it is hclog JSON), to slog at their levels.
+// which go-plugin parses when it is hclog JSON), to slog at their levels,
+// with what hide conceals (the values of the plugin's configured env: a
+// plugin saying "bad key sk-…" must not put its key in Ordo's log) hidden.
 // The hclog logger's own output is discarded; its sink hands every entry
 // over, whatever its level (only hclog.Off would make go-plugin skip the
 // plugin's lines).
-func pluginLogger(l *slog.Logger, name string) hclog.Logger {
+func pluginLogger(l *slog.Logger, name string, hide contracts.Concealer) hclog.Logger {
 	il := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "plugin." + name, Level: hclog.Error, Output: io.Discard})
-	il.RegisterSink(&slogSink{l: l.With("plugin", name), tokens: pluginLogBurst, last: time.Now()})
+	il.RegisterSink(&slogSink{l: l.With("plugin", name), hide: hide, tokens: pluginLogBurst, last: time.Now()})
 	return il
 }
 
@@ -410,6 +412,7 @@ const (
 // lines flow.
 type slogSink struct {
 	l        *slog.Logger
+	hide     contracts.Concealer
 	mu       sync.Mutex
 	tokens   float64
 	last     time.Time
@@ -448,8 +451,18 @@ func (s *slogSink) Accept(_ string, level hclog.Level, msg string, args ...any) 
 		s.l.Warn("plugin log lines dropped", "dropped", dropped)
 	}
 	if ok {
-		s.l.Log(ctx, lvl, msg, pathKey(args)...)
+		s.l.Log(ctx, lvl, s.hide.Text(msg), s.hidden(pathKey(args))...)
 	}
+}
+
+// hidden is args with their values' text concealed where it holds a secret.
+func (s *slogSink) hidden(args []any) []any {
+	for i := 1; i < len(args); i += 2 {
+		if text := fmt.Sprint(args[i]); s.hide.Text(text) != text {
+			args[i] = s.hide.Text(text)
+		}
+	}
+	return args
 }
 
 // pathKey renames go-plugin's "plugin" argument, the binary's path, to

@@ -2,11 +2,17 @@ package host
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/syncbuf"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // TestPluginLogLevels: what go-plugin logs about a plugin, and the lines
@@ -14,7 +20,7 @@ import (
 // the plugin's name and their fields, not wrapped in an INFO line.
 func TestPluginLogLevels(t *testing.T) {
 	var buf bytes.Buffer
-	l := pluginLogger(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), "sheets")
+	l := pluginLogger(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), "sheets", contracts.Concealer{})
 	named := l.Named("ordo-plugin-sheets").With("pid", 42)
 	named.Warn("row limit reached", "file", "big.csv")
 	named.Error("cannot open", "err", "denied")
@@ -57,7 +63,7 @@ func TestPluginLogLevels(t *testing.T) {
 // their count is logged (at most once a second) when its lines flow again.
 func TestPluginLogFloodBounded(t *testing.T) {
 	var buf bytes.Buffer
-	l := pluginLogger(slog.New(slog.NewJSONHandler(&buf, nil)), "noisy").Named("ordo-plugin-noisy")
+	l := pluginLogger(slog.New(slog.NewJSONHandler(&buf, nil)), "noisy", contracts.Concealer{}).Named("ordo-plugin-noisy")
 	start := time.Now()
 	const lines = 20_000
 	for i := range lines {
@@ -85,5 +91,27 @@ func TestPluginLogFloodBounded(t *testing.T) {
 	l.Error("after the flood")
 	if !strings.Contains(buf.String(), `"dropped":`) || !strings.Contains(buf.String(), "after the flood") {
 		t.Fatalf("after the flood: %s", buf.String())
+	}
+}
+
+// A plugin that says what its configured env holds on its stderr ("using
+// key …") has the value hidden in Ordo's log: the env values are secrets
+// (config show hides them too).
+func TestPluginStderrHidesEnvValues(t *testing.T) {
+	const secret = "plugin-env-s3cret"
+	var logs syncbuf.Buffer
+	h := newHost(t, WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	if err := h.AddPlugin(context.Background(), PluginSpec{Name: "talky", Path: roguePluginBin,
+		Env: map[string]string{"ROGUE_MODE": "say", "ROGUE_KEY": secret, "ROGUE_SERVICE": "talky"}}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, 10*time.Second, func() error {
+		if !strings.Contains(logs.String(), "using key") {
+			return errors.New("the plugin's line is not in the log")
+		}
+		return nil
+	})
+	if !strings.Contains(logs.String(), "using key "+contracts.Redacted) || strings.Contains(logs.String(), secret) {
+		t.Fatalf("log:\n%s", logs.String())
 	}
 }

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 
 	"go.opentelemetry.io/otel"
@@ -38,13 +39,15 @@ func TracingOn(env func(string) (string, bool)) bool {
 // batches spans to OTLP over HTTP (otlptracehttp, configured by the
 // standard OTEL_EXPORTER_OTLP_* variables; the sampler by
 // OTEL_TRACES_SAMPLER; the service by OTEL_SERVICE_NAME, default "ordo")
-// and the W3C trace-context propagator. Otherwise it installs nothing: no
-// exporter runs and every span is otel's no-op. The returned function
-// flushes and stops the provider.
-func StartTracing(ctx context.Context, env func(string) (string, bool)) (shutdown func(context.Context) error, err error) {
+// and the W3C trace-context propagator; the SDK's own reports go to log
+// (routeOtelLogs). Otherwise it installs nothing: no exporter runs and
+// every span is otel's no-op. The returned function flushes and stops the
+// provider.
+func StartTracing(ctx context.Context, env func(string) (string, bool), log *slog.Logger) (shutdown func(context.Context) error, err error) {
 	if !TracingOn(env) {
 		return func(context.Context) error { return nil }, nil
 	}
+	routeOtelLogs(log, env)
 	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
 		return nil, err

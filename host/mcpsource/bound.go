@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/jsonbound"
 )
 
@@ -34,15 +37,57 @@ func refuseDeep(log *slog.Logger, upstream string) jsonbound.Refuse {
 // boundedTransport bounds the bodies an HTTP upstream answers with, in
 // depth and size (jsonbound.MaxMessage): a JSON body whole, an event
 // stream event by event (see jsonbound.Events).
+//
+// It also keeps the upstream's credentials out of what mcp-go says when a
+// request fails (and so out of every log, status and record made of it):
+// the endpoint's query (an ?api_key=…) is added here, to a URL mcp-go and
+// net/http's errors never see with it (splitQuery), and the bearer token
+// and the query's values are hidden in an error answer's body, which mcp-go
+// quotes — a server or proxy that echoes the request would put them there.
 type boundedTransport struct {
 	next   http.RoundTripper
 	refuse jsonbound.Refuse
+	query  string              // the endpoint's query, or ""
+	hide   contracts.Concealer // the bearer token, the query's values
+}
+
+// newBoundedTransport is the transport for spec's endpoint, whose query
+// is query (splitQuery).
+func newBoundedTransport(spec host.UpstreamSpec, query string, refuse jsonbound.Refuse) boundedTransport {
+	secrets := []string{spec.BearerToken}
+	values, _ := url.ParseQuery(query)
+	for _, vs := range values {
+		for _, v := range vs {
+			secrets = append(secrets, v, url.QueryEscape(v))
+		}
+	}
+	return boundedTransport{next: http.DefaultTransport, refuse: refuse, query: query, hide: contracts.Conceal(secrets...)}
+}
+
+// splitQuery is an endpoint without its query, and the query.
+func splitQuery(endpoint string) (base, query string) {
+	base, query, _ = strings.Cut(endpoint, "?")
+	return base, query
 }
 
 func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.query != "" {
+		req = req.Clone(req.Context())
+		req.URL.RawQuery = strings.TrimPrefix(req.URL.RawQuery+"&"+t.query, "&")
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode >= http.StatusBadRequest {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, jsonbound.MaxMessage))
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = []byte(t.hide.Text(string(body)))
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		resp.Header.Del("Content-Length")
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch media {

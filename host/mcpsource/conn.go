@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/internal/jsonbound"
 )
@@ -51,8 +52,9 @@ func dial(ctx context.Context, spec host.UpstreamSpec, log *slog.Logger) (*conn,
 		if spec.BearerToken != "" {
 			headers["Authorization"] = "Bearer " + spec.BearerToken
 		}
-		bounded := &http.Client{Transport: boundedTransport{next: http.DefaultTransport, refuse: refuseDeep(log, spec.Name)}}
-		h, err := transport.NewStreamableHTTP(spec.URL,
+		endpoint, query := splitQuery(spec.URL)
+		bounded := &http.Client{Transport: newBoundedTransport(spec, query, refuseDeep(log, spec.Name))}
+		h, err := transport.NewStreamableHTTP(endpoint,
 			transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(bounded), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
 		if err != nil {
 			return nil, err
@@ -184,7 +186,7 @@ func startProc(spec host.UpstreamSpec, log *slog.Logger) (*proc, *os.File, *os.F
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
 	}
-	p := &proc{cmd: cmd, stdout: outR, tail: &tail{log: log}, exited: make(chan struct{})}
+	p := &proc{cmd: cmd, stdout: outR, tail: &tail{log: log, hide: contracts.ConcealEnv(spec.Env)}, exited: make(chan struct{})}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.tail
 	cmd.WaitDelay = time.Second // a grandchild holding stderr must not block Wait
 	isolate(cmd)
@@ -235,23 +237,27 @@ func (p *proc) stop() {
 }
 
 // tail logs an upstream's stderr line by line (at debug) and keeps the
-// last bytes for the error that reports its exit.
+// last bytes for the error that reports its exit, with the values of the
+// upstream's configured env hidden: a server that fails saying "invalid
+// key sk-…" would put its key in Ordo's log, status and errors.
 type tail struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
+	log  *slog.Logger
+	hide contracts.Concealer
+	mu   sync.Mutex
+	buf  []byte
 }
 
 const tailSize = 1024
 
 func (t *tail) Write(b []byte) (int, error) {
-	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+	text := t.hide.Text(string(b)) // before the tail is cut, which could cut a value short
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		if line != "" {
 			t.log.Debug("upstream stderr", "line", line)
 		}
 	}
 	t.mu.Lock()
-	t.buf = append(t.buf, b...)
+	t.buf = append(t.buf, text...)
 	if len(t.buf) > tailSize {
 		t.buf = t.buf[len(t.buf)-tailSize:]
 	}
@@ -262,7 +268,7 @@ func (t *tail) Write(b []byte) (int, error) {
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
+	return t.hide.Text(strings.TrimSpace(string(t.buf)))
 }
 
 // quiet lowers mcp-go's transport logs to debug: its listener logs an

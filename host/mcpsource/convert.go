@@ -141,28 +141,13 @@ func contractFor(source, id string, t mcp.Tool, o host.ToolOverride) (contracts.
 		OutputSchema:   output,
 		ProducesMap:    produces,
 		TimeoutMS:      o.TimeoutMS,
-		SecretFields:   secretFields(in.Properties, o.SecretFields),
+		SecretFields:   o.SecretFields, // and those the schema marks (contracts.NewTool)
 		Idempotent:     isTrue(t.Annotations.IdempotentHint) || isTrue(t.Annotations.ReadOnlyHint),
 	}
 	if o.Risk != "" {
 		c.RiskLevel = o.Risk
 	}
 	return c, nil
-}
-
-// secretFields are the arguments recorded as [REDACTED] (never stored,
-// logged or remembered): those the input schema marks writeOnly or format
-// "password" — JSON Schema's words for a value that is sent, never shown
-// — plus the override's.
-func secretFields(props map[string]any, listed []string) []string {
-	out := slices.Clone(listed)
-	for name, p := range props {
-		if p, ok := p.(map[string]any); ok && (p["writeOnly"] == true || p["format"] == "password") {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // riskOf maps MCP annotations to a risk level: readOnlyHint -> read,

@@ -17,6 +17,7 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 	"github.com/ordo-run/ordo/host/mcpsource"
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
 
@@ -252,4 +253,23 @@ func testLogger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// An upstream that fails saying what its configured env holds ("auth
+// failed with key …") has the value hidden in its stderr as Ordo logs it
+// and quotes it in the error that reports the exit: the env values are
+// secrets (config show hides them too).
+func TestUpstreamStderrHidesEnvValues(t *testing.T) {
+	const secret = "env-key-s3cret"
+	var logs syncbuf.Buffer
+	h := newHost(t, host.WithStartTimeout(10*time.Second),
+		host.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	err := h.AddUpstream(context.Background(), host.UpstreamSpec{Name: "crashy",
+		Command: []string{"sh", "-c", `echo "auth failed with key $VAULT_KEY" >&2; exit 3`}, Env: map[string]string{"VAULT_KEY": secret}})
+	if contracts.CodeOf(err) != contracts.CodePluginRefused || !strings.Contains(err.Error(), "auth failed with key "+contracts.Redacted) {
+		t.Fatalf("add: %v", err)
+	}
+	if strings.Contains(err.Error(), secret) || strings.Contains(logs.String(), secret) {
+		t.Fatalf("the env value is shown: %v\n%s", err, logs.String())
+	}
 }

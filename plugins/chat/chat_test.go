@@ -126,7 +126,7 @@ func (h *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.status != 0 {
 		w.WriteHeader(h.status)
-		io.WriteString(w, "no_service")
+		io.WriteString(w, "no_service at "+r.URL.Path) // as a proxy may answer
 		return
 	}
 	h.bodies = append(h.bodies, string(body))
@@ -175,6 +175,7 @@ func TestWebhookDelivery(t *testing.T) {
 	}
 	h.set(http.StatusNotFound)
 	e = c.Err("chat.post_message", msg, "k2")
+	refused := e
 	if e.Code != contracts.CodeToolFailed || e.Retryable || e.Details["status"] != 404 {
 		t.Fatalf("404: %v, want a non-retryable tool error with the status", e)
 	}
@@ -189,7 +190,7 @@ func TestWebhookDelivery(t *testing.T) {
 	if !e.Retryable {
 		t.Fatalf("unreachable webhook: %v, want retryable", e)
 	}
-	for _, err := range []*contracts.Error{e, contracts.AsError(func() error { _, err := Tools(Config{DataDir: dir, WebhookURL: "ftp://x/SECRET"}); return err }())} {
+	for _, err := range []*contracts.Error{refused, e, contracts.AsError(func() error { _, err := Tools(Config{DataDir: dir, WebhookURL: "ftp://x/SECRET"}); return err }())} {
 		if msg, _ := json.Marshal(err); strings.Contains(string(msg), "SECRET") {
 			t.Fatalf("an error reveals the webhook URL: %s", msg)
 		}

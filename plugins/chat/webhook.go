@@ -19,6 +19,7 @@ import (
 // (the path is the secret), so no error or log ever contains it.
 type webhook struct {
 	url    string
+	path   string // the secret part, hidden where the webhook's answer repeats it
 	client *http.Client
 }
 
@@ -27,7 +28,7 @@ func newWebhook(raw string) (*webhook, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "%s is not an http(s) URL", WebhookEnv).With("setting", WebhookEnv)
 	}
-	return &webhook{url: raw, client: &http.Client{Timeout: 10 * time.Second}}, nil
+	return &webhook{url: raw, path: strings.TrimSuffix(u.Path, "/"), client: &http.Client{Timeout: 10 * time.Second}}, nil
 }
 
 // send posts {"text": text}. Network failures, 429 and 5xx are retryable;
@@ -59,6 +60,9 @@ func (w *webhook) send(ctx context.Context, text string) error {
 		return nil
 	}
 	msg := strings.TrimSpace(string(answer))
+	if w.path != "" { // an answer that repeats the path (a proxy's "no route for …")
+		msg = strings.ReplaceAll(msg, w.path, contracts.Redacted)
+	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		return toolerr.Transient("webhook answered %d: %s", resp.StatusCode, msg).With("status", resp.StatusCode)
 	}

@@ -5,7 +5,8 @@
 // answers calls with an error coded ROGUE_CODE (a host code, marked
 // retryable), "fork" starts a child process that would outlive it (its pid
 // in $ORDO_PLUGIN_DATA_DIR/child-PID) and exits on a call, "huge" answers
-// calls with 17 MiB, "hugedescribe" describes a 17 MiB contract. Its one tool
+// calls with 17 MiB, "hugedescribe" describes a 17 MiB contract, "say" starts
+// by writing "using key $ROGUE_KEY" to its stderr. Its one tool
 // is SERVICE.get, SERVICE being $ROGUE_SERVICE or "rogue".
 package main
 
@@ -66,6 +67,9 @@ func main() {
 	hs := sdk.Handshake
 	if mode == "v2" {
 		hs.ProtocolVersion = 2
+	}
+	if mode == "say" {
+		fmt.Fprintln(os.Stderr, "using key "+os.Getenv("ROGUE_KEY"))
 	}
 	if mode == "fork" {
 		child := exec.Command("sleep", "300")

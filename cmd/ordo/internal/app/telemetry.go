@@ -25,7 +25,7 @@ func (a *App) startTelemetry(ctx context.Context, env config.Env) error {
 		name = "postgres"
 	}
 	a.engineStore = a.Metrics.Store(a.Store, name)
-	stop, err := telemetry.StartTracing(ctx, env)
+	stop, err := telemetry.StartTracing(ctx, env, a.Log)
 	if err != nil {
 		return contracts.Errorf(contracts.CodeInvalidConfig, "tracing from the OTEL_* variables: %w", err).With("key", "OTEL_EXPORTER_OTLP_ENDPOINT")
 	}

@@ -192,14 +192,6 @@ func OpenStore(ctx context.Context, cfg *config.Config) (memory.Checkpointer, er
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "data dir: %w", err).With("key", "data_dir")
 	}
-	// Runs are the owner's alone, in a data directory others may read too:
-	// a new database is created private, and SQLite gives its write-ahead
-	// log and shared-memory files the database's mode.
-	f, err := os.OpenFile(cfg.DatabasePath(), os.O_RDONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "data dir: %w", err).With("key", "data_dir")
-	}
-	f.Close()
 	st, err := embedded.Open(cfg.DatabasePath())
 	if err != nil {
 		return nil, err

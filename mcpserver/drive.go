@@ -51,7 +51,7 @@ func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMo
 // gets: the configured one, or one planning through the client's model.
 // n hears the job's events from the first one on.
 func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, n *notifier, call engineCall) *job {
-	j := &job{user: identityFrom(ctx).User, out: make(chan outcome, 1), timeout: s.opts.SamplingTimeout, sink: n.event}
+	j := &job{user: identityFrom(ctx).User, out: make(chan outcome, 1), gone: make(chan struct{}), timeout: s.opts.SamplingTimeout, sink: n.event}
 	eng := s.opts.Engine
 	var jctx context.Context
 	if s.samples(ctx, req) {
@@ -74,7 +74,7 @@ func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, n *notif
 		if run != nil {
 			s.subs.runChanged(jctx, run.ID) // a last checkpoint may follow the last event
 		}
-		j.out <- outcome{run: run, err: err}
+		j.finish(outcome{run: run, err: err})
 	}()
 	return j
 }
@@ -99,6 +99,7 @@ func (s *Server) await(ctx context.Context, req mcp.CallToolRequest, j *job, n *
 		n.delivered()
 		if o.ask != nil {
 			j.pending = o.ask
+			close(o.ask.shown)
 			s.jobs.park(j)
 			return server.NewInputRequestBuilder(stateSample+j.token).Sample(inputSample, o.ask.params).ToolResult(), nil
 		}
@@ -214,9 +215,26 @@ type job struct {
 	out     chan outcome
 	pending *ask // the ask the client is answering while parked
 	timeout time.Duration
+	// gone is closed when the client let a sampling request time out.
+	gone     chan struct{}
+	goneOnce sync.Once
 
 	mu   sync.Mutex
 	sink func(agent.Event)
+}
+
+// finish hands the engine call's end to the waiter. Every model request
+// of the call has returned by now, so an ask still queued in out was never
+// shown and nobody waits for its answer: it is dropped, where sending
+// behind it would block the job (and its table entry) forever.
+func (j *job) finish(o outcome) {
+	for {
+		select {
+		case j.out <- o:
+			return
+		case <-j.out:
+		}
+	}
 }
 
 func (j *job) setSink(fn func(agent.Event)) {
@@ -258,6 +276,11 @@ func (t *jobTable) take(token, user string) *job {
 	j := t.jobs[token]
 	if j == nil || j.user != user || j.pending == nil {
 		return nil
+	}
+	select {
+	case <-j.gone: // its answer came too late: the job gave up on the client
+		return nil
+	default:
 	}
 	delete(t.jobs, token)
 	return j

@@ -65,8 +65,10 @@ type Server struct {
 	tasks  *tasks
 	tokens *tokenTable
 	owners *sessionOwners
-	gw     *gateway
-	subs   *subscriptions
+	// inflight: the sessionless HTTP requests a caller may cancel.
+	inflight *inflight
+	gw       *gateway
+	subs     *subscriptions
 
 	// runWatch wakes the event streams (events.go) following a run;
 	// closing ends them all (EndStreams).
@@ -108,6 +110,7 @@ func New(opts Options) (*Server, error) {
 		tasks:              newTasks(),
 		tokens:             newTokenTable(opts.Tokens),
 		owners:             newSessionOwners(),
+		inflight:           newInflight(),
 		runWatch:           newRunWatchers(),
 		streamWriteTimeout: sseWriteTimeout,
 		closing:            make(chan struct{}),

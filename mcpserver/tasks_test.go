@@ -197,3 +197,33 @@ func TestProgressNotifications(t *testing.T) {
 		}
 	})
 }
+
+// TestTaskTTLIsBounded: a task created without a TTL, or with one past a
+// day, is kept a day at most (mcp-go kept one without a TTL, and its
+// result, for the life of the process: a client creating tasks grew the
+// server without end); a shorter TTL is the client's.
+func TestTaskTTLIsBounded(t *testing.T) {
+	e := newEnv(t)
+	auto := map[string]any{"auto_approve": true}
+	c := e.stdioClient(t, clientOpts{legacy: true})
+	const day = int64(24 * time.Hour / time.Millisecond)
+	for _, tc := range []struct {
+		task map[string]any
+		want int64
+	}{{map[string]any{}, day}, {map[string]any{"ttl": 0}, day}, {map[string]any{"ttl": 10 * day}, day}, {map[string]any{"ttl": 60000}, 60000}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+			JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(1000 + requestIDs.Add(1)), Method: "tools/call",
+			Params: map[string]any{"name": "execute", "arguments": map[string]any{"plan": upperPlan("ttl"), "options": auto}, "task": tc.task},
+		})
+		cancel()
+		if err != nil || resp.Error != nil {
+			t.Fatalf("task call: %v %+v", err, resp.Error)
+		}
+		var created mcp.CreateTaskResult
+		if err := json.Unmarshal(resp.Result, &created); err != nil || created.Task.TTL == nil || *created.Task.TTL != tc.want {
+			t.Fatalf("task %v: created %s, want ttl %d", tc.task, resp.Result, tc.want)
+		}
+		waitTask(t, c, created.Task.TaskId)
+	}
+}

@@ -113,7 +113,16 @@ func TestCancelReachesOnlyItsSendersRequest(t *testing.T) {
 	cancel(userToken, "", 7)
 	open() // the call in flight finishes; the run stops after it
 	<-got  // the request ends once its job has stopped
-	if run, err := e.store.Load(context.Background(), runID2); err != nil || run.Status == contracts.RunCompleted {
-		t.Fatalf("bob's cancelled execute: %v %v", run, err)
+	if run, err := e.store.Load(context.Background(), runID2); err != nil || run.Status != contracts.RunReady || run.Error == nil || run.Error.Code != contracts.CodeCancelled {
+		t.Fatalf("bob's cancelled execute: %+v %v", run, err)
+	}
+	// The next execute continues it.
+	resp, err := modernPost(ts.URL, userToken, "", "tools/call", "execute", `"name":"execute","arguments":{"run_id":"`+runID2+`"}`, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), `\"status\":\"completed\"`) {
+		t.Fatalf("execute after the cancel: %s", b)
 	}
 }

@@ -44,6 +44,10 @@ func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMo
 	if st := req.Params.RequestState; st != "" {
 		return s.continueRound(ctx, req, mode, st, n)
 	}
+	if user := identityFrom(ctx).User; s.samples(ctx, req) && s.jobs.parkedBy(user) >= maxParkedPerUser {
+		return nil, contracts.Errorf(contracts.CodeLLMFailed, "%d of your calls already wait for your client's model to answer a sampling request: "+
+			"answer them (or let them expire after %s) before starting more", maxParkedPerUser, s.opts.SamplingTimeout).With("user", user)
+	}
 	return s.await(ctx, req, s.startJob(ctx, req, n, call), n, mode)
 }
 
@@ -255,18 +259,44 @@ func (j *job) event(ev agent.Event) {
 	}
 }
 
+// maxParkedPerUser bounds the calls of one user parked waiting for their
+// client's sampling answers. A parked call outlives its request, holding a
+// run, its lease and goroutines until its answer or its timeout, so a
+// client that never answers could otherwise pile them up at no cost to
+// itself (200 calls in a second held 600 goroutines for 2 minutes).
+const maxParkedPerUser = 64
+
 // jobTable holds jobs parked between the rounds of a sampling request.
 type jobTable struct {
-	mu   sync.Mutex
-	jobs map[string]*job
+	mu     sync.Mutex
+	jobs   map[string]*job
+	byUser map[string]int // parked jobs per user
 }
 
-func newJobTable() *jobTable { return &jobTable{jobs: map[string]*job{}} }
+func newJobTable() *jobTable { return &jobTable{jobs: map[string]*job{}, byUser: map[string]int{}} }
 
 func (t *jobTable) park(j *job) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.jobs[j.token] == nil {
+		t.byUser[j.user]++
+	}
 	t.jobs[j.token] = j
-	t.mu.Unlock()
+}
+
+// parkedBy is how many of user's jobs are parked.
+func (t *jobTable) parkedBy(user string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byUser[user]
+}
+
+// remove unparks j; t.mu is held.
+func (t *jobTable) remove(j *job) {
+	delete(t.jobs, j.token)
+	if t.byUser[j.user]--; t.byUser[j.user] <= 0 {
+		delete(t.byUser, j.user)
+	}
 }
 
 // take removes and returns the parked job for token, only for its owner.
@@ -282,7 +312,7 @@ func (t *jobTable) take(token, user string) *job {
 		return nil
 	default:
 	}
-	delete(t.jobs, token)
+	t.remove(j)
 	return j
 }
 
@@ -291,8 +321,10 @@ func (t *jobTable) drop(token string) {
 		return
 	}
 	t.mu.Lock()
-	delete(t.jobs, token)
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	if j := t.jobs[token]; j != nil {
+		t.remove(j)
+	}
 }
 
 func newToken() string {

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -192,4 +193,31 @@ type samplerFunc func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMes
 
 func (f samplerFunc) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	return f(ctx, req)
+}
+
+// TestSamplingParkedCallsAreBounded: a parked call outlives its request
+// (a run, its lease and goroutines held until the answer or the timeout),
+// so a client that never answers could pile them up for free. Past 64 of a
+// user's, a call that would sample is refused with 7001 before it starts.
+func TestSamplingParkedCallsAreBounded(t *testing.T) {
+	e := newEnv(t, withSamplingTimeout(time.Minute))
+	walkAway := samplerFunc(func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return nil, errors.New("not now")
+	})
+	c := e.stdioClient(t, clientOpts{opts: []client.ClientOption{client.WithSamplingHandler(walkAway)}})
+	for i := range 64 {
+		if _, err := callRaw(c, "plan", map[string]any{"goal": fmt.Sprintf("shout %d", i)}, nil); err == nil {
+			t.Fatalf("plan %d succeeded with a client that answers no sampling request", i)
+		}
+	}
+	if n := mcpserver.ParkedJobs(e.srv); n != 64 {
+		t.Fatalf("%d calls parked, want 64", n)
+	}
+	code, body := toolError(t, c, "plan", map[string]any{"goal": "one more"})
+	if code != contracts.CodeLLMFailed || !strings.Contains(body["message"].(string), "64 of your calls") {
+		t.Fatalf("the 65th: %d %v", code, body)
+	}
+	if n := mcpserver.ParkedJobs(e.srv); n != 64 {
+		t.Fatalf("%d calls parked after the refusal, want 64", n)
+	}
 }

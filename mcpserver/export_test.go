@@ -26,3 +26,7 @@ func ParkedJobs(s *Server) int {
 	defer s.jobs.mu.Unlock()
 	return len(s.jobs.jobs)
 }
+
+// SetSessionIdleTTL shortens how long an unused HTTP session lives; call
+// it before Handler.
+func SetSessionIdleTTL(s *Server, d time.Duration) { s.sessionIdleTTL = d }

@@ -40,7 +40,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if sid != "" {
 			if !s.owners.enter(sid, id.User) {
 				writeHTTPError(w, http.StatusNotFound, contracts.Errorf(contracts.CodeInvalidInput,
-					"this MCP session is not this token's: initialize a session of your own").With("field", server.HeaderKeySessionID))
+					"this MCP session is not this token's, or it ended (unused for %s): initialize a new one", s.sessionIdleTTL).With("field", server.HeaderKeySessionID))
 				return
 			}
 			defer s.owners.leave(sid)

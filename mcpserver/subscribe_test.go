@@ -209,3 +209,35 @@ func TestSubscriptionsAreBounded(t *testing.T) {
 	call(t, c, "approve", map[string]any{"run_id": id, "decision": "approve"})
 	u.await(t, runURI(id), 1)
 }
+
+// TestIdleHTTPSessionEnds: an HTTP session (2025-11-25) left unused is
+// dropped with its subscriptions, and its id is then refused. mcp-go kept every session until a
+// DELETE, which mcp-go's own Go client sends without the bearer token
+// (refused): 5000 initializes grew `ordo serve --http` by 50 MB for good.
+func TestIdleHTTPSessionEnds(t *testing.T) {
+	e := newEnv(t)
+	mcpserver.SetSessionIdleTTL(e.srv, time.Second)
+	ts := e.httpServer(t)
+	bob := httpClient(t, ts.URL, userToken, clientOpts{legacy: true})
+	id := call(t, bob, "plan", map[string]any{"plan": upperPlan("idle")})["run_id"].(string)
+	subscribe(t, bob, runURI(id))
+	if n := mcpserver.SubscriptionCount(e.srv); n != 1 {
+		t.Fatalf("%d subscriptions, want 1", n)
+	}
+	testwait.Until(t, 20*time.Second, "the idle session to end", func() bool { return mcpserver.SubscriptionCount(e.srv) == 0 })
+	// Its id is refused, so its client learns to initialize again (mcp-go
+	// would serve it with a new, empty session).
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`))
+	req.Header.Set("Authorization", "Bearer "+userToken)
+	req.Header.Set("Mcp-Session-Id", bob.GetSessionId())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("the ended session's id: %s, want 404", resp.Status)
+	}
+}

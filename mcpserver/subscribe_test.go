@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -149,16 +150,8 @@ func TestResourceSubscriptionsHTTP(t *testing.T) {
 
 		// The session ends (DELETE, with the token): so do its subscriptions.
 		base := mcpserver.SubscriptionCount(e.srv)
-		req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/mcp", nil)
-		req.Header.Set("Authorization", "Bearer "+userToken)
-		req.Header.Set("Mcp-Session-Id", bob.GetSessionId())
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("DELETE: %s", resp.Status)
+		if status, _ := sessionRequest(t, ts.URL, userToken, bob.GetSessionId(), http.MethodDelete, ""); status != http.StatusOK {
+			t.Fatalf("DELETE: %d", status)
 		}
 		if n := mcpserver.SubscriptionCount(e.srv); n != base-1 {
 			t.Fatalf("%d subscriptions after the session ended, want %d", n, base-1)
@@ -227,17 +220,29 @@ func TestIdleHTTPSessionEnds(t *testing.T) {
 	testwait.Until(t, 20*time.Second, "the idle session to end", func() bool { return mcpserver.SubscriptionCount(e.srv) == 0 })
 	// Its id is refused, so its client learns to initialize again (mcp-go
 	// would serve it with a new, empty session).
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`))
-	req.Header.Set("Authorization", "Bearer "+userToken)
-	req.Header.Set("Mcp-Session-Id", bob.GetSessionId())
+	list := `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`
+	if status, _ := sessionRequest(t, ts.URL, userToken, bob.GetSessionId(), http.MethodPost, list); status != http.StatusNotFound {
+		t.Fatalf("the ended session's id: %d, want 404", status)
+	}
+}
+
+// sessionRequest sends one raw request on session sid under token and
+// returns its status and body.
+func sessionRequest(t *testing.T, url, token, sid, method, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Fatalf("the ended session's id: %s, want 404", resp.Status)
-	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(got)
 }

@@ -156,11 +156,18 @@ const instructions = `Ordo plans and executes tool-using tasks. Call "plan" with
 // does not wrap.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
+// stdioToolWorkers is how many stdio tool calls run at once.
+const stdioToolWorkers = 100
+
 // ServeStdio serves one client over in and out until ctx ends or in closes.
 // The client acts as Options.StdioIdentity.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	id := *s.opts.StdioIdentity
 	stdio := server.NewStdioServer(s.mcp)
+	// mcp-go's default of 5 workers for tool calls made a sixth call
+	// (the cancel_run that would settle the others) wait for one of five
+	// long executes to end; 100 is mcp-go's most.
+	server.WithWorkerPoolSize(stdioToolWorkers)(stdio)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
 	progress := newStdioProgress(out)
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {

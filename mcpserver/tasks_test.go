@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,5 +226,39 @@ func TestTaskTTLIsBounded(t *testing.T) {
 			t.Fatalf("task %v: created %s, want ttl %d", tc.task, resp.Result, tc.want)
 		}
 		waitTask(t, c, created.Task.TaskId)
+	}
+}
+
+// TestStdioServesCallsBesideLongOnes: over stdio, calls that wait (a step
+// in flight, a slow tool) do not hold up the others: mcp-go serves stdio
+// tool calls with 5 workers by default, so with five executes waiting a
+// sixth call, even the cancel_run or run_status that would settle them,
+// waited for one to end.
+func TestStdioServesCallsBesideLongOnes(t *testing.T) {
+	e := newEnv(t)
+	c := e.stdioClient(t, clientOpts{})
+	open := e.closeGate()
+	defer open()
+	const waiting = 8
+	done := make(chan error, waiting)
+	for range waiting {
+		go func() {
+			_, err := callRaw(c, "execute", map[string]any{"plan": waitPlan(), "options": map[string]any{"auto_approve": true}}, nil)
+			done <- err
+		}()
+	}
+	var running []memory.RunSummary
+	testwait.Until(t, 20*time.Second, fmt.Sprintf("%d runs waiting in their step at once", waiting), func() bool {
+		running, _ = e.store.List(context.Background(), memory.Filter{Status: []contracts.RunStatus{contracts.RunRunning}})
+		return len(running) == waiting
+	})
+	if out := call(t, c, "cancel_run", map[string]any{"run_id": running[0].ID}); out["run_id"] != running[0].ID {
+		t.Fatalf("cancel_run: %v", out)
+	}
+	open()
+	for range waiting {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

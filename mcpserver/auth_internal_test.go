@@ -65,7 +65,7 @@ func FuzzToolCalls(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, c := range toolCalls(body) {
+		for _, c := range toolCalls(readMessages(body)) {
 			_ = c.name
 		}
 	})

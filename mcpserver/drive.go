@@ -44,6 +44,10 @@ func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMo
 	if st := req.Params.RequestState; st != "" {
 		return s.continueRound(ctx, req, mode, st, n)
 	}
+	if user := identityFrom(ctx).User; s.samples(ctx, req) && s.jobs.parkedBy(user) >= maxParkedPerUser {
+		return nil, contracts.Errorf(contracts.CodeLLMFailed, "%d of your calls already wait for your client's model to answer a sampling request: "+
+			"answer them (or let them expire after %s) before starting more", maxParkedPerUser, s.opts.SamplingTimeout).With("user", user)
+	}
 	return s.await(ctx, req, s.startJob(ctx, req, n, call), n, mode)
 }
 
@@ -51,7 +55,7 @@ func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMo
 // gets: the configured one, or one planning through the client's model.
 // n hears the job's events from the first one on.
 func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, n *notifier, call engineCall) *job {
-	j := &job{user: identityFrom(ctx).User, out: make(chan outcome, 1), timeout: s.opts.SamplingTimeout, sink: n.event}
+	j := &job{user: identityFrom(ctx).User, out: make(chan outcome, 1), gone: make(chan struct{}), timeout: s.opts.SamplingTimeout, sink: n.event}
 	eng := s.opts.Engine
 	var jctx context.Context
 	if s.samples(ctx, req) {
@@ -74,7 +78,7 @@ func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, n *notif
 		if run != nil {
 			s.subs.runChanged(jctx, run.ID) // a last checkpoint may follow the last event
 		}
-		j.out <- outcome{run: run, err: err}
+		j.finish(outcome{run: run, err: err})
 	}()
 	return j
 }
@@ -99,6 +103,7 @@ func (s *Server) await(ctx context.Context, req mcp.CallToolRequest, j *job, n *
 		n.delivered()
 		if o.ask != nil {
 			j.pending = o.ask
+			close(o.ask.shown)
 			s.jobs.park(j)
 			return server.NewInputRequestBuilder(stateSample+j.token).Sample(inputSample, o.ask.params).ToolResult(), nil
 		}
@@ -214,9 +219,26 @@ type job struct {
 	out     chan outcome
 	pending *ask // the ask the client is answering while parked
 	timeout time.Duration
+	// gone is closed when the client let a sampling request time out.
+	gone     chan struct{}
+	goneOnce sync.Once
 
 	mu   sync.Mutex
 	sink func(agent.Event)
+}
+
+// finish hands the engine call's end to the waiter. Every model request
+// of the call has returned by now, so an ask still queued in out was never
+// shown and nobody waits for its answer: it is dropped, where sending
+// behind it would block the job (and its table entry) forever.
+func (j *job) finish(o outcome) {
+	for {
+		select {
+		case j.out <- o:
+			return
+		case <-j.out:
+		}
+	}
 }
 
 func (j *job) setSink(fn func(agent.Event)) {
@@ -237,18 +259,44 @@ func (j *job) event(ev agent.Event) {
 	}
 }
 
+// maxParkedPerUser bounds the calls of one user parked waiting for their
+// client's sampling answers. A parked call outlives its request, holding a
+// run, its lease and goroutines until its answer or its timeout, so a
+// client that never answers could otherwise pile them up at no cost to
+// itself (200 calls in a second held 600 goroutines for 2 minutes).
+const maxParkedPerUser = 64
+
 // jobTable holds jobs parked between the rounds of a sampling request.
 type jobTable struct {
-	mu   sync.Mutex
-	jobs map[string]*job
+	mu     sync.Mutex
+	jobs   map[string]*job
+	byUser map[string]int // parked jobs per user
 }
 
-func newJobTable() *jobTable { return &jobTable{jobs: map[string]*job{}} }
+func newJobTable() *jobTable { return &jobTable{jobs: map[string]*job{}, byUser: map[string]int{}} }
 
 func (t *jobTable) park(j *job) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.jobs[j.token] == nil {
+		t.byUser[j.user]++
+	}
 	t.jobs[j.token] = j
-	t.mu.Unlock()
+}
+
+// parkedBy is how many of user's jobs are parked.
+func (t *jobTable) parkedBy(user string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byUser[user]
+}
+
+// remove unparks j; t.mu is held.
+func (t *jobTable) remove(j *job) {
+	delete(t.jobs, j.token)
+	if t.byUser[j.user]--; t.byUser[j.user] <= 0 {
+		delete(t.byUser, j.user)
+	}
 }
 
 // take removes and returns the parked job for token, only for its owner.
@@ -259,7 +307,12 @@ func (t *jobTable) take(token, user string) *job {
 	if j == nil || j.user != user || j.pending == nil {
 		return nil
 	}
-	delete(t.jobs, token)
+	select {
+	case <-j.gone: // its answer came too late: the job gave up on the client
+		return nil
+	default:
+	}
+	t.remove(j)
 	return j
 }
 
@@ -268,8 +321,10 @@ func (t *jobTable) drop(token string) {
 		return
 	}
 	t.mu.Lock()
-	delete(t.jobs, token)
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	if j := t.jobs[token]; j != nil {
+		t.remove(j)
+	}
 }
 
 func newToken() string {

@@ -53,11 +53,15 @@ type envOpt func(*envConfig)
 type envConfig struct {
 	cfg      agent.Config
 	sampling bool          // plan through the client's model
+	sampleIn time.Duration // Options.SamplingTimeout
 	host     []host.Option // e.g. upstreams, mounted before the tools are indexed
 }
 
 func withConfig(c agent.Config) envOpt { return func(e *envConfig) { e.cfg = c } }
 func withSampling() envOpt             { return func(e *envConfig) { e.sampling = true } }
+func withSamplingTimeout(d time.Duration) envOpt {
+	return func(e *envConfig) { e.sampling, e.sampleIn = true, d }
+}
 func withHost(opts ...host.Option) envOpt {
 	return func(e *envConfig) { e.host = append(e.host, opts...) }
 }
@@ -80,6 +84,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 		},
 	}
 	if ec.sampling {
+		o.SamplingTimeout = ec.sampleIn
 		o.Sampling = func(m llm.LLM) mcpserver.Engine {
 			return agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store, LLM: m, Recommender: rec})
 		}

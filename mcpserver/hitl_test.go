@@ -1,13 +1,19 @@
 package mcpserver_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/mcpserver"
+	"github.com/ordo-run/ordo/memory"
 )
 
 // eras are the two protocol generations: 2026-07-28 (multi round-trip
@@ -129,5 +135,89 @@ func TestNoModelNeedsCallerPlan(t *testing.T) {
 	// A caller plan still works without any model.
 	if out := call(t, c, "plan", map[string]any{"plan": upperPlan("ok")}); out["status"] != "awaiting_approval" {
 		t.Fatalf("plan: %v", out)
+	}
+}
+
+// A client that offers sampling, approves the plan, and then never answers
+// a sampling request: the first one shown times out, and the model requests
+// queued behind it (three parallel steps each needing the filler) and after
+// it fail at once, so the run stops and lets go of its lease. Before, the
+// third filler waited forever to be shown and the run stayed held, its
+// approval unrecorded, refusing every approve (3004 lease held).
+func TestSamplingClientThatNeverAnswers(t *testing.T) {
+	e := newEnv(t, withSamplingTimeout(50*time.Millisecond))
+	walkAway := samplerFunc(func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return nil, errors.New("the person closed the window")
+	})
+	approve := &elicitor{answer: func(mcp.ElicitationParams) *mcp.ElicitationResult {
+		return accept(map[string]any{"decision": "approve"})
+	}}
+	c := e.stdioClient(t, clientOpts{opts: []client.ClientOption{client.WithSamplingHandler(walkAway), client.WithElicitationHandler(approve)}})
+	step := func(id string) map[string]any { // text.upper with its text unbound: the filler is asked
+		return map[string]any{"id": id, "tool": "text.upper", "intent": "transform", "requires": []any{}, "produces": []any{"upper"}}
+	}
+	plan := map[string]any{"version": "1.0", "goal": "shout three things", "timezone": "UTC",
+		"actions": []any{step("a1"), step("a2"), step("a3")}}
+	if _, err := callRaw(c, "execute", map[string]any{"plan": plan}, nil); err == nil {
+		t.Fatal("execute succeeded with a client that answers no sampling request")
+	}
+	runs, err := e.store.List(context.Background(), memory.Filter{})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		run, err := e.store.Load(context.Background(), runs[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(run.Decisions) == 1 && (run.Status.Final() || run.Status == contracts.RunInterrupted) && mcpserver.ParkedJobs(e.srv) == 0 {
+			if run.LLMCalls["filler"] == 0 {
+				t.Fatalf("stopped %s with llm calls %v, want the fillers", run.Status, run.LLMCalls)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s with %d decisions, %d jobs parked: the run waits forever on a sampling request it never showed",
+				run.Status, len(run.Decisions), mcpserver.ParkedJobs(e.srv))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Nobody holds it: it can be settled.
+	if out := call(t, c, "run_status", map[string]any{"run_id": runs[0].ID}); out["status"] == "running" {
+		t.Fatalf("run %v", out)
+	}
+}
+
+type samplerFunc func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+
+func (f samplerFunc) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return f(ctx, req)
+}
+
+// TestSamplingParkedCallsAreBounded: a parked call outlives its request
+// (a run, its lease and goroutines held until the answer or the timeout),
+// so a client that never answers could pile them up for free. Past 64 of a
+// user's, a call that would sample is refused with 7001 before it starts.
+func TestSamplingParkedCallsAreBounded(t *testing.T) {
+	e := newEnv(t, withSamplingTimeout(time.Minute))
+	walkAway := samplerFunc(func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return nil, errors.New("not now")
+	})
+	c := e.stdioClient(t, clientOpts{opts: []client.ClientOption{client.WithSamplingHandler(walkAway)}})
+	for i := range 64 {
+		if _, err := callRaw(c, "plan", map[string]any{"goal": fmt.Sprintf("shout %d", i)}, nil); err == nil {
+			t.Fatalf("plan %d succeeded with a client that answers no sampling request", i)
+		}
+	}
+	if n := mcpserver.ParkedJobs(e.srv); n != 64 {
+		t.Fatalf("%d calls parked, want 64", n)
+	}
+	code, body := toolError(t, c, "plan", map[string]any{"goal": "one more"})
+	if code != contracts.CodeLLMFailed || !strings.Contains(body["message"].(string), "64 of your calls") {
+		t.Fatalf("the 65th: %d %v", code, body)
+	}
+	if n := mcpserver.ParkedJobs(e.srv); n != 64 {
+		t.Fatalf("%d calls parked after the refusal, want 64", n)
 	}
 }

@@ -19,7 +19,9 @@ import (
 // 401, a tools/call of an admin tool by a caller without the admin role is
 // 403, and the caller's identity rides the request context into handlers.
 // A task-augmented tools/call gets a slot for its task id (see tasks).
-// An MCP session id is the caller's own or 404 (see sessionOwners).
+// An MCP session id is the caller's own or 404 (see sessionOwners). A
+// notifications/cancelled ends only the caller's own requests (see
+// inflight).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r.Header.Get("Authorization"))
@@ -38,7 +40,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if sid != "" {
 			if !s.owners.enter(sid, id.User) {
 				writeHTTPError(w, http.StatusNotFound, contracts.Errorf(contracts.CodeInvalidInput,
-					"this MCP session is not this token's: initialize a session of your own").With("field", server.HeaderKeySessionID))
+					"this MCP session is not this token's, or it ended (unused for %s): initialize a new one", s.sessionIdleTTL).With("field", server.HeaderKeySessionID))
 				return
 			}
 			defer s.owners.leave(sid)
@@ -65,7 +67,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				_, _ = w.Write(jsonbound.Refusal(id, err))
 				return
 			}
-			calls := toolCalls(body)
+			msgs := readMessages(body)
+			calls := toolCalls(msgs)
 			for _, c := range calls {
 				if d := s.tools[c.name]; d != nil && d.admin && !id.Has(RoleAdmin) {
 					writeHTTPError(w, http.StatusForbidden, contracts.Errorf(contracts.CodeForbidden,
@@ -75,6 +78,20 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			}
 			if len(calls) == 1 && calls[0].task {
 				ctx = context.WithValue(ctx, taskSlotKey{}, &taskSlot{})
+			}
+			if len(msgs) == 1 {
+				m := msgs[0]
+				if m.isCancel() { // answered here: see inflight
+					s.inflight.cancel(id.User, sid, m.Params.RequestID)
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				if m.isRequest() {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					defer cancel()
+					defer s.inflight.add(id.User, sid, m.ID, cancel)()
+				}
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if f, ok := w.(http.Flusher); ok {
@@ -140,30 +157,41 @@ type toolCall struct {
 	task bool
 }
 
-// toolCalls finds the tools/call requests in a JSON-RPC body (a single
-// message or a batch). Bodies that are not JSON-RPC yield none; mcp-go
-// answers those with a protocol error.
-func toolCalls(body []byte) []toolCall {
-	type message struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string          `json:"name"`
-			Task json.RawMessage `json:"task"`
-		} `json:"params"`
-	}
-	var msgs []message
+// rpcMessage is what the HTTP layer reads of a JSON-RPC message: its id
+// and method, a tools/call's tool and task, and the request a
+// notifications/cancelled names.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name      string          `json:"name"`
+		Task      json.RawMessage `json:"task"`
+		RequestID json.RawMessage `json:"requestId"`
+	} `json:"params"`
+}
+
+// readMessages reads a JSON-RPC body (a single message or a batch).
+// Bodies that are not JSON-RPC yield none; mcp-go answers those with a
+// protocol error.
+func readMessages(body []byte) []rpcMessage {
+	var msgs []rpcMessage
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		if json.Unmarshal(trimmed, &msgs) != nil {
 			return nil
 		}
 	} else {
-		var m message
+		var m rpcMessage
 		if json.Unmarshal(trimmed, &m) != nil {
 			return nil
 		}
-		msgs = []message{m}
+		msgs = []rpcMessage{m}
 	}
+	return msgs
+}
+
+// toolCalls finds the tools/call requests among msgs.
+func toolCalls(msgs []rpcMessage) []toolCall {
 	var out []toolCall
 	for _, m := range msgs {
 		if m.Method == "tools/call" {

@@ -56,6 +56,9 @@ func (s *Server) newNotifier(ctx context.Context, req mcp.CallToolRequest) *noti
 // every notification of the call is queued before the call returns.
 func (n *notifier) event(ev agent.Event) {
 	n.s.runWatch.wake(ev.RunID) // event streams following the run read on
+	if n.ctx.Err() != nil {
+		return // the client cancelled the request: it hears no more of it
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch ev.Kind {

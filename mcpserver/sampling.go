@@ -14,28 +14,52 @@ import (
 // samplingMaxTokens bounds each sampled answer; a plan fits well within it.
 const samplingMaxTokens = 8192
 
-// ask is one model request waiting for the client's answer.
+// ask is one model request waiting for the client's answer. shown is
+// closed when a request hands it to the client: only then does its
+// timeout start, so a request queued behind another (parallel steps each
+// needing the filler) waits its turn.
 type ask struct {
 	params mcp.CreateMessageParams
 	reply  chan *mcp.CreateMessageResult
+	shown  chan struct{}
 }
 
 // samplingModel is an llm.LLM answered by the calling client through MCP
 // sampling. Each Complete hands the request to the job's waiter, which
 // returns it to the client as an input request, and blocks until the
-// client's retry brings the answer (or the job's timeout passes).
+// client's retry brings the answer (or the job's timeout passes). Once the
+// client has let one request time out it is taken to have gone: the job's
+// other requests, queued or still to come, fail at once instead of each
+// waiting for a client that will not answer, so the run reaches its stop
+// (failed, or a step's failure) and lets go of its lease.
 type samplingModel struct{ j *job }
 
 var _ llm.LLM = (*samplingModel)(nil)
 
 func (m *samplingModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	a := &ask{params: samplingParams(req), reply: make(chan *mcp.CreateMessageResult, 1)}
-	select {
-	case m.j.out <- outcome{ask: a}:
-	case <-ctx.Done():
+	j := m.j
+	a := &ask{params: samplingParams(req), reply: make(chan *mcp.CreateMessageResult, 1), shown: make(chan struct{})}
+	gone := func() (llm.Response, error) {
+		return llm.Response{}, contracts.Errorf(contracts.CodeLLMTimeout, "the client did not answer a sampling request within %s", j.timeout)
+	}
+	cancelled := func() (llm.Response, error) {
 		return llm.Response{}, contracts.Errorf(contracts.CodeCancelled, "sampling: %w", ctx.Err())
 	}
-	timer := time.NewTimer(m.j.timeout)
+	select {
+	case j.out <- outcome{ask: a}:
+	case <-j.gone:
+		return gone()
+	case <-ctx.Done():
+		return cancelled()
+	}
+	select {
+	case <-a.shown:
+	case <-j.gone:
+		return gone()
+	case <-ctx.Done():
+		return cancelled()
+	}
+	timer := time.NewTimer(j.timeout)
 	defer timer.Stop()
 	select {
 	case res := <-a.reply:
@@ -47,9 +71,12 @@ func (m *samplingModel) Complete(ctx context.Context, req llm.Request) (llm.Resp
 		// the model the client chose.
 		return llm.Response{Text: text, Usage: llm.Usage{Model: res.Model}}, nil
 	case <-timer.C:
-		return llm.Response{}, contracts.Errorf(contracts.CodeLLMTimeout, "the client did not answer the sampling request within %s", m.j.timeout)
+		j.goneOnce.Do(func() { close(j.gone) })
+		return gone()
+	case <-j.gone:
+		return gone()
 	case <-ctx.Done():
-		return llm.Response{}, contracts.Errorf(contracts.CodeCancelled, "sampling: %w", ctx.Err())
+		return cancelled()
 	}
 }
 

@@ -65,8 +65,10 @@ type Server struct {
 	tasks  *tasks
 	tokens *tokenTable
 	owners *sessionOwners
-	gw     *gateway
-	subs   *subscriptions
+	// inflight: the sessionless HTTP requests a caller may cancel.
+	inflight *inflight
+	gw       *gateway
+	subs     *subscriptions
 
 	// runWatch wakes the event streams (events.go) following a run;
 	// closing ends them all (EndStreams).
@@ -74,8 +76,12 @@ type Server struct {
 	// streamWriteTimeout is how long an event stream waits for its
 	// client to take a write (sseWriteTimeout; tests shorten it).
 	streamWriteTimeout time.Duration
-	closing            chan struct{}
-	closeOnce          sync.Once
+	// sessionIdleTTL is how long an HTTP session (protocol 2025-11-25
+	// and older) may go unused before mcp-go drops it (sessionIdleTTL;
+	// tests shorten it).
+	sessionIdleTTL time.Duration
+	closing        chan struct{}
+	closeOnce      sync.Once
 }
 
 // New checks opts and builds the server with its tools and resources.
@@ -108,12 +114,15 @@ func New(opts Options) (*Server, error) {
 		tasks:              newTasks(),
 		tokens:             newTokenTable(opts.Tokens),
 		owners:             newSessionOwners(),
+		inflight:           newInflight(),
 		runWatch:           newRunWatchers(),
 		streamWriteTimeout: sseWriteTimeout,
+		sessionIdleTTL:     sessionIdleTTL,
 		closing:            make(chan struct{}),
 	}
 	s.subs = newSubscriptions(s)
 	hooks := s.subs.hooks()
+	hooks.AddOnUnregisterSession(func(_ context.Context, sess server.ClientSession) { s.owners.drop(sess.SessionID()) })
 	s.tasks.guard(hooks)
 	s.mcp = server.NewMCPServer("ordo", opts.Version, append([]server.ServerOption{
 		server.WithToolCapabilities(true),
@@ -147,11 +156,18 @@ const instructions = `Ordo plans and executes tool-using tasks. Call "plan" with
 // does not wrap.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
+// stdioToolWorkers is how many stdio tool calls run at once.
+const stdioToolWorkers = 100
+
 // ServeStdio serves one client over in and out until ctx ends or in closes.
 // The client acts as Options.StdioIdentity.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	id := *s.opts.StdioIdentity
 	stdio := server.NewStdioServer(s.mcp)
+	// mcp-go's default of 5 workers for tool calls made a sixth call
+	// (the cancel_run that would settle the others) wait for one of five
+	// long executes to end; 100 is mcp-go's most.
+	server.WithWorkerPoolSize(stdioToolWorkers)(stdio)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
 	progress := newStdioProgress(out)
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
@@ -160,6 +176,15 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	in, out = s.boundStdio(in, progress)
 	return stdio.Listen(ctx, in, out)
 }
+
+// sessionIdleTTL: an HTTP session unused this long is dropped, with its
+// subscriptions. mcp-go kept every session an initialize opened until a
+// DELETE (which mcp-go's own Go client sends without the bearer token, so
+// it is refused): 5000 initializes grew ordo serve --http by 50 MB, for
+// good. It is well under sessionOwnerTTL, so a session is always gone
+// before its binding to its user is forgotten: an id whose binding was
+// forgotten reaches nothing.
+const sessionIdleTTL = 12 * time.Hour
 
 // Handler serves streamable HTTP at /mcp and a run's events as
 // Server-Sent Events at GET /runs/{id}/events (events.go), both behind
@@ -171,8 +196,10 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": s.opts.Version})
 	})
-	mux.Handle("/mcp", s.authenticate(server.NewStreamableHTTPServer(s.mcp,
-		server.WithStreamableHTTPLogger(s.log))))
+	streamable := server.NewStreamableHTTPServer(s.mcp, server.WithStreamableHTTPLogger(s.log),
+		server.WithSessionIdleTTL(s.sessionIdleTTL))
+	go func() { <-s.closing; _ = streamable.Shutdown(context.Background()) }() // stops its session sweeper
+	mux.Handle("/mcp", s.authenticate(streamable))
 	mux.Handle(eventsPath, s.authenticate(http.HandlerFunc(s.serveEvents)))
 	for path, h := range s.opts.Public {
 		mux.Handle(path, h)

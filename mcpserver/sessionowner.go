@@ -22,9 +22,10 @@ type sessionOwners struct {
 }
 
 type sessionOwner struct {
-	user   string
-	seen   time.Time // the last request's start or end
-	active int       // requests in flight (a GET stream lasts)
+	user    string
+	seen    time.Time // the last request's start or end
+	active  int       // requests in flight (a GET stream lasts)
+	dropped bool      // mcp-go dropped the session (unused for sessionIdleTTL)
 }
 
 // sessionOwnerTTL is how long an unused session stays bound; clients
@@ -52,7 +53,9 @@ func (o *sessionOwners) opened(id, user string) {
 }
 
 // enter starts a request of user's on session id; false when the session
-// is another user's. Every true is followed by leave.
+// is another user's, or was dropped (mcp-go would serve the id with a new,
+// empty session, and its client would never learn that its subscriptions
+// ended). Every true is followed by leave.
 func (o *sessionOwners) enter(id, user string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -60,7 +63,7 @@ func (o *sessionOwners) enter(id, user string) bool {
 	if s == nil {
 		return true
 	}
-	if s.user != user {
+	if s.user != user || s.dropped {
 		return false
 	}
 	s.active++
@@ -75,6 +78,16 @@ func (o *sessionOwners) leave(id string) {
 	if s := o.m[id]; s != nil && s.active > 0 {
 		s.active--
 		s.seen = o.now()
+	}
+}
+
+// drop marks id's session dropped by mcp-go; its binding stays until
+// forgotten, so the id stays refused.
+func (o *sessionOwners) drop(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if s := o.m[id]; s != nil {
+		s.dropped = true
 	}
 }
 

@@ -7,7 +7,8 @@ import (
 )
 
 // TestSessionOwners: an id initialize handed out is its user's alone
-// until ended, or unused past the TTL with no request in flight; ids a
+// until ended, or unused past the TTL with no request in flight, and
+// refused once mcp-go dropped its session; ids a
 // client makes up are not kept, whatever their size.
 func TestSessionOwners(t *testing.T) {
 	o := newSessionOwners()
@@ -23,6 +24,12 @@ func TestSessionOwners(t *testing.T) {
 		t.Fatal("an ended id binds nobody")
 	}
 	o.leave("s1")
+	o.opened("s2", "ada")
+	o.drop("s2") // mcp-go dropped the idle session
+	if o.enter("s2", "ada") || o.enter("s2", "bob") {
+		t.Fatal("a dropped session's id is refused")
+	}
+	o.end("s2")
 	if !o.enter(strings.Repeat("x", 1<<20), "eve") || len(o.m) != 0 {
 		t.Fatalf("a made-up id was kept: %d ids", len(o.m))
 	}

@@ -26,8 +26,11 @@ import (
 // subscriptions end with the session.
 //
 // Any URI may be subscribed, as MCP asks, but only run resources ever
-// change; a run is announced only to subscribers allowed to read it, so
-// subscribing to another user's run id reveals nothing and yields nothing.
+// change, so only they are kept; a run is announced only to subscribers
+// allowed to read it, so subscribing to another user's run id reveals
+// nothing and yields nothing. What a session keeps is bounded (see
+// maxSubscriptions): a client could otherwise grow the server's memory
+// without end, one request at a time.
 type subscriptions struct {
 	s *Server
 
@@ -41,12 +44,21 @@ type watch struct {
 	sess    server.ClientSession
 	id      Identity
 	uri     string
-	runID   string // "" when the URI is not a run resource
+	runID   string
 	mermaid bool
 	// seen is what the subscriber last heard of: the checkpoint for a run
 	// record, the plan version count for a plan graph.
 	seen int64
 }
+
+// Bounds on one session's subscriptions: at most maxSubscriptions run
+// resources, each named by a URI of at most maxSubscribedURI bytes (a run
+// URI is about 40). A subscription past either is acknowledged, as MCP has
+// no way to refuse one, but kept by nobody and so never announced.
+const (
+	maxSubscriptions = 1000
+	maxSubscribedURI = 256
+)
 
 func newSubscriptions(s *Server) *subscriptions {
 	return &subscriptions{s: s, bySession: map[server.ClientSession]map[string]*watch{}, byRun: map[string]map[*watch]struct{}{}}
@@ -108,12 +120,12 @@ func (b *subscriptions) add(ctx context.Context, sess server.ClientSession, uri 
 	}
 	w := &watch{sess: sess, id: identityFrom(ctx), uri: uri}
 	var ok bool
-	w.runID, w.mermaid, ok = parseRunURI(uri)
-	if ok {
-		// Updates are relative to what the subscriber could read now.
-		if run, err := b.s.opts.Engine.Get(ctx, w.runID); err == nil && w.id.mayRead(run) {
-			w.seen = w.version(run)
-		}
+	if w.runID, w.mermaid, ok = parseRunURI(uri); !ok || len(uri) > maxSubscribedURI {
+		return // never changes, or names no run
+	}
+	// Updates are relative to what the subscriber could read now.
+	if run, err := b.s.opts.Engine.Get(ctx, w.runID); err == nil && w.id.mayRead(run) {
+		w.seen = w.version(run)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -122,16 +134,19 @@ func (b *subscriptions) add(ctx context.Context, sess server.ClientSession, uri 
 		uris = map[string]*watch{}
 		b.bySession[sess] = uris
 	}
-	if old := uris[uri]; old != nil {
+	old := uris[uri]
+	if old == nil && len(uris) >= maxSubscriptions {
+		b.s.log.Warn("subscription not kept: the session holds the most it may", "limit", maxSubscriptions, "user", w.id.User)
+		return
+	}
+	if old != nil {
 		b.unindex(old)
 	}
 	uris[uri] = w
-	if ok {
-		if b.byRun[w.runID] == nil {
-			b.byRun[w.runID] = map[*watch]struct{}{}
-		}
-		b.byRun[w.runID][w] = struct{}{}
+	if b.byRun[w.runID] == nil {
+		b.byRun[w.runID] = map[*watch]struct{}{}
 	}
+	b.byRun[w.runID][w] = struct{}{}
 }
 
 func (b *subscriptions) remove(sess server.ClientSession, uri string) {
@@ -161,9 +176,6 @@ func (b *subscriptions) drop(sess server.ClientSession) {
 
 // unindex removes w from the run index; b.mu is held.
 func (b *subscriptions) unindex(w *watch) {
-	if w.runID == "" {
-		return
-	}
 	delete(b.byRun[w.runID], w)
 	if len(b.byRun[w.runID]) == 0 {
 		delete(b.byRun, w.runID)

@@ -2,7 +2,10 @@ package mcpserver_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,8 +88,8 @@ func TestResourceSubscriptions(t *testing.T) {
 	for _, uri := range []string{runURI(x), runURI(x) + "/mermaid", runURI(y), runURI(z), "test://not-ordo"} {
 		subscribe(t, c, uri)
 	}
-	if n := mcpserver.SubscriptionCount(e.srv); n != 5 {
-		t.Fatalf("%d subscriptions, want 5", n)
+	if n := mcpserver.SubscriptionCount(e.srv); n != 4 { // a URI that is no run's never changes: nothing is kept
+		t.Fatalf("%d subscriptions, want 4", n)
 	}
 
 	// The plan is edited (a new plan version), then runs to the delete's
@@ -147,16 +150,8 @@ func TestResourceSubscriptionsHTTP(t *testing.T) {
 
 		// The session ends (DELETE, with the token): so do its subscriptions.
 		base := mcpserver.SubscriptionCount(e.srv)
-		req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/mcp", nil)
-		req.Header.Set("Authorization", "Bearer "+userToken)
-		req.Header.Set("Mcp-Session-Id", bob.GetSessionId())
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("DELETE: %s", resp.Status)
+		if status, _ := sessionRequest(t, ts.URL, userToken, bob.GetSessionId(), http.MethodDelete, ""); status != http.StatusOK {
+			t.Fatalf("DELETE: %d", status)
 		}
 		if n := mcpserver.SubscriptionCount(e.srv); n != base-1 {
 			t.Fatalf("%d subscriptions after the session ended, want %d", n, base-1)
@@ -183,4 +178,71 @@ func TestResourceSubscriptionsHTTP(t *testing.T) {
 		stop()
 		testwait.Until(t, 20*time.Second, "the subscriptions to end with the stream", func() bool { return mcpserver.SubscriptionCount(e.srv) == base })
 	})
+}
+
+// TestSubscriptionsAreBounded: a client subscribing to ever more URIs, or
+// to huge ones, no longer grows the server's memory without end (60
+// subscriptions to 3 MB URIs took `ordo serve --http` from 65 MB to 378 MB
+// RSS). Past the bound a subscription is acknowledged and not kept; the
+// runs subscribed within it are still announced.
+func TestSubscriptionsAreBounded(t *testing.T) {
+	e := newEnv(t)
+	u := newUpdates()
+	c := e.stdioClient(t, clientOpts{legacy: true, onNotif: u.hear})
+	id := call(t, c, "plan", map[string]any{"plan": upperPlan("bounded")})["run_id"].(string)
+	subscribe(t, c, runURI(id))
+	subscribe(t, c, runURI(id)+"/events?after=0&pad="+strings.Repeat("a", 1<<20))
+	subscribe(t, c, "test://"+strings.Repeat("b", 1<<20))
+	for i := range 1100 {
+		subscribe(t, c, runURI(fmt.Sprintf("run_%024x", i)))
+	}
+	if n := mcpserver.SubscriptionCount(e.srv); n != 1000 {
+		t.Fatalf("%d subscriptions kept, want the bound, 1000", n)
+	}
+	call(t, c, "approve", map[string]any{"run_id": id, "decision": "approve"})
+	u.await(t, runURI(id), 1)
+}
+
+// TestIdleHTTPSessionEnds: an HTTP session (2025-11-25) left unused is
+// dropped with its subscriptions, and its id is then refused. mcp-go kept every session until a
+// DELETE, which mcp-go's own Go client sends without the bearer token
+// (refused): 5000 initializes grew `ordo serve --http` by 50 MB for good.
+func TestIdleHTTPSessionEnds(t *testing.T) {
+	e := newEnv(t)
+	mcpserver.SetSessionIdleTTL(e.srv, time.Second)
+	ts := e.httpServer(t)
+	bob := httpClient(t, ts.URL, userToken, clientOpts{legacy: true})
+	id := call(t, bob, "plan", map[string]any{"plan": upperPlan("idle")})["run_id"].(string)
+	subscribe(t, bob, runURI(id))
+	if n := mcpserver.SubscriptionCount(e.srv); n != 1 {
+		t.Fatalf("%d subscriptions, want 1", n)
+	}
+	testwait.Until(t, 20*time.Second, "the idle session to end", func() bool { return mcpserver.SubscriptionCount(e.srv) == 0 })
+	// Its id is refused, so its client learns to initialize again (mcp-go
+	// would serve it with a new, empty session).
+	list := `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`
+	if status, _ := sessionRequest(t, ts.URL, userToken, bob.GetSessionId(), http.MethodPost, list); status != http.StatusNotFound {
+		t.Fatalf("the ended session's id: %d, want 404", status)
+	}
+}
+
+// sessionRequest sends one raw request on session sid under token and
+// returns its status and body.
+func sessionRequest(t *testing.T, url, token, sid, method, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(got)
 }

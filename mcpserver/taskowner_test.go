@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -155,19 +154,8 @@ func TestTasksBelongToTheirUser(t *testing.T) {
 			if era.legacy {
 				sid := ada.GetTransport().(*transport.StreamableHTTP).GetSessionId()
 				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":%q}}`, adas)
-				req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+userToken)
-				req.Header.Set("Mcp-Session-Id", sid)
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusNotFound || strings.Contains(string(got), adas) {
-					t.Errorf("bob with ada's session id: tasks/get answered %s %s (the session is hers: 404)", resp.Status, got)
+				if status, got := sessionRequest(t, ts.URL, userToken, sid, http.MethodPost, body); status != http.StatusNotFound || strings.Contains(got, adas) {
+					t.Errorf("bob with ada's session id: tasks/get answered %d %s (the session is hers: 404)", status, got)
 				}
 			}
 

@@ -41,8 +41,14 @@ type owner struct {
 }
 
 // ownerMemory is how long an ended task's owner is remembered. A task that
-// mcp-go keeps longer (a longer TTL) is then shown to nobody: fail closed.
+// mcp-go kept longer would then be shown to nobody: fail closed.
 const ownerMemory = 24 * time.Hour
+
+// maxTaskTTL bounds how long mcp-go keeps a task and its result: a task
+// created without a TTL (or with none worth the name) was kept for the
+// life of the process, so a client creating tasks grew the server's memory
+// without end, and a longer one would outlive its owner's memory (above).
+const maxTaskTTL = ownerMemory
 
 type taskSlotKey struct{}
 
@@ -86,7 +92,14 @@ func (t *tasks) hooks() *server.TaskHooks {
 // (its id is replaced by one mcp-go never issues, so mcp-go answers "task
 // not found"), and tasks/list shows only the caller's tasks. Admins are no
 // exception: a task carries its creator's run and results.
+// A task's TTL is bounded by maxTaskTTL here too.
 func (t *tasks) guard(h *server.Hooks) {
+	h.AddBeforeCallTool(func(_ context.Context, _ any, r *mcp.CallToolRequest) {
+		if task := r.Params.Task; task != nil && (task.TTL == nil || *task.TTL <= 0 || *task.TTL > maxTaskTTL.Milliseconds()) {
+			ttl := maxTaskTTL.Milliseconds()
+			task.TTL = &ttl
+		}
+	})
 	h.AddBeforeGetTask(func(ctx context.Context, _ any, r *mcp.GetTaskRequest) { t.hide(ctx, &r.Params.TaskId) })
 	h.AddBeforeTaskResult(func(ctx context.Context, _ any, r *mcp.TaskResultRequest) { t.hide(ctx, &r.Params.TaskId) })
 	h.AddBeforeCancelTask(func(ctx context.Context, _ any, r *mcp.CancelTaskRequest) { t.hide(ctx, &r.Params.TaskId) })

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -196,4 +197,68 @@ func TestProgressNotifications(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTaskTTLIsBounded: a task created without a TTL, or with one past a
+// day, is kept a day at most (mcp-go kept one without a TTL, and its
+// result, for the life of the process: a client creating tasks grew the
+// server without end); a shorter TTL is the client's.
+func TestTaskTTLIsBounded(t *testing.T) {
+	e := newEnv(t)
+	auto := map[string]any{"auto_approve": true}
+	c := e.stdioClient(t, clientOpts{legacy: true})
+	const day = int64(24 * time.Hour / time.Millisecond)
+	for _, tc := range []struct {
+		task map[string]any
+		want int64
+	}{{map[string]any{}, day}, {map[string]any{"ttl": 0}, day}, {map[string]any{"ttl": 10 * day}, day}, {map[string]any{"ttl": 60000}, 60000}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+			JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(1000 + requestIDs.Add(1)), Method: "tools/call",
+			Params: map[string]any{"name": "execute", "arguments": map[string]any{"plan": upperPlan("ttl"), "options": auto}, "task": tc.task},
+		})
+		cancel()
+		if err != nil || resp.Error != nil {
+			t.Fatalf("task call: %v %+v", err, resp.Error)
+		}
+		var created mcp.CreateTaskResult
+		if err := json.Unmarshal(resp.Result, &created); err != nil || created.Task.TTL == nil || *created.Task.TTL != tc.want {
+			t.Fatalf("task %v: created %s, want ttl %d", tc.task, resp.Result, tc.want)
+		}
+		waitTask(t, c, created.Task.TaskId)
+	}
+}
+
+// TestStdioServesCallsBesideLongOnes: over stdio, calls that wait (a step
+// in flight, a slow tool) do not hold up the others: mcp-go serves stdio
+// tool calls with 5 workers by default, so with five executes waiting a
+// sixth call, even the cancel_run or run_status that would settle them,
+// waited for one to end.
+func TestStdioServesCallsBesideLongOnes(t *testing.T) {
+	e := newEnv(t)
+	c := e.stdioClient(t, clientOpts{})
+	open := e.closeGate()
+	defer open()
+	const waiting = 8
+	done := make(chan error, waiting)
+	for range waiting {
+		go func() {
+			_, err := callRaw(c, "execute", map[string]any{"plan": waitPlan(), "options": map[string]any{"auto_approve": true}}, nil)
+			done <- err
+		}()
+	}
+	var running []memory.RunSummary
+	testwait.Until(t, 20*time.Second, fmt.Sprintf("%d runs waiting in their step at once", waiting), func() bool {
+		running, _ = e.store.List(context.Background(), memory.Filter{Status: []contracts.RunStatus{contracts.RunRunning}})
+		return len(running) == waiting
+	})
+	if out := call(t, c, "cancel_run", map[string]any{"run_id": running[0].ID}); out["run_id"] != running[0].ID {
+		t.Fatalf("cancel_run: %v", out)
+	}
+	open()
+	for range waiting {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
 }

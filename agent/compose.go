@@ -21,12 +21,12 @@ type stepSummary struct {
 
 // composesWithModel says whether compose asks the model (else it fills
 // the template at once).
-func (e *Engine) composesWithModel(run *contracts.Run) bool {
-	return e.deps.LLM != nil && !run.Options.Direct
+func (e *Engine) composesWithModel(ctx context.Context, run *contracts.Run) bool {
+	return e.model(ctx) != nil && !run.Options.Direct
 }
 
 func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.RunResult {
-	if !e.composesWithModel(run) {
+	if !e.composesWithModel(ctx, run) {
 		return &contracts.RunResult{Answer: e.templateAnswer(run), Composer: "template"}
 	}
 	var steps []stepSummary

@@ -178,6 +178,25 @@ func WithEvents(ctx context.Context, fn func(Event)) context.Context {
 	return context.WithValue(ctx, eventsKey{}, fn)
 }
 
+type modelKey struct{}
+
+// WithModel returns a context whose engine calls ask m instead of
+// Deps.LLM (an MCP client's own model, through sampling, where Ordo has
+// none): the same engine, with its leases, budgets and steering, drives
+// runs for callers who bring their model.
+func WithModel(ctx context.Context, m llm.LLM) context.Context {
+	return context.WithValue(ctx, modelKey{}, m)
+}
+
+// model is the model this call asks: the caller's (WithModel), else the
+// configured one; nil when there is none.
+func (e *Engine) model(ctx context.Context) llm.LLM {
+	if m, ok := ctx.Value(modelKey{}).(llm.LLM); ok && m != nil {
+		return m
+	}
+	return e.deps.LLM
+}
+
 // Request starts a run: a goal to plan, or a plan the caller wrote.
 type Request struct {
 	Goal    string
@@ -313,7 +332,7 @@ func (e *Engine) hitl(run *contracts.Run) contracts.HITLSwitches {
 // complete makes one orchestration LLM call, counted under role in the
 // run, if the run's budgets allow one more (else CodeBudgetExceeded).
 func (e *Engine) complete(ctx context.Context, run *contracts.Run, role string, user any, schema []byte) (string, error) {
-	if e.deps.LLM == nil {
+	if e.model(ctx) == nil {
 		return "", contracts.Errorf(contracts.CodeNoLLM, "the %s needs a model and none is configured", role)
 	}
 	body, err := json.Marshal(user)
@@ -324,7 +343,7 @@ func (e *Engine) complete(ctx context.Context, run *contracts.Run, role string, 
 		return "", err
 	}
 	e.emit(ctx, run, EventLLMStarted, "", "", role)
-	resp, err := e.deps.LLM.Complete(ctx, llm.Request{
+	resp, err := e.model(ctx).Complete(ctx, llm.Request{
 		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: e.prompts[role]}, {Role: llm.RoleUser, Content: string(body)}},
 		Schema:     schema,
 		SchemaName: role,

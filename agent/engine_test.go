@@ -201,3 +201,21 @@ func TestPolicyDenyStopsBeforeAnyTool(t *testing.T) {
 		}
 	})
 }
+
+// An engine with no model of its own plans and composes with the model a
+// call brings (WithModel: an MCP client's, through sampling), and the same
+// engine without it refuses a goal (4004): one engine serves both, so its
+// leases, budgets and steering cover runs planned with a caller's model.
+func TestWithModelPlansWithTheCallersModel(t *testing.T) {
+	m, srv := scripted(t, planner(weatherPlan), composer("Sunny."))
+	tt := newTools(t, weatherTool(returns(map[string]any{"forecast": "sunny"})), searchTool())
+	e := New(Config{}, Deps{Tools: tt})
+	if _, err := e.Run(context.Background(), Request{Goal: "weather in Seoul"}); contracts.CodeOf(err) != contracts.CodeNoLLM {
+		t.Fatalf("without a model: %v, want 4004", err)
+	}
+	run, err := e.Run(WithModel(context.Background(), m), Request{Goal: "weather in Seoul"})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if run.Result.Answer != "Sunny." || srv.Count("planner") != 1 || srv.Count("composer") != 1 {
+		t.Fatalf("answer=%q llm=%v", run.Result.Answer, run.LLMCalls)
+	}
+}

@@ -203,7 +203,7 @@ func (e *Engine) fail(ctx context.Context, run *contracts.Run, err error) error 
 // composer LLM call, or a template when there is no model, it fails, or
 // the run is a direct tool call.
 func (e *Engine) finish(ctx context.Context, run *contracts.Run, status contracts.RunStatus) error {
-	if e.composesWithModel(run) { // a model call may be slow: what is owed is written first
+	if e.composesWithModel(ctx, run) { // a model call may be slow: what is owed is written first
 		if err := e.flush(ctx, run); err != nil {
 			return err
 		}

@@ -27,10 +27,10 @@ func (e *Engine) Plan(ctx context.Context, req Request) (_ *contracts.Run, err e
 	if goal == "" {
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "a goal or a plan with a goal is required").With("field", "goal")
 	}
-	if req.Plan == nil && e.deps.LLM == nil {
+	if req.Plan == nil && e.model(ctx) == nil {
 		return nil, contracts.Errorf(contracts.CodeNoLLM, "no model is configured: supply a plan").With("field", "plan")
 	}
-	if err := e.checkTurnRequest(req); err != nil {
+	if err := e.checkTurnRequest(ctx, req); err != nil {
 		return nil, err
 	}
 	// The conversation so far is read once, before the run's first

@@ -36,7 +36,7 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 			"action %s failed and the re-plan budget (%d) is spent: %s", f.action, max(e.cfg.ReplanBudget, 0), cause.Message).
 			With("action", f.action).With("cause_code", int(cause.Code)).With("replans", run.ReplanCount))
 	}
-	if e.deps.LLM == nil {
+	if e.model(ctx) == nil {
 		return false, e.fail(ctx, run, contracts.Errorf(cause.Code, "action %s failed and no model can re-plan: %s", f.action, cause.Message).
 			With("action", f.action))
 	}

@@ -118,7 +118,7 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 			record()
 			e.skip(ctx, run, in, d.Note)
 		case contracts.DecisionReplan:
-			if e.deps.LLM == nil {
+			if e.model(ctx) == nil {
 				return contracts.Errorf(contracts.CodeInvalidDecision, "no model is configured to re-plan: retry, skip or abort").With("field", "decision")
 			}
 			record()

@@ -57,7 +57,7 @@ func CheckSessionID(id string) error {
 
 // checkTurnRequest refuses a request whose session or context cannot be
 // kept: a context never goes silently unused or cut.
-func (e *Engine) checkTurnRequest(req Request) error {
+func (e *Engine) checkTurnRequest(ctx context.Context, req Request) error {
 	if req.Session != "" {
 		if err := CheckSessionID(req.Session); err != nil {
 			return err
@@ -74,7 +74,7 @@ func (e *Engine) checkTurnRequest(req Request) error {
 		return contracts.Errorf(contracts.CodeInvalidInput, "context is %d bytes, over the limit of %d; shorten it rather than have it cut",
 			len(req.Context), MaxContext).With("field", "context").With("limit", MaxContext)
 	}
-	if e.deps.LLM == nil && req.seed == nil { // a fork keeps its run's context in the record
+	if e.model(ctx) == nil && req.seed == nil { // a fork keeps its run's context in the record
 		return contracts.Errorf(contracts.CodeInvalidInput, "context is for the planner, re-planner and composer, and no model is configured to read it; leave it out or configure a model").
 			With("field", "context")
 	}

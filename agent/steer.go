@@ -264,11 +264,11 @@ func (e *Engine) cancel(ctx context.Context, run *contracts.Run, by string) erro
 }
 
 // onFailure is what an action out of retries does (Config.OnFailure).
-func (e *Engine) onFailure() string {
+func (e *Engine) onFailure(ctx context.Context) string {
 	if e.cfg.OnFailure != "" {
 		return e.cfg.OnFailure
 	}
-	if e.deps.LLM == nil {
+	if e.model(ctx) == nil {
 		return contracts.OnFailureAsk
 	}
 	return contracts.OnFailureReplan
@@ -289,7 +289,7 @@ func (e *Engine) failed(ctx context.Context, run *contracts.Run, f *failure) (bo
 			}
 		}
 	}
-	switch e.onFailure() {
+	switch e.onFailure(ctx) {
 	case contracts.OnFailureAsk:
 		in := &contracts.Interrupt{Kind: contracts.InterruptStepFailed, ActionID: f.action, Error: f.err,
 			Message: fmt.Sprintf("action %s failed: %s. Retry (with an edited payload), skip, replan or abort", f.action, f.err.Message)}

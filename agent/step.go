@@ -256,7 +256,7 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 			unbound = append(unbound, f)
 		}
 	}
-	if (len(unbound) > 0 || feedback != "") && e.deps.LLM != nil {
+	if (len(unbound) > 0 || feedback != "") && e.model(ctx) != nil {
 		known := map[string]any{}
 		for _, k := range a.Requires {
 			known[k] = state[k]

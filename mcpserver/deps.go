@@ -59,7 +59,7 @@ type SourceAdmin interface {
 	Sources() []host.SourceInfo
 }
 
-// SamplingEngine builds an engine that plans with the given model. The
-// server uses it, with a model that asks the calling client (MCP
-// sampling), when Options.HasLLM is false.
-type SamplingEngine func(model llm.LLM) Engine
+// SamplingModel decorates the model that asks the calling client (MCP
+// sampling; to count its calls, say). The server gives it to Engine's
+// calls (agent.WithModel) when Options.HasLLM is false.
+type SamplingModel func(model llm.LLM) llm.LLM

@@ -29,7 +29,7 @@ const (
 )
 
 // engineCall is the engine work of one tool call.
-type engineCall func(ctx context.Context, eng Engine) (*contracts.Run, error)
+type engineCall func(ctx context.Context) (*contracts.Run, error)
 
 // drive runs call and renders its run. A retry of a multi round-trip
 // request (RequestState set) continues the parked job or the interrupted
@@ -51,19 +51,18 @@ func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMo
 	return s.await(ctx, req, s.startJob(ctx, req, n, call), n, mode)
 }
 
-// startJob runs call on its own goroutine with the engine this request
-// gets: the configured one, or one planning through the client's model.
-// n hears the job's events from the first one on.
+// startJob runs call on its own goroutine, planning with the configured
+// model or through the client's (agent.WithModel). n hears the job's
+// events from the first one on.
 func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, n *notifier, call engineCall) *job {
 	j := &job{user: identityFrom(ctx).User, out: make(chan outcome, 1), gone: make(chan struct{}), timeout: s.opts.SamplingTimeout, sink: n.event}
-	eng := s.opts.Engine
 	var jctx context.Context
 	if s.samples(ctx, req) {
 		// The job outlives this request while it waits for the client's
 		// answer, so it is cancelled only by its waiter or its timeout.
 		jctx, j.cancel = context.WithCancel(context.WithoutCancel(ctx))
 		j.token = newToken()
-		eng = s.opts.Sampling(&samplingModel{j: j})
+		jctx = agent.WithModel(jctx, s.opts.Sampling(&samplingModel{j: j}))
 	} else {
 		jctx, j.cancel = context.WithCancel(ctx)
 	}
@@ -74,7 +73,7 @@ func (s *Server) startJob(ctx context.Context, req mcp.CallToolRequest, n *notif
 	go func() {
 		defer j.cancel()
 		defer s.jobs.drop(j.token)
-		run, err := call(jctx, eng)
+		run, err := call(jctx)
 		if run != nil {
 			s.subs.runChanged(jctx, run.ID) // a last checkpoint may follow the last event
 		}
@@ -184,8 +183,8 @@ func (s *Server) continueRound(ctx context.Context, req mcp.CallToolRequest, mod
 			return nil, err
 		}
 		d.By, d.Seq = id.User, seq // refused if another answer moved the run on meanwhile
-		return s.await(ctx, req, s.startJob(ctx, req, n, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
-			return eng.Resume(ctx, run.ID, d)
+		return s.await(ctx, req, s.startJob(ctx, req, n, func(ctx context.Context) (*contracts.Run, error) {
+			return s.opts.Engine.Resume(ctx, run.ID, d)
 		}), n, mode)
 	}
 	return nil, contracts.Errorf(contracts.CodeInvalidInput, "unknown request state").With("field", "requestState")

@@ -38,7 +38,7 @@ func (s *Server) handleForkRun(ctx context.Context, req mcp.CallToolRequest, raw
 	if fr.Plan, err = parsePlanArg(a.Plan); err != nil {
 		return nil, err
 	}
-	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
-		return eng.Fork(ctx, fr)
+	return s.drive(ctx, req, execView, func(ctx context.Context) (*contracts.Run, error) {
+		return s.opts.Engine.Fork(ctx, fr)
 	})
 }

@@ -80,8 +80,8 @@ func (s *Server) handlePlan(ctx context.Context, req mcp.CallToolRequest, raw js
 	if err != nil {
 		return nil, err
 	}
-	return s.drive(ctx, req, planView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
-		return eng.Plan(ctx, r)
+	return s.drive(ctx, req, planView, func(ctx context.Context) (*contracts.Run, error) {
+		return s.opts.Engine.Plan(ctx, r)
 	})
 }
 
@@ -119,16 +119,16 @@ func (s *Server) handleExecute(ctx context.Context, req mcp.CallToolRequest, raw
 		if run.Status == contracts.RunInterrupted && s.elicits(ctx, req, execView) {
 			return s.finish(ctx, req, run, nil, execView) // ask now rather than refuse
 		}
-		return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
-			return eng.Execute(ctx, a.RunID)
+		return s.drive(ctx, req, execView, func(ctx context.Context) (*contracts.Run, error) {
+			return s.opts.Engine.Execute(ctx, a.RunID)
 		})
 	}
 	r, err := s.request(ctx, req, a)
 	if err != nil {
 		return nil, err
 	}
-	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
-		return eng.Run(ctx, r)
+	return s.drive(ctx, req, execView, func(ctx context.Context) (*contracts.Run, error) {
+		return s.opts.Engine.Run(ctx, r)
 	})
 }
 
@@ -173,8 +173,8 @@ func (s *Server) handleApprove(ctx context.Context, req mcp.CallToolRequest, raw
 	if d.Plan, err = parsePlanArg(a.Plan); err != nil {
 		return nil, err
 	}
-	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
-		return eng.Resume(ctx, a.RunID, d)
+	return s.drive(ctx, req, execView, func(ctx context.Context) (*contracts.Run, error) {
+		return s.opts.Engine.Resume(ctx, a.RunID, d)
 	})
 }
 

@@ -85,9 +85,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	}
 	if ec.sampling {
 		o.SamplingTimeout = ec.sampleIn
-		o.Sampling = func(m llm.LLM) mcpserver.Engine {
-			return agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store, LLM: m, Recommender: rec})
-		}
+		o.Sampling = func(m llm.LLM) llm.LLM { return m }
 	}
 	var err error
 	if e.srv, err = mcpserver.New(o); err != nil {

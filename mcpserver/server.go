@@ -21,11 +21,11 @@ import (
 type Options struct {
 	// Engine runs plans; it plans with the configured model when HasLLM.
 	Engine Engine
-	// HasLLM says Engine has a model. Without one, Sampling (if set) builds
-	// an engine that plans with the calling client's model; with neither,
-	// plan and execute accept only caller-supplied plans.
+	// HasLLM says Engine has a model. Without one, Sampling (if set) lets
+	// Engine plan with the calling client's model; with neither, plan and
+	// execute accept only caller-supplied plans.
 	HasLLM   bool
-	Sampling SamplingEngine
+	Sampling SamplingModel
 	Runs     RunLister   // list_runs
 	Catalog  Catalog     // ordo://catalog
 	Admin    SourceAdmin // add_plugin, add_upstream, remove_plugin, list_plugins

@@ -78,8 +78,8 @@ func (s *Server) retryRun(ctx context.Context, req mcp.CallToolRequest, raw json
 	}
 	_ = json.Unmarshal(raw, &a) // approve's schema already checked raw
 	fr := agent.ForkRequest{RunID: a.RunID, FromAction: a.FromAction, UserID: identityFrom(ctx).User}
-	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
-		st, ok := eng.(Steerer)
+	return s.drive(ctx, req, execView, func(ctx context.Context) (*contracts.Run, error) {
+		st, ok := s.opts.Engine.(Steerer)
 		if !ok {
 			return nil, contracts.Errorf(contracts.CodeInternal, "this engine cannot retry runs")
 		}

@@ -136,8 +136,8 @@ func (s *Server) handleRunTemplate(ctx context.Context, req mcp.CallToolRequest,
 	a.Options.AutoApprovePolicy = false
 	tr := agent.TemplateRequest{Name: strings.TrimSpace(a.Name), UserID: identityFrom(ctx).User, Goal: strings.TrimSpace(a.Goal), Inputs: a.Inputs, Options: a.Options,
 		Context: a.Context, Session: a.Session}
-	return s.drive(ctx, req, execView, func(ctx context.Context, eng Engine) (*contracts.Run, error) {
-		te, ok := eng.(TemplateEngine)
+	return s.drive(ctx, req, execView, func(ctx context.Context) (*contracts.Run, error) {
+		te, ok := s.opts.Engine.(TemplateEngine)
 		if !ok {
 			te = s.opts.Engine.(TemplateEngine)
 		}

@@ -88,9 +88,7 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 			Scopes: a.Config.Policy.ScopesFor} // as scoped gives the engine's runs
 	}
 	if a.LLM == nil {
-		opts.Sampling = func(model llm.LLM) mcpserver.Engine {
-			return scoped{agent.New(EngineConfig(a.Config), a.deps(a.Metrics.LLM(model, samplingModel))), a.Config.Policy}
-		}
+		opts.Sampling = func(model llm.LLM) llm.LLM { return a.Metrics.LLM(model, samplingModel) }
 	}
 	srv, err := mcpserver.New(opts)
 	if err != nil {

@@ -36,6 +36,9 @@ func CheckFilter(f Filter) error {
 	if f.Limit < 0 {
 		return contracts.Errorf(contracts.CodeInvalidInput, "limit %d is negative", f.Limit).With("field", "limit")
 	}
+	if f.BeforeID != "" && f.UpdatedBefore.IsZero() {
+		return contracts.Errorf(contracts.CodeInvalidInput, "before_id %q needs the time it is before", f.BeforeID).With("field", "before_id")
+	}
 	return nil
 }
 
@@ -119,7 +122,8 @@ func (f Filter) Match(s RunSummary) bool {
 	if !f.UpdatedAfter.IsZero() && !s.UpdatedAt.After(f.UpdatedAfter) {
 		return false
 	}
-	if !f.UpdatedBefore.IsZero() && !s.UpdatedAt.Before(f.UpdatedBefore) {
+	if !f.UpdatedBefore.IsZero() && !s.UpdatedAt.Before(f.UpdatedBefore) &&
+		(f.BeforeID == "" || !s.UpdatedAt.Equal(f.UpdatedBefore) || s.ID >= f.BeforeID) {
 		return false
 	}
 	return true

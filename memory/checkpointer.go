@@ -65,7 +65,13 @@ type Filter struct {
 	InSession     bool   // only runs that are turns of some session
 	UpdatedAfter  time.Time
 	UpdatedBefore time.Time
-	Limit         int // newest first; 0 means no limit
+	// BeforeID, with UpdatedBefore, also lets through the runs updated
+	// exactly at UpdatedBefore whose id sorts before it: the position
+	// after the last run of a page in the list's order (updated_at, then
+	// id, both descending), so paging skips none of the runs that share
+	// that time.
+	BeforeID string
+	Limit    int // newest first; 0 means no limit
 }
 
 // RunSummary is one row of List.

@@ -61,7 +61,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, s *session) {
 			c.fail(w, r, s, http.StatusBadRequest, contracts.Errorf(contracts.CodeInvalidInput, "before %q: want an RFC 3339 time", b).With("field", "before"))
 			return
 		}
-		f.UpdatedBefore = t
+		f.UpdatedBefore, f.BeforeID = t, q.Get("before_id")
 	}
 	runs, err := c.opts.Runs.List(r.Context(), f)
 	if err != nil {
@@ -70,7 +70,8 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	if len(runs) > runsPerPage {
 		runs = runs[:runsPerPage]
-		next := url.Values{"before": {runs[len(runs)-1].UpdatedAt.Format(time.RFC3339Nano)}}
+		last := runs[len(runs)-1]
+		next := url.Values{"before": {last.UpdatedAt.Format(time.RFC3339Nano)}, "before_id": {last.ID}}
 		if d.Status != "" {
 			next.Set("status", d.Status)
 		}

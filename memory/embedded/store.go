@@ -323,7 +323,7 @@ func (s *Store) List(ctx context.Context, f memory.Filter) ([]memory.RunSummary,
 		where, args = append(where, "updated_at > ?"), append(args, fmtTime(f.UpdatedAfter))
 	}
 	if !f.UpdatedBefore.IsZero() {
-		where, args = append(where, "updated_at < ?"), append(args, fmtTime(f.UpdatedBefore))
+		where, args = append(where, "(updated_at < ? OR updated_at = ? AND id < ?)"), append(args, fmtTime(f.UpdatedBefore), fmtTime(f.UpdatedBefore), f.BeforeID)
 	}
 	q := `SELECT id, user_id, session_id, goal, status, seq, created_at, updated_at FROM runs`
 	if len(where) > 0 {

@@ -415,7 +415,8 @@ func (s *Store) List(ctx context.Context, f memory.Filter) ([]memory.RunSummary,
 		add("updated_at > $%d", f.UpdatedAfter)
 	}
 	if !f.UpdatedBefore.IsZero() {
-		add("updated_at < $%d", f.UpdatedBefore)
+		args = append(args, f.UpdatedBefore, f.BeforeID)
+		where = append(where, fmt.Sprintf("(updated_at, id) < ($%d, $%d)", len(args)-1, len(args)))
 	}
 	q := `SELECT id, user_id, session_id, goal, status, seq, created_at, updated_at FROM runs`
 	if len(where) > 0 {

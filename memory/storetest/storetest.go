@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Checkpointer) {
 		{"BadInput", testBadInput},
 		{"NotFound", testNotFound},
 		{"List", testList},
+		{"ListPagesThroughTies", testListPagesThroughTies},
 		{"Sessions", testSessions},
 		{"Prune", testPrune},
 		{"ManyRuns", testManyRuns},
@@ -284,6 +285,35 @@ func listed(t *testing.T, s memory.Checkpointer, tc listCase) []memory.RunSummar
 		t.Fatalf("%s: got %v, want %v", tc.name, ids(got), tc.want)
 	}
 	return got
+}
+
+// testListPagesThroughTies: runs updated at the same instant are paged
+// through one at a time, none skipped or shown twice, by the position
+// after a page's last run (its time and id).
+func testListPagesThroughTies(t *testing.T, s memory.Checkpointer) {
+	at := Base.Add(time.Hour)
+	for _, id := range []string{"t1", "t2", "t3"} {
+		mustSave(t, s, SimpleRun(id, "ana", contracts.RunCompleted, 1, at))
+	}
+	mustSave(t, s, SimpleRun("t0", "ana", contracts.RunCompleted, 1, at.Add(-time.Minute)))
+	var seen []string
+	f := memory.Filter{Limit: 1}
+	for range 5 {
+		page, err := s.List(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		seen = append(seen, page[0].ID)
+		f.UpdatedBefore, f.BeforeID = page[0].UpdatedAt, page[0].ID
+	}
+	if want := []string{"t3", "t2", "t1", "t0"}; !reflect.DeepEqual(seen, want) {
+		t.Fatalf("paged %v, want %v", seen, want)
+	}
+	_, err := s.List(context.Background(), memory.Filter{BeforeID: "t2"})
+	testerr.Code(t, err, contracts.CodeInvalidInput)
 }
 
 func testList(t *testing.T, s memory.Checkpointer) {

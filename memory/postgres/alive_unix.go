@@ -17,7 +17,13 @@ import (
 // a fresh connection instead of failing. An idle connection has nothing to
 // read; a dead one has the server's FATAL message or end of stream
 // waiting. One non-blocking peek at the socket tells them apart, with no
-// round trip and no wait.
+// round trip and no wait. The peek runs under Control, not Read: an idle
+// connection may still have a read pending on it (pgx's background
+// reader, started by a slow write, can begin one more read after taking
+// the answer; the next statement's answer ends it), and Read would wait
+// for that read's lock for ever. Beside such a read, a server's goodbye
+// goes to pgx's reader rather than to the peek, and the statement fails
+// as it would without the peek.
 func alive(_ context.Context, c *pgx.Conn) (bool, error) {
 	nc := c.PgConn().Conn()
 	if t, ok := nc.(*tls.Conn); ok {
@@ -33,9 +39,8 @@ func alive(_ context.Context, c *pgx.Conn) (bool, error) {
 	}
 	var perr error
 	var buf [1]byte
-	if err := raw.Read(func(fd uintptr) bool {
+	if err := raw.Control(func(fd uintptr) {
 		_, _, perr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true
 	}); err != nil {
 		return false, nil
 	}

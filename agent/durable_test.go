@@ -103,6 +103,11 @@ func (c crashEnv) run(mode string, env []string, kill func(Event) bool, args ...
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
+	// The child gives up after its -timeout; one that is still there well
+	// after is stuck: SIGQUIT makes it print every goroutine's stack into
+	// the stderr the failure shows, rather than the test waiting for ever.
+	stuck := time.AfterFunc(3*time.Minute, func() { _ = cmd.Process.Signal(syscall.SIGQUIT) })
+	defer stuck.Stop()
 	var res procResult
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {

@@ -82,18 +82,11 @@ func (p *plugin) read(_ context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := p.root.FS().Open(name)
+	f, info, err := p.root.OpenRegular("path", in.Path, name)
 	if err != nil {
-		return nil, toolerr.FromOS("path", in.Path, err)
+		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, toolerr.FromOS("path", in.Path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, toolerr.Refuse("path", "path %q is not a regular file", in.Path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, min(in.MaxBytes, maxMaxBytes)))
 	if err != nil {
 		return nil, toolerr.FromOS("path", in.Path, err)

@@ -234,3 +234,15 @@ func matchList(v any) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// TestReadNamedPipe: a named pipe in the root is refused at once. Opening it
+// for reading used to wait for a writer, holding the call until its timeout
+// and a plugin thread for good.
+func TestReadNamedPipe(t *testing.T) {
+	e := setup(t)
+	plugintest.OnPipe(t, filepath.Join(e.cfg.Root, "pipe"), func() {
+		if err := e.Refused("files.read", map[string]any{"path": "pipe"}, "", "path"); !strings.Contains(err.Message, "not a regular file") {
+			t.Errorf("read pipe: %v", err)
+		}
+	})
+}

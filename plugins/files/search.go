@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"regexp"
 	"strings"
@@ -79,7 +80,7 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 		if err != nil || info.Size() > maxSearchFile {
 			return nil // vanished or too big to scan: skipped, not an error
 		}
-		data, err := fs.ReadFile(fsys, name)
+		data, err := p.readSmall(name)
 		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 			return nil // unreadable or binary
 		}
@@ -95,6 +96,18 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, walkError(in.Path, err)
 	}
 	return map[string]any{"matches": matches, "truncated": truncated, "files_scanned": scanned}, nil
+}
+
+// readSmall reads a file found by the walk, up to maxSearchFile bytes. It
+// opens it as files.read does: a file swapped for a named pipe since the
+// walk saw it is refused instead of blocking the search.
+func (p *plugin) readSmall(name string) ([]byte, error) {
+	f, _, err := p.root.OpenRegular("path", name, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxSearchFile))
 }
 
 // clip shortens text to maxLineText bytes without splitting a rune, and

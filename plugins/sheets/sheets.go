@@ -42,9 +42,9 @@ func (p *plugin) load(file string) ([][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := p.root.FS().Open(name)
+	f, _, err := p.root.OpenRegular("file", file, name)
 	if err != nil {
-		return nil, toolerr.FromOS("file", file, err)
+		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxSheetBytes+1))

@@ -108,3 +108,12 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNamedPipeSheet: a named pipe named like a sheet is refused at once
+// instead of waiting for a writer that never comes.
+func TestNamedPipeSheet(t *testing.T) {
+	s, base := setup(t)
+	plugintest.OnPipe(t, filepath.Join(base, "root", "pipe.csv"), func() {
+		s.Refused("sheets.get_range", map[string]any{"file": "pipe.csv"}, "", "file")
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
@@ -92,4 +93,26 @@ func (r *Root) Resolve(field, name string) (string, error) {
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// OpenRegular opens name, already resolved, for reading and refuses (field,
+// shown as shown) anything but a regular file. The open does not block: a
+// named pipe would otherwise hold the call until a writer came (forever),
+// and a device is no document.
+func (r *Root) OpenRegular(field, shown, name string) (*os.File, fs.FileInfo, error) {
+	f, err := r.fs.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, toolerr.FromOS(field, shown, err)
+	}
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+		err = toolerr.FromOS(field, shown, err)
+	case !info.Mode().IsRegular():
+		err = toolerr.Refuse(field, "%s %q is not a regular file", field, shown).With("path", shown)
+	default:
+		return f, info, nil
+	}
+	f.Close()
+	return nil, nil, err
 }

@@ -80,6 +80,12 @@ func (s *Tools) Refused(tool string, payload any, key, field string) *contracts.
 	return e
 }
 
+// Try runs tool and returns its result or its error, for a test that
+// accepts either.
+func (s *Tools) Try(tool string, payload any, key string) (any, error) {
+	return s.call(tool, payload, key)
+}
+
 func (s *Tools) call(tool string, payload any, key string) (any, error) {
 	data, err := json.Marshal(payload)
 	if err != nil {

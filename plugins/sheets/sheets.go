@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -16,8 +15,13 @@ import (
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
-// maxSheetBytes bounds the size of a sheet the plugin loads.
-const maxSheetBytes = 32 << 20
+// maxSheetBytes bounds the size of a sheet the plugin loads, and
+// maxSheetCells its cells: a cell costs far more memory than its bytes
+// (a file of 32 MiB of commas parsed to 2.5 GB).
+const (
+	maxSheetBytes = 32 << 20
+	maxSheetCells = 1 << 21
+)
 
 type plugin struct {
 	root *safepath.Root
@@ -59,11 +63,42 @@ func (p *plugin) load(file string) ([][]string, error) {
 	if strings.EqualFold(filepath.Ext(name), ".tsv") {
 		r.Comma = '\t'
 	}
-	rows, err := r.ReadAll()
-	if err != nil {
-		return nil, toolerr.Refuse("file", "file %q is not valid CSV: %v", file, err)
+	if widest(data, byte(r.Comma)) > MaxCol { // the reader holds a whole record at once
+		return nil, toolerr.Refuse("file", "file %q has a row with more than %d cells", file, MaxCol).With("limit", MaxCol)
 	}
-	return rows, nil
+	var rows [][]string
+	for cells := 0; ; {
+		row, err := r.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, toolerr.Refuse("file", "file %q is not valid CSV: %v", file, err)
+		}
+		if cells += len(row); cells > maxSheetCells {
+			return nil, toolerr.Refuse("file", "file %q has more than %d cells", file, maxSheetCells).With("limit", maxSheetCells)
+		}
+		rows = append(rows, row)
+	}
+}
+
+// widest is the most cells a record of data has: separators outside quotes
+// plus one. A doubled quote inside quotes toggles twice, so it counts right;
+// a stray quote makes the reader fail at it anyway.
+func widest(data []byte, sep byte) int {
+	most, cells, quoted := 0, 1, false
+	for _, c := range data {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == sep:
+			cells++
+		case c == '\n':
+			most, cells = max(most, cells), 1
+		}
+	}
+	return max(most, cells)
 }
 
 type rangeIn struct {
@@ -210,15 +245,17 @@ func cell(row []string, col int) string {
 // suffix (_2, _3, ...) so no column is lost.
 func Header(row []string) []string {
 	out := make([]string, len(row))
+	used := make(map[string]bool, len(row))
+	next := map[string]int{} // the suffix a repeated name tries first: the ones below are taken
 	for i, h := range row {
 		h = strings.TrimSpace(h)
 		if h == "" {
 			h = ColumnName(i + 1)
 		}
-		for n, base := 2, h; slices.Contains(out[:i], h); n++ {
-			h = base + "_" + strconv.Itoa(n)
+		for n, base := max(2, next[h]), h; used[h]; n++ {
+			h, next[base] = base+"_"+strconv.Itoa(n), n+1
 		}
-		out[i] = h
+		used[h], out[i] = true, h
 	}
 	return out
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordo-run/ordo/plugins/internal/plugintest"
 )
@@ -116,4 +118,51 @@ func TestNamedPipeSheet(t *testing.T) {
 	plugintest.OnPipe(t, filepath.Join(base, "root", "pipe.csv"), func() {
 		s.Refused("sheets.get_range", map[string]any{"file": "pipe.csv"}, "", "file")
 	})
+}
+
+// TestRepeatedHeaderNames: a header of MaxCol equal names gets unique keys
+// at once. Finding each suffix by scanning the names before it was cubic: a
+// 10 KB file of 5,000 "a" columns kept sheets.query busy past its timeout,
+// and the plugin spinning after it.
+func TestRepeatedHeaderNames(t *testing.T) {
+	if got := Header([]string{"a", " a ", "a_2", "", "a"}); strings.Join(got, ",") != "a,a_2,a_2_2,D,a_3" {
+		t.Fatalf("Header = %q", got)
+	}
+	s, base := setup(t)
+	os.WriteFile(filepath.Join(base, "root", "wide.csv"), []byte(strings.Repeat("a,", MaxCol-1)+"a\n1\n"), 0o644)
+	done := make(chan map[string]any, 1)
+	go func() {
+		done <- s.Call("sheets.query", map[string]any{"file": "wide.csv", "select": []string{"a_18278"}}, "")
+	}()
+	select {
+	case got := <-done:
+		if asJSON(got["records"]) != `[{"a_18278":""}]` {
+			t.Fatalf("query = %s", asJSON(got))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("sheets.query on a header of 18,278 equal names still busy after 10s")
+	}
+}
+
+// TestSheetBounds: a record wider than MaxCol (on one line, or spread over
+// lines by quoted line breaks) and a sheet of more than maxSheetCells cells
+// are refused. Unbounded, a 32 MiB file of commas took 2.5 GB to parse.
+func TestSheetBounds(t *testing.T) {
+	s, base := setup(t)
+	for name, data := range map[string]string{
+		"wide.csv":    strings.Repeat(",", MaxCol) + "\n",
+		"quoted.csv":  strings.Repeat(strings.Repeat(",", MaxCol/2)+`"x`+"\n"+`y",`, 3) + "\n",
+		"wide.tsv":    "a\n" + strings.Repeat("\t", MaxCol) + "\n",
+		"tall.csv":    strings.Repeat("a\n", maxSheetCells+1),
+		"ok-wide.csv": strings.Repeat(",", MaxCol-1) + "\n" + `"` + strings.Repeat(",", MaxCol) + `"` + "\n",
+	} {
+		os.WriteFile(filepath.Join(base, "root", name), []byte(data), 0o644)
+		if name == "ok-wide.csv" {
+			s.Call("sheets.get_range", map[string]any{"file": name, "range": "A1:B2"}, "")
+			continue
+		}
+		if e := s.Refused("sheets.get_range", map[string]any{"file": name, "range": "A1"}, "", "file"); e.Details["limit"] == nil {
+			t.Errorf("%s: %v (details %v), want a limit", name, e, e.Details)
+		}
+	}
 }

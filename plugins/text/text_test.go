@@ -125,3 +125,23 @@ func FuzzTemplate(f *testing.F) {
 		}
 	})
 }
+
+// TestExtractBounded: paths that would select a combinatorial number of
+// nodes, or more JSON than a plugin may send, are refused. Unbounded,
+// $..*..*..*..*..* on 126 bytes of nested arrays ran past the tool's timeout
+// on 400 MB and kept going.
+func TestExtractBounded(t *testing.T) {
+	s := open(t)
+	nested := strings.Repeat("[", 63) + strings.Repeat("]", 63)
+	for _, path := range []string{"$..*..*..*", "$..*..*", "$[?@..*]", "$" + strings.Repeat("[0,0,0,0]", 12)} {
+		if e := s.Refused("text.extract_json_field", map[string]any{"json": nested, "path": path}, "", "path"); e.Details["limit"] == nil {
+			t.Errorf("%s: %v, want a limit", path, e)
+		}
+	}
+	deep := strings.Repeat("[", 60) + `"` + strings.Repeat("x", 300_000) + `"` + strings.Repeat("]", 60)
+	s.Refused("text.extract_json_field", map[string]any{"json": deep, "path": "$..*"}, "", "path")
+	got := s.Call("text.extract_json_field", map[string]any{"json": nested, "path": "$..*"}, "")
+	if got["count"] != json.Number("62") {
+		t.Fatalf("$..* on 63 nested arrays: %v", got["count"])
+	}
+}

@@ -73,9 +73,15 @@ func (r *Root) Resolve(field, name string) (string, error) {
 	// outside. A path that does not exist yet is judged by its parent.
 	existing := filepath.Join(r.dir, clean)
 	for {
-		if _, err := os.Lstat(existing); err == nil {
+		_, err := os.Lstat(existing)
+		if err == nil {
 			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			var pe *fs.PathError
+			if errors.As(err, &pe) { // its path is absolute: the root's place is not the caller's to see
+				err = pe.Err
+			}
 			return "", refuse(fmt.Sprintf("cannot be checked: %v", err))
 		}
 		existing = filepath.Dir(existing)

@@ -122,6 +122,10 @@ func (p *plugin) getRange(_ context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n := answerBytes(rows, clamp(rows, rng)); n > maxAnswerBytes {
+		return nil, toolerr.Refuse("range", "range %q of %q holds more than %d bytes of cells (ragged rows are padded to the widest): ask for fewer rows or columns", in.Range, in.File, maxAnswerBytes).
+			With("limit", maxAnswerBytes)
+	}
 	cells, used := Cut(rows, rng)
 	out := map[string]any{"rows": cells, "range": "", "row_count": len(cells)}
 	if len(cells) > 0 {
@@ -130,9 +134,29 @@ func (p *plugin) getRange(_ context.Context, call sdk.Call) (any, error) {
 	return out, nil
 }
 
-// Cut returns the cells of rows inside r, padding ragged rows with "", and
-// the concrete range it covered (open ends closed at the data's edge).
-func Cut(rows [][]string, r Range) ([][]string, Range) {
+// maxAnswerBytes bounds the cells a tool answers with (about their size as
+// JSON), which may be far more than the sheet: ragged rows are padded to the
+// widest, and every query record holds every selected column. A 135 KB CSV
+// (a header of 18,000 columns, then 10,000 rows of one cell) answered with
+// gigabytes.
+const maxAnswerBytes = contracts.MaxMessageBytes
+
+// answerBytes is about the size of the cells of rows inside r as JSON
+// (each cell's bytes plus 4), counted until it passes maxAnswerBytes.
+func answerBytes(rows [][]string, r Range) int {
+	n := 0
+	for i := r.Row1; i <= r.Row2 && r.Col1 <= r.Col2 && n <= maxAnswerBytes; i++ {
+		row := rows[i-1]
+		n += 4*(r.Col2-r.Col1+1) + 2
+		for _, c := range row[min(len(row), r.Col1-1):min(len(row), r.Col2)] {
+			n += len(c)
+		}
+	}
+	return n
+}
+
+// clamp closes r's open ends at the data's edge.
+func clamp(rows [][]string, r Range) Range {
 	width := 0
 	for _, row := range rows {
 		width = max(width, len(row))
@@ -143,6 +167,13 @@ func Cut(rows [][]string, r Range) ([][]string, Range) {
 	if r.Row2 == 0 || r.Row2 > len(rows) {
 		r.Row2 = len(rows)
 	}
+	return r
+}
+
+// Cut returns the cells of rows inside r, padding ragged rows with "", and
+// the concrete range it covered (open ends closed at the data's edge).
+func Cut(rows [][]string, r Range) ([][]string, Range) {
+	r = clamp(rows, r)
 	cells := [][]string{}
 	if r.Col1 > r.Col2 || r.Row1 > r.Row2 {
 		return cells, r
@@ -207,6 +238,7 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	}
 	records := []map[string]string{}
 	truncated := false
+	size := 0
 	for _, row := range rows[1:] {
 		if !matchAll(conds, condCols, row) {
 			continue
@@ -214,6 +246,13 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 		if len(records) == in.Limit {
 			truncated = true
 			break
+		}
+		for i, col := range selCols {
+			size += len(columns[i]) + len(cell(row, col)) + 6
+		}
+		if size > maxAnswerBytes {
+			return nil, toolerr.Refuse("select", "the records would hold more than %d bytes: select fewer columns or lower the limit", maxAnswerBytes).
+				With("limit", maxAnswerBytes)
 		}
 		rec := make(map[string]string, len(columns))
 		for i, col := range selCols {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,27 @@ func TestSheetBounds(t *testing.T) {
 		if e := s.Refused("sheets.get_range", map[string]any{"file": name, "range": "A1"}, "", "file"); e.Details["limit"] == nil {
 			t.Errorf("%s: %v (details %v), want a limit", name, e, e.Details)
 		}
+	}
+}
+
+// TestAnswerBounds: an answer far larger than its sheet (ragged rows padded
+// to the widest, or each record holding every column) is refused before it
+// is built. Unbounded, a 115 KB CSV answered sheets.query with 20 MB (on
+// 300 MB of memory) and 135 KB with gigabytes.
+func TestAnswerBounds(t *testing.T) {
+	s, base := setup(t)
+	header := make([]string, 18000)
+	for i := range header {
+		header[i] = "c" + strconv.Itoa(i)
+	}
+	data := strings.Join(header, ",") + "\n" + strings.Repeat("1\n", 250)
+	os.WriteFile(filepath.Join(base, "root", "ragged.csv"), []byte(data), 0o644)
+	s.Refused("sheets.query", map[string]any{"file": "ragged.csv", "limit": 100}, "", "select")
+	s.Refused("sheets.get_range", map[string]any{"file": "ragged.csv"}, "", "range")
+	if got := s.Call("sheets.query", map[string]any{"file": "ragged.csv", "select": []string{"c0", "c1"}}, ""); got["count"] != json.Number("250") {
+		t.Fatalf("query two columns: %v records", got["count"])
+	}
+	if got := s.Call("sheets.get_range", map[string]any{"file": "ragged.csv", "range": "A2:C"}, ""); got["range"] != "A2:C251" {
+		t.Fatalf("get_range A2:C = %v", got["range"])
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/filelock"
 	"github.com/ordo-run/ordo/plugins/internal/safepath"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
@@ -91,17 +92,47 @@ func (p *plugin) read(_ context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, toolerr.FromOS("path", in.Path, err)
 	}
-	truncated := int64(len(data)) < info.Size()
 	content, encoding := string(data), "utf-8"
-	if truncated { // do not split the last rune
+	if int64(len(data)) < info.Size() { // do not split the last rune
 		for i := 0; i < utf8.UTFMax && len(content) > 0 && !utf8.ValidString(content); i++ {
 			content = content[:len(content)-1]
 		}
 	}
-	if !utf8.ValidString(content) {
-		content, encoding = base64.StdEncoding.EncodeToString(data), "base64"
+	n := 0 // the file's bytes the answer holds
+	if utf8.ValidString(content) {
+		content = fitJSON(content, maxContentJSON)
+		n = len(content)
+	} else {
+		data = data[:min(len(data), maxContentJSON/4*3)]
+		content, encoding, n = base64.StdEncoding.EncodeToString(data), "base64", len(data)
 	}
+	truncated := int64(n) < info.Size()
 	return map[string]any{"path": in.Path, "content": content, "encoding": encoding, "size": info.Size(), "truncated": truncated}, nil
+}
+
+// maxContentJSON bounds files.read's content as JSON: the host takes at most
+// contracts.MaxMessageBytes for the whole answer, and 16 MiB of text (or
+// 4 MiB of "<", 6 bytes each in JSON, or 12 MiB as base64) did not fit.
+const maxContentJSON = contracts.MaxMessageBytes - 64<<10
+
+// fitJSON is the longest prefix of s (valid UTF-8), cut between runes, that
+// encoding/json writes in at most limit bytes (counted a little high).
+func fitJSON(s string, limit int) string {
+	n := 2 // the quotes
+	for i, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+			n += 2
+		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += utf8.RuneLen(r)
+		}
+		if n > limit {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 type writeIn struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/plugintest"
 )
 
@@ -245,4 +246,32 @@ func TestReadNamedPipe(t *testing.T) {
 			t.Errorf("read pipe: %v", err)
 		}
 	})
+}
+
+// TestReadFitsTheHost: files.read answers within what the host accepts
+// from a plugin (contracts.MaxMessageBytes), cutting the content (truncated)
+// where its JSON would not fit. 16 MiB of text, 4 MiB of "<" (6 bytes each
+// in JSON) or 13 MiB of binary (base64) used to fail at the host.
+func TestReadFitsTheHost(t *testing.T) {
+	e := setup(t)
+	for name, data := range map[string]string{
+		"text.txt":   strings.Repeat("a", 16<<20),
+		"lt.txt":     strings.Repeat("é<", 2<<20),
+		"binary.bin": strings.Repeat("\xff", 13<<20),
+	} {
+		os.WriteFile(filepath.Join(e.cfg.Root, name), []byte(data), 0o644)
+		got := e.Call("files.read", map[string]any{"path": name, "max_bytes": 16 << 20}, "")
+		answer, _ := json.Marshal(got)
+		if len(answer) > contracts.MaxMessageBytes || got["truncated"] != true {
+			t.Errorf("%s: answer of %d bytes, truncated %v", name, len(answer), got["truncated"])
+		}
+		content := got["content"].(string)
+		if got["encoding"] == "base64" {
+			b, _ := base64.StdEncoding.DecodeString(content)
+			content = string(b)
+		}
+		if len(content) < 1<<20 || !strings.HasPrefix(data, content) {
+			t.Errorf("%s: content of %d bytes is not a prefix of at least 1 MiB", name, len(content))
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/filelock"
+	"github.com/ordo-run/ordo/plugins/internal/jsonsize"
 	"github.com/ordo-run/ordo/plugins/internal/safepath"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -100,7 +101,7 @@ func (p *plugin) read(_ context.Context, call sdk.Call) (any, error) {
 	}
 	n := 0 // the file's bytes the answer holds
 	if utf8.ValidString(content) {
-		content = fitJSON(content, maxContentJSON)
+		content = jsonsize.Prefix(content, maxContentJSON)
 		n = len(content)
 	} else {
 		data = data[:min(len(data), maxContentJSON/4*3)]
@@ -114,26 +115,6 @@ func (p *plugin) read(_ context.Context, call sdk.Call) (any, error) {
 // contracts.MaxMessageBytes for the whole answer, and 16 MiB of text (or
 // 4 MiB of "<", 6 bytes each in JSON, or 12 MiB as base64) did not fit.
 const maxContentJSON = contracts.MaxMessageBytes - 64<<10
-
-// fitJSON is the longest prefix of s (valid UTF-8), cut between runes, that
-// encoding/json writes in at most limit bytes (counted a little high).
-func fitJSON(s string, limit int) string {
-	n := 2 // the quotes
-	for i, r := range s {
-		switch {
-		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
-			n += 2
-		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
-			n += 6
-		default:
-			n += utf8.RuneLen(r)
-		}
-		if n > limit {
-			return s[:i]
-		}
-	}
-	return s
-}
 
 type writeIn struct {
 	Path     string `json:"path"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/internal/jsonsize"
 	"github.com/ordo-run/ordo/plugins/internal/safepath"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -141,15 +142,15 @@ func (p *plugin) getRange(_ context.Context, call sdk.Call) (any, error) {
 // gigabytes.
 const maxAnswerBytes = contracts.MaxMessageBytes
 
-// answerBytes is about the size of the cells of rows inside r as JSON
-// (each cell's bytes plus 4), counted until it passes maxAnswerBytes.
+// answerBytes is the size of the cells of rows inside r as JSON (a padded
+// cell is "", a comma after each), counted until it passes maxAnswerBytes.
 func answerBytes(rows [][]string, r Range) int {
 	n := 0
 	for i := r.Row1; i <= r.Row2 && r.Col1 <= r.Col2 && n <= maxAnswerBytes; i++ {
 		row := rows[i-1]
-		n += 4*(r.Col2-r.Col1+1) + 2
+		n += 3*(r.Col2-r.Col1+1) + 2
 		for _, c := range row[min(len(row), r.Col1-1):min(len(row), r.Col2)] {
-			n += len(c)
+			n += jsonsize.Len(c) - 2
 		}
 	}
 	return n
@@ -248,7 +249,7 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 			break
 		}
 		for i, col := range selCols {
-			size += len(columns[i]) + len(cell(row, col)) + 6
+			size += jsonsize.Len(columns[i]) + jsonsize.Len(cell(row, col)) + 2
 		}
 		if size > maxAnswerBytes {
 			return nil, toolerr.Refuse("select", "the records would hold more than %d bytes: select fewer columns or lower the limit", maxAnswerBytes).

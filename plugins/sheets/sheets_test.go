@@ -170,7 +170,7 @@ func TestSheetBounds(t *testing.T) {
 
 // TestAnswerBounds: an answer far larger than its sheet (ragged rows padded
 // to the widest, or each record holding every column) is refused before it
-// is built. Unbounded, a 115 KB CSV answered sheets.query with 20 MB (on
+// is built, counting cells as JSON writes them. Unbounded, a 115 KB CSV answered sheets.query with 20 MB (on
 // 300 MB of memory) and 135 KB with gigabytes.
 func TestAnswerBounds(t *testing.T) {
 	s, base := setup(t)
@@ -178,14 +178,18 @@ func TestAnswerBounds(t *testing.T) {
 	for i := range header {
 		header[i] = "c" + strconv.Itoa(i)
 	}
-	data := strings.Join(header, ",") + "\n" + strings.Repeat("1\n", 250)
+	data := strings.Join(header, ",") + "\n" + strings.Repeat("1\n", 400)
 	os.WriteFile(filepath.Join(base, "root", "ragged.csv"), []byte(data), 0o644)
 	s.Refused("sheets.query", map[string]any{"file": "ragged.csv", "limit": 100}, "", "select")
 	s.Refused("sheets.get_range", map[string]any{"file": "ragged.csv"}, "", "range")
-	if got := s.Call("sheets.query", map[string]any{"file": "ragged.csv", "select": []string{"c0", "c1"}}, ""); got["count"] != json.Number("250") {
+	// 3 MiB of "<" is 18 MiB in JSON.
+	os.WriteFile(filepath.Join(base, "root", "lt.csv"), []byte("a\n"+strings.Repeat("<", 3<<20)+"\n"), 0o644)
+	s.Refused("sheets.query", map[string]any{"file": "lt.csv"}, "", "select")
+	s.Refused("sheets.get_range", map[string]any{"file": "lt.csv"}, "", "range")
+	if got := s.Call("sheets.query", map[string]any{"file": "ragged.csv", "select": []string{"c0", "c1"}}, ""); got["count"] != json.Number("400") {
 		t.Fatalf("query two columns: %v records", got["count"])
 	}
-	if got := s.Call("sheets.get_range", map[string]any{"file": "ragged.csv", "range": "A2:C"}, ""); got["range"] != "A2:C251" {
+	if got := s.Call("sheets.get_range", map[string]any{"file": "ragged.csv", "range": "A2:C"}, ""); got["range"] != "A2:C401" {
 		t.Fatalf("get_range A2:C = %v", got["range"])
 	}
 }

@@ -5,43 +5,66 @@ import (
 	"strings"
 
 	"github.com/theory/jsonpath"
-	"github.com/theory/jsonpath/spec"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 )
 
 // maxSelected bounds the nodes a path may select, counted before selecting
-// as the document's nodes times each segment's selectors. A second
-// descendant segment (or one in a filter, run for every node) would multiply
-// by up to the depth each: `$..*..*..*..*..*` on 126 bytes of nested arrays
-// selected millions of nodes and held the plugin past its timeout.
+// as the document's nodes times the selectors of each bracket (a union
+// [0,0] selects a node twice), filters and function arguments included. A
+// second descendant segment (..) would multiply by up to the depth:
+// `$..*..*..*..*..*` on 126 bytes of nested arrays selected millions of
+// nodes and held the plugin past its timeout, so a path has at most one.
 const maxSelected = 1 << 22
 
 // boundPath refuses (field path) a path that could select more than
 // maxSelected nodes of doc.
 func boundPath(p *jsonpath.Path, doc any) error {
-	refuse := func(why string) error {
-		return toolerr.Refuse("path", "path %s %s", p, why).With("limit", maxSelected)
-	}
-	selected, descendants := countNodes(doc), 0
-	for _, seg := range p.Query().Segments() {
-		if seg.IsDescendant() {
-			descendants++
-		}
-		for _, sel := range seg.Selectors() {
-			if _, ok := sel.(*spec.FilterSelector); ok && strings.Contains(sel.String(), "..") {
-				return refuse("has a descendant segment (..) inside a filter")
-			}
-		}
-		if selected *= max(1, len(seg.Selectors())); selected > maxSelected {
-			return refuse("could select too many nodes")
-		}
-	}
-	if descendants > 1 {
-		return refuse("has more than one descendant segment (..)")
+	descendants, product := shape(p.String())
+	switch {
+	case descendants > 1:
+		return toolerr.Refuse("path", "path %s has more than one descendant segment (..)", p).With("limit", maxSelected)
+	case countNodes(doc)*product > maxSelected:
+		return toolerr.Refuse("path", "path %s could select more than %d nodes", p, maxSelected).With("limit", maxSelected)
 	}
 	return nil
+}
+
+// shape scans a path in its canonical form (names double-quoted with
+// backslash escapes) for its descendant segments and the product of its
+// brackets' selector counts (commas at the bracket's own level, plus one;
+// those between a function's arguments do not count), saturating past
+// maxSelected.
+func shape(canon string) (descendants, product int) {
+	product = 1
+	var open []int // per open bracket its commas; -1 for a parenthesis
+	for i := 0; i < len(canon); i++ {
+		top := len(open) - 1
+		switch c := canon[i]; {
+		case c == '"':
+			for i++; i < len(canon) && canon[i] != '"'; i++ {
+				if canon[i] == '\\' {
+					i++
+				}
+			}
+		case c == '.' && strings.HasPrefix(canon[i:], ".."):
+			descendants++
+			i++
+		case c == '[':
+			open = append(open, 0)
+		case c == '(':
+			open = append(open, -1)
+		case (c == ']' || c == ')') && top >= 0:
+			if c == ']' {
+				product = min(product*(open[top]+1), maxSelected+1)
+			}
+			open = open[:top]
+		case c == ',' && top >= 0 && open[top] >= 0:
+			open[top]++
+		}
+	}
+	return descendants, product
 }
 
 // countNodes counts the values in v, v included.

@@ -133,7 +133,8 @@ func FuzzTemplate(f *testing.F) {
 func TestExtractBounded(t *testing.T) {
 	s := open(t)
 	nested := strings.Repeat("[", 63) + strings.Repeat("]", 63)
-	for _, path := range []string{"$..*..*..*", "$..*..*", "$[?@..*]", "$" + strings.Repeat("[0,0,0,0]", 12)} {
+	for _, path := range []string{"$..*..*..*", "$..*..*", "$..[?@..*]", "$" + strings.Repeat("[0,0,0,0]", 12),
+		"$[?count(@" + strings.Repeat("[*,*,*,*]", 11) + ") > 0]"} {
 		if e := s.Refused("text.extract_json_field", map[string]any{"json": nested, "path": path}, "", "path"); e.Details["limit"] == nil {
 			t.Errorf("%s: %v, want a limit", path, e)
 		}
@@ -143,5 +144,10 @@ func TestExtractBounded(t *testing.T) {
 	got := s.Call("text.extract_json_field", map[string]any{"json": nested, "path": "$..*"}, "")
 	if got["count"] != json.Number("62") {
 		t.Fatalf("$..* on 63 nested arrays: %v", got["count"])
+	}
+	people := `{"people":[{"name":"Ann, \"A]\"..","age":3},{"name":"Bo","age":40}]}`
+	got = s.Call("text.extract_json_field", map[string]any{"json": people, "path": `$.people[?match(@.name, "A.*") && @.name != "x,y]..z"].age`}, "")
+	if got["value"] != json.Number("3") {
+		t.Fatalf("filter with a function and a quoted name: %v", got)
 	}
 }

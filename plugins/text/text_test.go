@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/theory/jsonpath"
+
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/plugintest"
 )
@@ -150,4 +152,25 @@ func TestExtractBounded(t *testing.T) {
 	if got["value"] != json.Number("3") {
 		t.Fatalf("filter with a function and a quoted name: %v", got)
 	}
+}
+
+// FuzzPathBound checks boundPath's count against real selections: a path it
+// accepts selects at most the document's nodes times shape's product.
+func FuzzPathBound(f *testing.F) {
+	for _, p := range []string{"$..*", "$[0,0][*,*]", `$..["a","a"]`, `$[?count(@[*,*]) > 1]`, `$["x,]\"..y"]`, "$[?@..b]"} {
+		f.Add(p)
+	}
+	var doc any
+	json.Unmarshal([]byte(`{"a":[1,{"b":[2,3],"a":"x"},[4,[5,{"b":null}]]],"c":{"d":"x,..]"}}`), &doc)
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := jsonpath.Parse(s)
+		if err != nil {
+			return
+		}
+		if descendants, product := shape(p.String()); descendants <= 1 {
+			if n := len(p.Select(doc)); n > countNodes(doc)*product {
+				t.Fatalf("%s selects %d nodes, over %d nodes times %d", p, n, countNodes(doc), product)
+			}
+		}
+	})
 }

@@ -101,20 +101,25 @@ func (p *plugin) read(_ context.Context, call sdk.Call) (any, error) {
 	}
 	n := 0 // the file's bytes the answer holds
 	if utf8.ValidString(content) {
-		content = jsonsize.Prefix(content, maxContentJSON)
+		content = jsonsize.Prefix(content, maxAnswerJSON)
 		n = len(content)
 	} else {
-		data = data[:min(len(data), maxContentJSON/4*3)]
+		data = data[:min(len(data), maxAnswerJSON/4*3)]
 		content, encoding, n = base64.StdEncoding.EncodeToString(data), "base64", len(data)
 	}
 	truncated := int64(n) < info.Size()
 	return map[string]any{"path": in.Path, "content": content, "encoding": encoding, "size": info.Size(), "truncated": truncated}, nil
 }
 
-// maxContentJSON bounds files.read's content as JSON: the host takes at most
+// maxAnswerJSON bounds the text of an answer as JSON (files.read's content,
+// the paths files.list and files.search return): the host takes at most
 // contracts.MaxMessageBytes for the whole answer, and 16 MiB of text (or
 // 4 MiB of "<", 6 bytes each in JSON, or 12 MiB as base64) did not fit.
-const maxContentJSON = contracts.MaxMessageBytes - 64<<10
+const maxAnswerJSON = contracts.MaxMessageBytes - 64<<10
+
+// entryJSON is about what an entry of files.list or files.search takes as
+// JSON besides its path and text.
+const entryJSON = 100
 
 type writeIn struct {
 	Path     string `json:"path"`
@@ -181,7 +186,7 @@ func (p *plugin) list(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, err
 	}
 	entries := []map[string]any{}
-	truncated := false
+	truncated, size := false, 0
 	err = fs.WalkDir(p.root.FS().FS(), start, func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -193,7 +198,7 @@ func (p *plugin) list(ctx context.Context, call sdk.Call) (any, error) {
 			return nil
 		}
 		if in.Pattern == "" || matches(in.Pattern, d.Name()) {
-			if len(entries) == in.MaxEntries {
+			if size += jsonsize.Len(name) + entryJSON; len(entries) == in.MaxEntries || size > maxAnswerJSON {
 				truncated = true
 				return fs.SkipAll
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -272,6 +273,37 @@ func TestReadFitsTheHost(t *testing.T) {
 		}
 		if len(content) < 1<<20 || !strings.HasPrefix(data, content) {
 			t.Errorf("%s: content of %d bytes is not a prefix of at least 1 MiB", name, len(content))
+		}
+	}
+}
+
+// TestListAndSearchFitTheHost: files.list and files.search stop (truncated)
+// before their paths pass what the host accepts from a plugin. 800 files
+// with long paths of "<" (6 bytes each in JSON) answered 19 MB.
+func TestListAndSearchFitTheHost(t *testing.T) {
+	e := setup(t)
+	root, err := os.OpenRoot(e.cfg.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	dir := strings.TrimSuffix(strings.Repeat(strings.Repeat("<", 250)+"/", 15), "/")
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 800 {
+		if err := root.WriteFile(dir+"/"+strings.Repeat("<", 240)+strconv.Itoa(i), []byte("needle\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for tool, payload := range map[string]map[string]any{
+		"files.list":   {"recursive": true, "max_entries": 10000},
+		"files.search": {"query": "needle", "in": "contents", "max_results": 1000},
+	} {
+		got := e.Call(tool, payload, "")
+		answer, _ := json.Marshal(got)
+		if len(answer) > contracts.MaxMessageBytes || got["truncated"] != true {
+			t.Errorf("%s: answer of %d bytes, truncated %v", tool, len(answer), got["truncated"])
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ordo-run/ordo/plugins/internal/jsonsize"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -51,14 +52,14 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 	fsys := p.root.FS().FS()
 	matches := []map[string]any{}
 	scanned := 0
-	full := func() bool { return len(matches) >= in.MaxResults }
-	truncated := false
+	truncated, size := false, 0
 	add := func(path string, line int, text string) {
-		if full() {
+		text = clip(text)
+		if size += jsonsize.Len(path) + jsonsize.Len(text) + entryJSON; len(matches) >= in.MaxResults || size > maxAnswerJSON {
 			truncated = true
 			return
 		}
-		matches = append(matches, map[string]any{"path": path, "line": line, "text": clip(text)})
+		matches = append(matches, map[string]any{"path": path, "line": line, "text": text})
 	}
 	err = fs.WalkDir(fsys, start, func(name string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/theory/jsonpath"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/internal/jsonsize"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 )
 
@@ -83,12 +84,12 @@ func countNodes(v any) int {
 	return n
 }
 
-// tooBig reports whether vs, as JSON, would pass contracts.MaxMessageBytes
-// (what the host accepts from a plugin), counting at most that many bytes
-// (unescaped, so a lower bound): nodes nested in one another are each
-// written in full, so $..* can be far larger than its document.
+// tooBig reports whether vs, as JSON, would pass what the host accepts from
+// a plugin (contracts.MaxMessageBytes, less room for the rest of the
+// answer), counting at most that many bytes: nodes nested in one another
+// are each written in full, so $..* can be far larger than its document.
 func tooBig(vs []any) bool {
-	budget := contracts.MaxMessageBytes
+	budget := contracts.MaxMessageBytes - 64<<10
 	var size func(v any)
 	size = func(v any) {
 		if budget < 0 {
@@ -103,11 +104,11 @@ func tooBig(vs []any) bool {
 		case map[string]any:
 			budget -= 1 + len(v)
 			for k, e := range v {
-				budget -= len(k) + 3
+				budget -= jsonsize.Len(k) + 1
 				size(e)
 			}
 		case string:
-			budget -= len(v) + 2
+			budget -= jsonsize.Len(v)
 		case json.Number:
 			budget -= len(v)
 		default: // true, false, null

@@ -143,6 +143,8 @@ func TestExtractBounded(t *testing.T) {
 	}
 	deep := strings.Repeat("[", 60) + `"` + strings.Repeat("x", 300_000) + `"` + strings.Repeat("]", 60)
 	s.Refused("text.extract_json_field", map[string]any{"json": deep, "path": "$..*"}, "", "path")
+	deepLT := strings.Repeat("[", 60) + `"` + strings.Repeat("<", 50_000) + `"` + strings.Repeat("]", 60) // 6 bytes each in JSON
+	s.Refused("text.extract_json_field", map[string]any{"json": deepLT, "path": "$..*"}, "", "path")
 	got := s.Call("text.extract_json_field", map[string]any{"json": nested, "path": "$..*"}, "")
 	if got["count"] != json.Number("62") {
 		t.Fatalf("$..* on 63 nested arrays: %v", got["count"])

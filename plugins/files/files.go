@@ -41,6 +41,10 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	root.Hide(cfg.DataDir)
+	if plugins := filepath.Dir(cfg.DataDir); filepath.Base(plugins) == "plugins" { // the host's <data_dir>/plugins/files
+		root.Hide(filepath.Dir(plugins))
+	}
 	lock, err := filelock.Open(filepath.Join(cfg.DataDir, lockName))
 	if err != nil {
 		return nil, err
@@ -187,13 +191,7 @@ func (p *plugin) list(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	entries := []map[string]any{}
 	truncated, size := false, 0
-	err = fs.WalkDir(p.root.FS().FS(), start, func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err = p.walk(ctx, start, func(name string, d fs.DirEntry) error {
 		if name == start {
 			return nil
 		}
@@ -280,6 +278,24 @@ func kind(t fs.FileMode) string {
 	default:
 		return "other"
 	}
+}
+
+// walk walks the tree under start in lexical order, skipping what the root
+// hides and stopping at the first error or when ctx ends.
+func (p *plugin) walk(ctx context.Context, start string, fn func(name string, d fs.DirEntry) error) error {
+	return fs.WalkDir(p.root.FS().FS(), start, func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case p.root.Hidden(name) && d.IsDir():
+			return fs.SkipDir
+		case p.root.Hidden(name):
+			return nil
+		}
+		return fn(name, d)
+	})
 }
 
 // walkError keeps a cancelled context's error (the SDK maps it to a

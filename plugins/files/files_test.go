@@ -307,3 +307,43 @@ func TestListAndSearchFitTheHost(t *testing.T) {
 		}
 	}
 }
+
+// TestOrdoDataHidden: with the root set to a directory that holds Ordo's
+// data (a home directory), the tools cannot reach that data: a plan could
+// otherwise read or rewrite the run store and forge the idempotency
+// journal, or delete them.
+func TestOrdoDataHidden(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".local", "ordo")
+	cfg := Config{Root: home, DataDir: filepath.Join(data, "plugins", "files")}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(cfg.DataDir, 0o700))
+	must(os.WriteFile(filepath.Join(data, "ordo.db"), []byte("secret run store"), 0o600))
+	must(os.WriteFile(filepath.Join(home, "doc.txt"), []byte("not secret"), 0o644))
+	must(os.Symlink(data, filepath.Join(home, "link")))
+	e := restart(t, cfg)
+	for _, path := range []string{".local/ordo/ordo.db", ".local/ordo/plugins/files/files-journal.jsonl", "link/ordo.db", ".local/x/../ordo"} {
+		e.Refused("files.read", map[string]any{"path": path}, "", "path")
+		e.Refused("files.write", map[string]any{"path": path, "content": "x"}, "", "path")
+		e.Refused("files.delete", map[string]any{"path": path, "recursive": true}, "", "path")
+	}
+	e.Refused("files.list", map[string]any{"path": ".local/ordo"}, "", "path")
+	listed := e.Call("files.list", map[string]any{"recursive": true}, "")
+	found := e.Call("files.search", map[string]any{"query": "secret"}, "")
+	if text := asText(listed) + asText(found); strings.Contains(text, ".local/ordo") || !strings.Contains(text, "doc.txt") {
+		t.Fatalf("list and search show %s", text)
+	}
+	if got := e.file(t, ".local/ordo/ordo.db"); got != "secret run store" {
+		t.Fatalf("ordo.db holds %q", got)
+	}
+}
+
+func asText(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
+}

@@ -49,7 +49,6 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsys := p.root.FS().FS()
 	matches := []map[string]any{}
 	scanned := 0
 	truncated, size := false, 0
@@ -61,13 +60,7 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 		}
 		matches = append(matches, map[string]any{"path": path, "line": line, "text": text})
 	}
-	err = fs.WalkDir(fsys, start, func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err = p.walk(ctx, start, func(name string, d fs.DirEntry) error {
 		if truncated {
 			return fs.SkipAll
 		}

@@ -15,8 +15,9 @@ import (
 
 // Root is a directory that tool paths may not leave.
 type Root struct {
-	dir string // absolute, symlinks resolved
-	fs  *os.Root
+	dir    string // absolute, symlinks resolved
+	fs     *os.Root
+	hidden []string // root-relative, slash-separated: see Hide
 }
 
 // Open opens dir as a root. dir must exist and be a directory; a bad one is
@@ -93,7 +94,35 @@ func (r *Root) Resolve(field, name string) (string, error) {
 	if !within(r.dir, resolved) {
 		return "", refuse("goes through a symlink that points outside the root")
 	}
+	if rel, _ := filepath.Rel(r.dir, resolved); r.Hidden(filepath.ToSlash(rel)) {
+		return "", refuse("is in Ordo's own data directory, which the tools may not touch")
+	}
 	return clean, nil
+}
+
+// Hide keeps the tools out of dir (if it is inside the root): Ordo's own
+// data, a root set to a home directory would otherwise hand a plan the run
+// store and the idempotency journals to read, rewrite or delete. Resolve
+// refuses paths into it, and walkers skip it (Hidden).
+func (r *Root) Hide(dir string) {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if rel, rerr := filepath.Rel(r.dir, abs); err == nil && rerr == nil && rel != "." && within(r.dir, abs) {
+		r.hidden = append(r.hidden, filepath.ToSlash(rel))
+	}
+}
+
+// Hidden reports whether name (root-relative, slash-separated, as fs.WalkDir
+// gives it) is in a hidden directory.
+func (r *Root) Hidden(name string) bool {
+	for _, h := range r.hidden {
+		if name == h || strings.HasPrefix(name, h+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func within(dir, p string) bool {

@@ -12,7 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/filelock"
+	"github.com/ordo-run/ordo/plugins/internal/jsonsize"
 	"github.com/ordo-run/ordo/plugins/internal/safepath"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -38,6 +40,10 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	root, err := safepath.Open(RootEnv, cfg.Root)
 	if err != nil {
 		return nil, err
+	}
+	root.Hide(cfg.DataDir)
+	if plugins := filepath.Dir(cfg.DataDir); filepath.Base(plugins) == "plugins" { // the host's <data_dir>/plugins/files
+		root.Hide(filepath.Dir(plugins))
 	}
 	lock, err := filelock.Open(filepath.Join(cfg.DataDir, lockName))
 	if err != nil {
@@ -82,34 +88,42 @@ func (p *plugin) read(_ context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := p.root.FS().Open(name)
+	f, info, err := p.root.OpenRegular("path", in.Path, name)
 	if err != nil {
-		return nil, toolerr.FromOS("path", in.Path, err)
+		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, toolerr.FromOS("path", in.Path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, toolerr.Refuse("path", "path %q is not a regular file", in.Path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, min(in.MaxBytes, maxMaxBytes)))
 	if err != nil {
 		return nil, toolerr.FromOS("path", in.Path, err)
 	}
-	truncated := int64(len(data)) < info.Size()
 	content, encoding := string(data), "utf-8"
-	if truncated { // do not split the last rune
+	if int64(len(data)) < info.Size() { // do not split the last rune
 		for i := 0; i < utf8.UTFMax && len(content) > 0 && !utf8.ValidString(content); i++ {
 			content = content[:len(content)-1]
 		}
 	}
-	if !utf8.ValidString(content) {
-		content, encoding = base64.StdEncoding.EncodeToString(data), "base64"
+	n := 0 // the file's bytes the answer holds
+	if utf8.ValidString(content) {
+		content = jsonsize.Prefix(content, maxAnswerJSON)
+		n = len(content)
+	} else {
+		data = data[:min(len(data), maxAnswerJSON/4*3)]
+		content, encoding, n = base64.StdEncoding.EncodeToString(data), "base64", len(data)
 	}
+	truncated := int64(n) < info.Size()
 	return map[string]any{"path": in.Path, "content": content, "encoding": encoding, "size": info.Size(), "truncated": truncated}, nil
 }
+
+// maxAnswerJSON bounds the text of an answer as JSON (files.read's content,
+// the paths files.list and files.search return): the host takes at most
+// contracts.MaxMessageBytes for the whole answer, and 16 MiB of text (or
+// 4 MiB of "<", 6 bytes each in JSON, or 12 MiB as base64) did not fit.
+const maxAnswerJSON = contracts.MaxMessageBytes - 64<<10
+
+// entryJSON is about what an entry of files.list or files.search takes as
+// JSON besides its path and text.
+const entryJSON = 100
 
 type writeIn struct {
 	Path     string `json:"path"`
@@ -176,19 +190,13 @@ func (p *plugin) list(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, err
 	}
 	entries := []map[string]any{}
-	truncated := false
-	err = fs.WalkDir(p.root.FS().FS(), start, func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	truncated, size := false, 0
+	err = p.walk(ctx, start, func(name string, d fs.DirEntry) error {
 		if name == start {
 			return nil
 		}
 		if in.Pattern == "" || matches(in.Pattern, d.Name()) {
-			if len(entries) == in.MaxEntries {
+			if size += jsonsize.Len(name) + entryJSON; len(entries) == in.MaxEntries || size > maxAnswerJSON {
 				truncated = true
 				return fs.SkipAll
 			}
@@ -270,6 +278,24 @@ func kind(t fs.FileMode) string {
 	default:
 		return "other"
 	}
+}
+
+// walk walks the tree under start in lexical order, skipping what the root
+// hides and stopping at the first error or when ctx ends.
+func (p *plugin) walk(ctx context.Context, start string, fn func(name string, d fs.DirEntry) error) error {
+	return fs.WalkDir(p.root.FS().FS(), start, func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case p.root.Hidden(name) && d.IsDir():
+			return fs.SkipDir
+		case p.root.Hidden(name):
+			return nil
+		}
+		return fn(name, d)
+	})
 }
 
 // walkError keeps a cancelled context's error (the SDK maps it to a

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/plugintest"
 )
 
@@ -233,4 +235,115 @@ func matchList(v any) string {
 		out = append(out, m["path"].(string)+":"+string(m["line"].(json.Number))+":"+m["text"].(string))
 	}
 	return strings.Join(out, " ")
+}
+
+// TestReadNamedPipe: a named pipe in the root is refused at once. Opening it
+// for reading used to wait for a writer, holding the call until its timeout
+// and a plugin thread for good.
+func TestReadNamedPipe(t *testing.T) {
+	e := setup(t)
+	plugintest.OnPipe(t, filepath.Join(e.cfg.Root, "pipe"), func() {
+		if err := e.Refused("files.read", map[string]any{"path": "pipe"}, "", "path"); !strings.Contains(err.Message, "not a regular file") {
+			t.Errorf("read pipe: %v", err)
+		}
+	})
+}
+
+// TestReadFitsTheHost: files.read answers within what the host accepts
+// from a plugin (contracts.MaxMessageBytes), cutting the content (truncated)
+// where its JSON would not fit. 16 MiB of text, 4 MiB of "<" (6 bytes each
+// in JSON) or 13 MiB of binary (base64) used to fail at the host.
+func TestReadFitsTheHost(t *testing.T) {
+	e := setup(t)
+	for name, data := range map[string]string{
+		"text.txt":   strings.Repeat("a", 16<<20),
+		"lt.txt":     strings.Repeat("é<", 2<<20),
+		"binary.bin": strings.Repeat("\xff", 13<<20),
+	} {
+		os.WriteFile(filepath.Join(e.cfg.Root, name), []byte(data), 0o644)
+		got := e.Call("files.read", map[string]any{"path": name, "max_bytes": 16 << 20}, "")
+		answer, _ := json.Marshal(got)
+		if len(answer) > contracts.MaxMessageBytes || got["truncated"] != true {
+			t.Errorf("%s: answer of %d bytes, truncated %v", name, len(answer), got["truncated"])
+		}
+		content := got["content"].(string)
+		if got["encoding"] == "base64" {
+			b, _ := base64.StdEncoding.DecodeString(content)
+			content = string(b)
+		}
+		if len(content) < 1<<20 || !strings.HasPrefix(data, content) {
+			t.Errorf("%s: content of %d bytes is not a prefix of at least 1 MiB", name, len(content))
+		}
+	}
+}
+
+// TestListAndSearchFitTheHost: files.list and files.search stop (truncated)
+// before their paths pass what the host accepts from a plugin. 800 files
+// with long paths of "<" (6 bytes each in JSON) answered 19 MB.
+func TestListAndSearchFitTheHost(t *testing.T) {
+	e := setup(t)
+	root, err := os.OpenRoot(e.cfg.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	dir := strings.TrimSuffix(strings.Repeat(strings.Repeat("<", 250)+"/", 15), "/")
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 800 {
+		if err := root.WriteFile(dir+"/"+strings.Repeat("<", 240)+strconv.Itoa(i), []byte("needle\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for tool, payload := range map[string]map[string]any{
+		"files.list":   {"recursive": true, "max_entries": 10000},
+		"files.search": {"query": "needle", "in": "contents", "max_results": 1000},
+	} {
+		got := e.Call(tool, payload, "")
+		answer, _ := json.Marshal(got)
+		if len(answer) > contracts.MaxMessageBytes || got["truncated"] != true {
+			t.Errorf("%s: answer of %d bytes, truncated %v", tool, len(answer), got["truncated"])
+		}
+	}
+}
+
+// TestOrdoDataHidden: with the root set to a directory that holds Ordo's
+// data (a home directory), the tools cannot reach that data: a plan could
+// otherwise read or rewrite the run store and forge the idempotency
+// journal, or delete them.
+func TestOrdoDataHidden(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".local", "ordo")
+	cfg := Config{Root: home, DataDir: filepath.Join(data, "plugins", "files")}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(cfg.DataDir, 0o700))
+	must(os.WriteFile(filepath.Join(data, "ordo.db"), []byte("secret run store"), 0o600))
+	must(os.WriteFile(filepath.Join(home, "doc.txt"), []byte("not secret"), 0o644))
+	must(os.Symlink(data, filepath.Join(home, "link")))
+	e := restart(t, cfg)
+	for _, path := range []string{".local/ordo/ordo.db", ".local/ordo/plugins/files/files-journal.jsonl", "link/ordo.db", ".local/x/../ordo"} {
+		e.Refused("files.read", map[string]any{"path": path}, "", "path")
+		e.Refused("files.write", map[string]any{"path": path, "content": "x"}, "", "path")
+		e.Refused("files.delete", map[string]any{"path": path, "recursive": true}, "", "path")
+	}
+	e.Refused("files.list", map[string]any{"path": ".local/ordo"}, "", "path")
+	listed := e.Call("files.list", map[string]any{"recursive": true}, "")
+	found := e.Call("files.search", map[string]any{"query": "secret"}, "")
+	if text := asText(listed) + asText(found); strings.Contains(text, ".local/ordo") || !strings.Contains(text, "doc.txt") {
+		t.Fatalf("list and search show %s", text)
+	}
+	if got := e.file(t, ".local/ordo/ordo.db"); got != "secret run store" {
+		t.Fatalf("ordo.db holds %q", got)
+	}
+}
+
+func asText(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
 }

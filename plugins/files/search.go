@@ -3,11 +3,13 @@ package files
 import (
 	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ordo-run/ordo/plugins/internal/jsonsize"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -47,25 +49,18 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsys := p.root.FS().FS()
 	matches := []map[string]any{}
 	scanned := 0
-	full := func() bool { return len(matches) >= in.MaxResults }
-	truncated := false
+	truncated, size := false, 0
 	add := func(path string, line int, text string) {
-		if full() {
+		text = clip(text)
+		if size += jsonsize.Len(path) + jsonsize.Len(text) + entryJSON; len(matches) >= in.MaxResults || size > maxAnswerJSON {
 			truncated = true
 			return
 		}
-		matches = append(matches, map[string]any{"path": path, "line": line, "text": clip(text)})
+		matches = append(matches, map[string]any{"path": path, "line": line, "text": text})
 	}
-	err = fs.WalkDir(fsys, start, func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err = p.walk(ctx, start, func(name string, d fs.DirEntry) error {
 		if truncated {
 			return fs.SkipAll
 		}
@@ -79,7 +74,7 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 		if err != nil || info.Size() > maxSearchFile {
 			return nil // vanished or too big to scan: skipped, not an error
 		}
-		data, err := fs.ReadFile(fsys, name)
+		data, err := p.readSmall(name)
 		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 			return nil // unreadable or binary
 		}
@@ -95,6 +90,18 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, walkError(in.Path, err)
 	}
 	return map[string]any{"matches": matches, "truncated": truncated, "files_scanned": scanned}, nil
+}
+
+// readSmall reads a file found by the walk, up to maxSearchFile bytes. It
+// opens it as files.read does: a file swapped for a named pipe since the
+// walk saw it is refused instead of blocking the search.
+func (p *plugin) readSmall(name string) ([]byte, error) {
+	f, _, err := p.root.OpenRegular("path", name, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxSearchFile))
 }
 
 // clip shortens text to maxLineText bytes without splitting a rune, and

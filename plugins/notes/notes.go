@@ -2,11 +2,13 @@ package notes
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
@@ -71,6 +73,9 @@ func (p *plugin) createPage(_ context.Context, call sdk.Call) (any, error) {
 		if in.Content != "" {
 			pg.Blocks = append(pg.Blocks, Block{ID: newID("blk_"), Type: "paragraph", Text: in.Content, CreatedAt: now})
 		}
+		if err := fits("content", pg); err != nil {
+			return Page{}, nil, err
+		}
 		return pg, summary(pg), nil
 	})
 }
@@ -95,6 +100,9 @@ func (p *plugin) appendBlock(_ context.Context, call sdk.Call) (any, error) {
 		b := Block{ID: newID("blk_"), Type: in.Type, Text: in.Text, CreatedAt: now}
 		pg.Blocks = append(slices.Clip(pg.Blocks), b) // never share the old snapshot's array
 		pg.UpdatedAt = now
+		if err := fits("text", pg); err != nil {
+			return Page{}, nil, err
+		}
 		return pg, map[string]any{"block_id": b.ID, "page_id": pg.ID, "url": pg.url(), "block_count": len(pg.Blocks)}, nil
 	})
 }
@@ -116,9 +124,32 @@ func (p *plugin) getPage(_ context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return pg.full(), nil
+}
+
+// full is the page as notes.get_page returns it.
+func (pg Page) full() map[string]any {
 	out := summary(pg)
 	out["content"], out["blocks"], out["updated_at"] = pg.content(), pg.Blocks, pg.UpdatedAt
-	return out, nil
+	return out
+}
+
+// maxPageBytes bounds a page as notes.get_page returns it (JSON, where a
+// control character or "<" takes 6 bytes): half of what a plugin may send
+// the host, so a page that could be written can always be read back.
+const maxPageBytes = contracts.MaxMessageBytes / 2
+
+// fits refuses (field) a change that would make pg larger than maxPageBytes.
+func fits(field string, pg Page) error {
+	data, err := json.Marshal(pg.full())
+	if err != nil {
+		return err
+	}
+	if len(data) > maxPageBytes {
+		return toolerr.Refuse(field, "the page would be %d bytes as notes.get_page returns it, over the limit of %d", len(data), maxPageBytes).
+			With("limit", maxPageBytes)
+	}
+	return nil
 }
 
 type queryIn struct {

@@ -144,3 +144,35 @@ func titles(v any) string {
 	}
 	return strings.Join(out, "|")
 }
+
+// TestPageStaysReadable: appends that would make a page too large for
+// notes.get_page to send back are refused and change nothing. Unbounded, a
+// few 1 MB appends made a page whose get_page answer the host refuses for
+// good ("received message larger than max").
+func TestPageStaysReadable(t *testing.T) {
+	s := open(t, t.TempDir())
+	id := s.Call("notes.create_page", map[string]any{"title": "log"}, "")["id"]
+	chunk := strings.Repeat("x", 1<<20)
+	blocks := 0
+	for range 20 {
+		if _, err := s.Try("notes.append_block", map[string]any{"page_id": id, "text": chunk}, ""); err != nil {
+			if e := contracts.AsError(err); e.Retryable || e.Details["field"] != "text" {
+				t.Fatalf("append refused with %v (details %v), want a refusal naming text", e, e.Details)
+			}
+			break
+		}
+		blocks++
+	}
+	if blocks == 0 || blocks == 20 {
+		t.Fatalf("%d of 20 appends of 1 MB accepted", blocks)
+	}
+	page := s.Call("notes.get_page", map[string]any{"page_id": id}, "")
+	if n := len(page["blocks"].([]any)); n != blocks {
+		t.Fatalf("page has %d blocks after %d accepted appends", n, blocks)
+	}
+	if data, _ := json.Marshal(page); len(data) > contracts.MaxMessageBytes {
+		t.Fatalf("get_page answer is %d bytes, over the %d a plugin may send", len(data), contracts.MaxMessageBytes)
+	}
+	// "<" takes 6 bytes in JSON: 1 MB of it is 12 MB as content and block.
+	s.Refused("notes.create_page", map[string]any{"title": "big", "content": strings.Repeat("<", 1<<20)}, "", "content")
+}

@@ -6,18 +6,23 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/internal/jsonsize"
 	"github.com/ordo-run/ordo/plugins/internal/safepath"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
-// maxSheetBytes bounds the size of a sheet the plugin loads.
-const maxSheetBytes = 32 << 20
+// maxSheetBytes bounds the size of a sheet the plugin loads, and
+// maxSheetCells its cells: a cell costs far more memory than its bytes
+// (a file of 32 MiB of commas parsed to 2.5 GB).
+const (
+	maxSheetBytes = 32 << 20
+	maxSheetCells = 1 << 21
+)
 
 type plugin struct {
 	root *safepath.Root
@@ -42,9 +47,9 @@ func (p *plugin) load(file string) ([][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := p.root.FS().Open(name)
+	f, _, err := p.root.OpenRegular("file", file, name)
 	if err != nil {
-		return nil, toolerr.FromOS("file", file, err)
+		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxSheetBytes+1))
@@ -59,11 +64,42 @@ func (p *plugin) load(file string) ([][]string, error) {
 	if strings.EqualFold(filepath.Ext(name), ".tsv") {
 		r.Comma = '\t'
 	}
-	rows, err := r.ReadAll()
-	if err != nil {
-		return nil, toolerr.Refuse("file", "file %q is not valid CSV: %v", file, err)
+	if widest(data, byte(r.Comma)) > MaxCol { // the reader holds a whole record at once
+		return nil, toolerr.Refuse("file", "file %q has a row with more than %d cells", file, MaxCol).With("limit", MaxCol)
 	}
-	return rows, nil
+	var rows [][]string
+	for cells := 0; ; {
+		row, err := r.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, toolerr.Refuse("file", "file %q is not valid CSV: %v", file, err)
+		}
+		if cells += len(row); cells > maxSheetCells {
+			return nil, toolerr.Refuse("file", "file %q has more than %d cells", file, maxSheetCells).With("limit", maxSheetCells)
+		}
+		rows = append(rows, row)
+	}
+}
+
+// widest is the most cells a record of data has: separators outside quotes
+// plus one. A doubled quote inside quotes toggles twice, so it counts right;
+// a stray quote makes the reader fail at it anyway.
+func widest(data []byte, sep byte) int {
+	most, cells, quoted := 0, 1, false
+	for _, c := range data {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == sep:
+			cells++
+		case c == '\n':
+			most, cells = max(most, cells), 1
+		}
+	}
+	return max(most, cells)
 }
 
 type rangeIn struct {
@@ -87,6 +123,10 @@ func (p *plugin) getRange(_ context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n := answerBytes(rows, clamp(rows, rng)); n > maxAnswerBytes {
+		return nil, toolerr.Refuse("range", "range %q of %q holds more than %d bytes of cells (ragged rows are padded to the widest): ask for fewer rows or columns", in.Range, in.File, maxAnswerBytes).
+			With("limit", maxAnswerBytes)
+	}
 	cells, used := Cut(rows, rng)
 	out := map[string]any{"rows": cells, "range": "", "row_count": len(cells)}
 	if len(cells) > 0 {
@@ -95,9 +135,29 @@ func (p *plugin) getRange(_ context.Context, call sdk.Call) (any, error) {
 	return out, nil
 }
 
-// Cut returns the cells of rows inside r, padding ragged rows with "", and
-// the concrete range it covered (open ends closed at the data's edge).
-func Cut(rows [][]string, r Range) ([][]string, Range) {
+// maxAnswerBytes bounds the cells a tool answers with (about their size as
+// JSON), which may be far more than the sheet: ragged rows are padded to the
+// widest, and every query record holds every selected column. A 135 KB CSV
+// (a header of 18,000 columns, then 10,000 rows of one cell) answered with
+// gigabytes.
+const maxAnswerBytes = contracts.MaxMessageBytes
+
+// answerBytes is the size of the cells of rows inside r as JSON (a padded
+// cell is "", a comma after each), counted until it passes maxAnswerBytes.
+func answerBytes(rows [][]string, r Range) int {
+	n := 0
+	for i := r.Row1; i <= r.Row2 && r.Col1 <= r.Col2 && n <= maxAnswerBytes; i++ {
+		row := rows[i-1]
+		n += 3*(r.Col2-r.Col1+1) + 2
+		for _, c := range row[min(len(row), r.Col1-1):min(len(row), r.Col2)] {
+			n += jsonsize.Len(c) - 2
+		}
+	}
+	return n
+}
+
+// clamp closes r's open ends at the data's edge.
+func clamp(rows [][]string, r Range) Range {
 	width := 0
 	for _, row := range rows {
 		width = max(width, len(row))
@@ -108,6 +168,13 @@ func Cut(rows [][]string, r Range) ([][]string, Range) {
 	if r.Row2 == 0 || r.Row2 > len(rows) {
 		r.Row2 = len(rows)
 	}
+	return r
+}
+
+// Cut returns the cells of rows inside r, padding ragged rows with "", and
+// the concrete range it covered (open ends closed at the data's edge).
+func Cut(rows [][]string, r Range) ([][]string, Range) {
+	r = clamp(rows, r)
 	cells := [][]string{}
 	if r.Col1 > r.Col2 || r.Row1 > r.Row2 {
 		return cells, r
@@ -172,6 +239,7 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	}
 	records := []map[string]string{}
 	truncated := false
+	size := 0
 	for _, row := range rows[1:] {
 		if !matchAll(conds, condCols, row) {
 			continue
@@ -179,6 +247,13 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 		if len(records) == in.Limit {
 			truncated = true
 			break
+		}
+		for i, col := range selCols {
+			size += jsonsize.Len(columns[i]) + jsonsize.Len(cell(row, col)) + 2
+		}
+		if size > maxAnswerBytes {
+			return nil, toolerr.Refuse("select", "the records would hold more than %d bytes: select fewer columns or lower the limit", maxAnswerBytes).
+				With("limit", maxAnswerBytes)
 		}
 		rec := make(map[string]string, len(columns))
 		for i, col := range selCols {
@@ -210,15 +285,17 @@ func cell(row []string, col int) string {
 // suffix (_2, _3, ...) so no column is lost.
 func Header(row []string) []string {
 	out := make([]string, len(row))
+	used := make(map[string]bool, len(row))
+	next := map[string]int{} // the suffix a repeated name tries first: the ones below are taken
 	for i, h := range row {
 		h = strings.TrimSpace(h)
 		if h == "" {
 			h = ColumnName(i + 1)
 		}
-		for n, base := 2, h; slices.Contains(out[:i], h); n++ {
-			h = base + "_" + strconv.Itoa(n)
+		for n, base := max(2, next[h]), h; used[h]; n++ {
+			h, next[base] = base+"_"+strconv.Itoa(n), n+1
 		}
-		out[i] = h
+		used[h], out[i] = true, h
 	}
 	return out
 }

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordo-run/ordo/plugins/internal/plugintest"
 )
@@ -106,5 +109,87 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	if _, err := os.Stat(cfg.Root); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNamedPipeSheet: a named pipe named like a sheet is refused at once
+// instead of waiting for a writer that never comes.
+func TestNamedPipeSheet(t *testing.T) {
+	s, base := setup(t)
+	plugintest.OnPipe(t, filepath.Join(base, "root", "pipe.csv"), func() {
+		s.Refused("sheets.get_range", map[string]any{"file": "pipe.csv"}, "", "file")
+	})
+}
+
+// TestRepeatedHeaderNames: a header of MaxCol equal names gets unique keys
+// at once. Finding each suffix by scanning the names before it was cubic: a
+// 10 KB file of 5,000 "a" columns kept sheets.query busy past its timeout,
+// and the plugin spinning after it.
+func TestRepeatedHeaderNames(t *testing.T) {
+	if got := Header([]string{"a", " a ", "a_2", "", "a"}); strings.Join(got, ",") != "a,a_2,a_2_2,D,a_3" {
+		t.Fatalf("Header = %q", got)
+	}
+	s, base := setup(t)
+	os.WriteFile(filepath.Join(base, "root", "wide.csv"), []byte(strings.Repeat("a,", MaxCol-1)+"a\n1\n"), 0o644)
+	done := make(chan map[string]any, 1)
+	go func() {
+		done <- s.Call("sheets.query", map[string]any{"file": "wide.csv", "select": []string{"a_18278"}}, "")
+	}()
+	select {
+	case got := <-done:
+		if asJSON(got["records"]) != `[{"a_18278":""}]` {
+			t.Fatalf("query = %s", asJSON(got))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("sheets.query on a header of 18,278 equal names still busy after 10s")
+	}
+}
+
+// TestSheetBounds: a record wider than MaxCol (on one line, or spread over
+// lines by quoted line breaks) and a sheet of more than maxSheetCells cells
+// are refused. Unbounded, a 32 MiB file of commas took 2.5 GB to parse.
+func TestSheetBounds(t *testing.T) {
+	s, base := setup(t)
+	for name, data := range map[string]string{
+		"wide.csv":    strings.Repeat(",", MaxCol) + "\n",
+		"quoted.csv":  strings.Repeat(strings.Repeat(",", MaxCol/2)+`"x`+"\n"+`y",`, 3) + "\n",
+		"wide.tsv":    "a\n" + strings.Repeat("\t", MaxCol) + "\n",
+		"tall.csv":    strings.Repeat("a\n", maxSheetCells+1),
+		"ok-wide.csv": strings.Repeat(",", MaxCol-1) + "\n" + `"` + strings.Repeat(",", MaxCol) + `"` + "\n",
+	} {
+		os.WriteFile(filepath.Join(base, "root", name), []byte(data), 0o644)
+		if name == "ok-wide.csv" {
+			s.Call("sheets.get_range", map[string]any{"file": name, "range": "A1:B2"}, "")
+			continue
+		}
+		if e := s.Refused("sheets.get_range", map[string]any{"file": name, "range": "A1"}, "", "file"); e.Details["limit"] == nil {
+			t.Errorf("%s: %v (details %v), want a limit", name, e, e.Details)
+		}
+	}
+}
+
+// TestAnswerBounds: an answer far larger than its sheet (ragged rows padded
+// to the widest, or each record holding every column) is refused before it
+// is built, counting cells as JSON writes them. Unbounded, a 115 KB CSV answered sheets.query with 20 MB (on
+// 300 MB of memory) and 135 KB with gigabytes.
+func TestAnswerBounds(t *testing.T) {
+	s, base := setup(t)
+	header := make([]string, 18000)
+	for i := range header {
+		header[i] = "c" + strconv.Itoa(i)
+	}
+	data := strings.Join(header, ",") + "\n" + strings.Repeat("1\n", 400)
+	os.WriteFile(filepath.Join(base, "root", "ragged.csv"), []byte(data), 0o644)
+	s.Refused("sheets.query", map[string]any{"file": "ragged.csv", "limit": 100}, "", "select")
+	s.Refused("sheets.get_range", map[string]any{"file": "ragged.csv"}, "", "range")
+	// 3 MiB of "<" is 18 MiB in JSON.
+	os.WriteFile(filepath.Join(base, "root", "lt.csv"), []byte("a\n"+strings.Repeat("<", 3<<20)+"\n"), 0o644)
+	s.Refused("sheets.query", map[string]any{"file": "lt.csv"}, "", "select")
+	s.Refused("sheets.get_range", map[string]any{"file": "lt.csv"}, "", "range")
+	if got := s.Call("sheets.query", map[string]any{"file": "ragged.csv", "select": []string{"c0", "c1"}}, ""); got["count"] != json.Number("400") {
+		t.Fatalf("query two columns: %v records", got["count"])
+	}
+	if got := s.Call("sheets.get_range", map[string]any{"file": "ragged.csv", "range": "A2:C"}, ""); got["range"] != "A2:C401" {
+		t.Fatalf("get_range A2:C = %v", got["range"])
 	}
 }

@@ -78,7 +78,13 @@ func extractTool(_ context.Context, call sdk.Call) (any, error) {
 	if err != nil {
 		return nil, toolerr.Refuse("json", "json holds no JSON value: %v", contracts.AsError(err).Message)
 	}
+	if err := boundPath(path, doc); err != nil {
+		return nil, err
+	}
 	nodes := path.Select(doc)
+	if tooBig(nodes) {
+		return nil, toolerr.Refuse("path", "path %s selects more than %d bytes of JSON", in.Path, contracts.MaxMessageBytes).With("limit", contracts.MaxMessageBytes)
+	}
 	out := map[string]any{"found": len(nodes) > 0, "count": len(nodes)}
 	switch len(nodes) {
 	case 0:

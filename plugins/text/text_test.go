@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/theory/jsonpath"
+
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/plugintest"
 )
@@ -122,6 +124,55 @@ func FuzzTemplate(f *testing.F) {
 		// Text without any placeholder renders to itself.
 		if !strings.Contains(s, "{{") && text != s {
 			t.Fatalf("Render(%q) = %q", s, text)
+		}
+	})
+}
+
+// TestExtractBounded: paths that would select a combinatorial number of
+// nodes, or more JSON than a plugin may send, are refused. Unbounded,
+// $..*..*..*..*..* on 126 bytes of nested arrays ran past the tool's timeout
+// on 400 MB and kept going.
+func TestExtractBounded(t *testing.T) {
+	s := open(t)
+	nested := strings.Repeat("[", 63) + strings.Repeat("]", 63)
+	for _, path := range []string{"$..*..*..*", "$..*..*", "$..[?@..*]", "$" + strings.Repeat("[0,0,0,0]", 12),
+		"$[?count(@" + strings.Repeat("[*,*,*,*]", 11) + ") > 0]"} {
+		if e := s.Refused("text.extract_json_field", map[string]any{"json": nested, "path": path}, "", "path"); e.Details["limit"] == nil {
+			t.Errorf("%s: %v, want a limit", path, e)
+		}
+	}
+	deep := strings.Repeat("[", 60) + `"` + strings.Repeat("x", 300_000) + `"` + strings.Repeat("]", 60)
+	s.Refused("text.extract_json_field", map[string]any{"json": deep, "path": "$..*"}, "", "path")
+	deepLT := strings.Repeat("[", 60) + `"` + strings.Repeat("<", 50_000) + `"` + strings.Repeat("]", 60) // 6 bytes each in JSON
+	s.Refused("text.extract_json_field", map[string]any{"json": deepLT, "path": "$..*"}, "", "path")
+	got := s.Call("text.extract_json_field", map[string]any{"json": nested, "path": "$..*"}, "")
+	if got["count"] != json.Number("62") {
+		t.Fatalf("$..* on 63 nested arrays: %v", got["count"])
+	}
+	people := `{"people":[{"name":"Ann, \"A]\"..","age":3},{"name":"Bo","age":40}]}`
+	got = s.Call("text.extract_json_field", map[string]any{"json": people, "path": `$.people[?match(@.name, "A.*") && @.name != "x,y]..z"].age`}, "")
+	if got["value"] != json.Number("3") {
+		t.Fatalf("filter with a function and a quoted name: %v", got)
+	}
+}
+
+// FuzzPathBound checks boundPath's count against real selections: a path it
+// accepts selects at most the document's nodes times shape's product.
+func FuzzPathBound(f *testing.F) {
+	for _, p := range []string{"$..*", "$[0,0][*,*]", `$..["a","a"]`, `$[?count(@[*,*]) > 1]`, `$["x,]\"..y"]`, "$[?@..b]"} {
+		f.Add(p)
+	}
+	var doc any
+	json.Unmarshal([]byte(`{"a":[1,{"b":[2,3],"a":"x"},[4,[5,{"b":null}]]],"c":{"d":"x,..]"}}`), &doc)
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := jsonpath.Parse(s)
+		if err != nil {
+			return
+		}
+		if descendants, product := shape(p.String()); descendants <= 1 {
+			if n := len(p.Select(doc)); n > countNodes(doc)*product {
+				t.Fatalf("%s selects %d nodes, over %d nodes times %d", p, n, countNodes(doc), product)
+			}
 		}
 	})
 }

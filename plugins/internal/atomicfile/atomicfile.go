@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ordo-run/ordo/internal/ids"
 	"github.com/ordo-run/ordo/plugins/internal/killpoint"
@@ -56,11 +57,20 @@ func CreateIn(root *os.Root, name, tmp string, data []byte, perm os.FileMode, po
 	return SyncDir(root, filepath.Dir(name))
 }
 
+// maxName is the longest file name (in bytes) Linux file systems take.
+const maxName = 255
+
 // TempName is the temporary file of name for tag: in name's directory,
-// hidden, and recognisable as Ordo's.
+// hidden, and recognisable as Ordo's. A long name is cut (never inside a
+// character) so that the temporary name still fits in maxName: a file named
+// with up to maxName bytes can be written.
 func TempName(name, tag string) string {
 	dir, base := filepath.Split(name)
-	return filepath.Join(dir, "."+base+".ordo-"+tag+".tmp")
+	suffix := ".ordo-" + tag + ".tmp"
+	if keep := max(0, maxName-1-len(suffix)); len(base) > keep {
+		base = strings.ToValidUTF8(base[:keep], "")
+	}
+	return filepath.Join(dir, "."+base+suffix)
 }
 
 // stage writes data to tmp (beside name) and fsyncs it.

@@ -5,7 +5,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestWriteFileReplacesAndLeavesNoTemp(t *testing.T) {
@@ -83,5 +85,30 @@ func TestCreateInRefusesExistingAndLeavesNoTemp(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("dir holds %v, want only a.txt", entries)
+	}
+}
+
+// TestLongNames: a file whose name takes the whole 255 bytes can be
+// replaced and created. Its temporary file, named after it, used to be too
+// long a name itself (ENAMETOOLONG).
+func TestLongNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{strings.Repeat("a", 255), strings.Repeat("é", 127)} {
+		if err := WriteFile(filepath.Join(dir, name), []byte("x"), 0o600, ""); err != nil {
+			t.Fatalf("WriteFile %d bytes: %v", len(name), err)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer root.Close()
+		tmp := TempName("sub/"+name, "0123456789abcdef")
+		if base := filepath.Base(tmp); len(base) > maxName || !utf8.ValidString(base) {
+			t.Fatalf("TempName = %q (%d bytes)", base, len(base))
+		}
+		os.Mkdir(filepath.Join(dir, "sub"), 0o700)
+		if err := CreateIn(root, "sub/"+name, tmp, []byte("y"), 0o600, ""); err != nil {
+			t.Fatalf("CreateIn %d bytes: %v", len(name), err)
+		}
 	}
 }

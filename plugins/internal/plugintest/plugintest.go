@@ -3,7 +3,10 @@ package plugintest
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -77,6 +80,12 @@ func (s *Tools) Refused(tool string, payload any, key, field string) *contracts.
 	return e
 }
 
+// Try runs tool and returns its result or its error, for a test that
+// accepts either.
+func (s *Tools) Try(tool string, payload any, key string) (any, error) {
+	return s.call(tool, payload, key)
+}
+
 func (s *Tools) call(tool string, payload any, key string) (any, error) {
 	data, err := json.Marshal(payload)
 	if err != nil {
@@ -87,4 +96,29 @@ func (s *Tools) call(tool string, payload any, key string) (any, error) {
 		return nil, err
 	}
 	return contracts.DecodeJSON(out)
+}
+
+// OnPipe makes a named pipe at fifo and runs call, which should refuse it.
+// A call still blocked after 10 s (opening the pipe waits for a writer,
+// which never comes) fails the test; the pipe is then opened for writing so
+// the call can end.
+func OnPipe(t testing.TB, fifo string, call func()) {
+	t.Helper()
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		<-done
+		t.Fatalf("a call on the named pipe %s was still blocked after 10s", fifo)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
@@ -14,8 +15,9 @@ import (
 
 // Root is a directory that tool paths may not leave.
 type Root struct {
-	dir string // absolute, symlinks resolved
-	fs  *os.Root
+	dir    string // absolute, symlinks resolved
+	fs     *os.Root
+	hidden []string // root-relative, slash-separated: see Hide
 }
 
 // Open opens dir as a root. dir must exist and be a directory; a bad one is
@@ -72,9 +74,15 @@ func (r *Root) Resolve(field, name string) (string, error) {
 	// outside. A path that does not exist yet is judged by its parent.
 	existing := filepath.Join(r.dir, clean)
 	for {
-		if _, err := os.Lstat(existing); err == nil {
+		_, err := os.Lstat(existing)
+		if err == nil {
 			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			var pe *fs.PathError
+			if errors.As(err, &pe) { // its path is absolute: the root's place is not the caller's to see
+				err = pe.Err
+			}
 			return "", refuse(fmt.Sprintf("cannot be checked: %v", err))
 		}
 		existing = filepath.Dir(existing)
@@ -86,10 +94,60 @@ func (r *Root) Resolve(field, name string) (string, error) {
 	if !within(r.dir, resolved) {
 		return "", refuse("goes through a symlink that points outside the root")
 	}
+	if rel, _ := filepath.Rel(r.dir, resolved); r.Hidden(filepath.ToSlash(rel)) {
+		return "", refuse("is in Ordo's own data directory, which the tools may not touch")
+	}
 	return clean, nil
+}
+
+// Hide keeps the tools out of dir (if it is inside the root): Ordo's own
+// data, a root set to a home directory would otherwise hand a plan the run
+// store and the idempotency journals to read, rewrite or delete. Resolve
+// refuses paths into it, and walkers skip it (Hidden).
+func (r *Root) Hide(dir string) {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if rel, rerr := filepath.Rel(r.dir, abs); err == nil && rerr == nil && rel != "." && within(r.dir, abs) {
+		r.hidden = append(r.hidden, filepath.ToSlash(rel))
+	}
+}
+
+// Hidden reports whether name (root-relative, slash-separated, as fs.WalkDir
+// gives it) is in a hidden directory.
+func (r *Root) Hidden(name string) bool {
+	for _, h := range r.hidden {
+		if name == h || strings.HasPrefix(name, h+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// OpenRegular opens name, already resolved, for reading and refuses (field,
+// shown as shown) anything but a regular file. The open does not block: a
+// named pipe would otherwise hold the call until a writer came (forever),
+// and a device is no document.
+func (r *Root) OpenRegular(field, shown, name string) (*os.File, fs.FileInfo, error) {
+	f, err := r.fs.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, toolerr.FromOS(field, shown, err)
+	}
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+		err = toolerr.FromOS(field, shown, err)
+	case !info.Mode().IsRegular():
+		err = toolerr.Refuse(field, "%s %q is not a regular file", field, shown).With("path", shown)
+	default:
+		return f, info, nil
+	}
+	f.Close()
+	return nil, nil, err
 }

@@ -3,6 +3,7 @@ package safepath
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -117,6 +118,19 @@ func TestRootThroughSymlinkIsResolved(t *testing.T) {
 	for _, name := range []string{"new.txt", "old.txt"} {
 		if _, err := r.Resolve("path", name); err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestRefusalHidesRoot: a path that cannot be checked (a name over 255
+// bytes, a file used as a directory) is refused without the root's
+// absolute path, which the lstat error used to carry into the message.
+func TestRefusalHidesRoot(t *testing.T) {
+	r := newRoot(t)
+	for _, name := range []string{strings.Repeat("b", 300), "sub/a.txt/x"} {
+		_, err := r.Resolve("path", name)
+		if err == nil || strings.Contains(err.Error(), r.dir) || !strings.Contains(err.Error(), "cannot be checked") {
+			t.Errorf("Resolve(%.20q) = %v, want a refusal without %s", name, err, r.dir)
 		}
 	}
 }

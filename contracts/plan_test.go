@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -96,6 +97,13 @@ func TestCheckSeedScenarios(t *testing.T) {
 			code:   CodeTooManyActions,
 			action: "a2",
 			detail: map[string]any{"max": 1, "count": 2},
+		},
+		{
+			name:   "a plan cannot raise its own bound past MaxPlanActions",
+			text:   manyActions(MaxPlanActions+1, 1<<30),
+			code:   CodeTooManyActions,
+			action: fmt.Sprintf("a%d", MaxPlanActions),
+			detail: map[string]any{"max": MaxPlanActions, "count": MaxPlanActions + 1},
 		},
 		{
 			name: "more actions than the caller allows",
@@ -339,4 +347,13 @@ func TestMermaid(t *testing.T) {
 	if got := mermaidText(`a"b|<c>#`); got != "a#quot;b#124;#lt;c#gt;#35;" {
 		t.Fatalf("escape: %s", got)
 	}
+}
+
+// manyActions is a plan of n independent actions that allows itself max.
+func manyActions(n, max int) string {
+	acts := make([]string, n)
+	for i := range acts {
+		acts[i] = fmt.Sprintf(`{"id":"a%d","tool":"notion.create_page","intent":"write","requires":[],"produces":[]}`, i)
+	}
+	return fmt.Sprintf(`{"version":"1.0","goal":"g","timezone":"UTC","constraints":{"max_actions":%d},"actions":[%s]}`, max, strings.Join(acts, ","))
 }

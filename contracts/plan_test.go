@@ -220,6 +220,9 @@ func TestParsePlanSchemaViolations(t *testing.T) {
 		{"depends_on entry of the wrong type",
 			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"depends_on":[true]}`),
 			"/actions/0/depends_on/0", "a1"},
+		{"timeout_ms past a day (it overflowed a time.Duration)",
+			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"timeout_ms":10000000000000}`),
+			"/actions/0/timeout_ms", "a1"},
 		{"empty clarification question", `{"version":"1.0","goal":"g","timezone":"UTC","actions":[],"clarification_questions":[""]}`,
 			"/clarification_questions/0", ""},
 	}
@@ -356,4 +359,15 @@ func manyActions(n, max int) string {
 		acts[i] = fmt.Sprintf(`{"id":"a%d","tool":"notion.create_page","intent":"write","requires":[],"produces":[]}`, i)
 	}
 	return fmt.Sprintf(`{"version":"1.0","goal":"g","timezone":"UTC","constraints":{"max_actions":%d},"actions":[%s]}`, max, strings.Join(acts, ","))
+}
+
+// The schema's timeout_ms maximum is MaxTimeoutMS: a plan may ask for as
+// long as a tool contract may, no more.
+func TestPlanTimeoutBoundIsMaxTimeoutMS(t *testing.T) {
+	for ms, ok := range map[int]bool{MaxTimeoutMS: true, MaxTimeoutMS + 1: false} {
+		_, err := ParsePlan([]byte(plan(fmt.Sprintf(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"timeout_ms":%d}`, ms))))
+		if (err == nil) != ok {
+			t.Fatalf("timeout_ms %d: err = %v", ms, err)
+		}
+	}
 }

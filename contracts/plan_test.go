@@ -223,6 +223,12 @@ func TestParsePlanSchemaViolations(t *testing.T) {
 		{"timeout_ms past a day (it overflowed a time.Duration)",
 			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"timeout_ms":10000000000000}`),
 			"/actions/0/timeout_ms", "a1"},
+		{"a requires key twice (each copy was an edge label per producer: 865 KB became a 144 MB graph)",
+			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":["k","j","k"],"produces":[]}`),
+			"/actions/0/requires", "a1"},
+		{"a produces key twice",
+			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":["k","k"]}`),
+			"/actions/0/produces", "a1"},
 		{"empty clarification question", `{"version":"1.0","goal":"g","timezone":"UTC","actions":[],"clarification_questions":[""]}`,
 			"/clarification_questions/0", ""},
 	}

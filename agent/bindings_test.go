@@ -97,6 +97,32 @@ func TestInputBindingBadPaths(t *testing.T) {
 	}
 }
 
+// A binding path deeper than a payload may nest fails the plan closed
+// before any tool runs. Before, 10,001 segments built a payload that no
+// checkpoint could encode (encoding/json stops at 10,000 levels): the run
+// stopped with an internal error, stuck at its last checkpoint. A
+// person's or the critic's answer path is refused likewise; 64 levels are
+// the most a payload may nest, so a 64-segment path binds.
+func TestInputBindingPathDepthBounded(t *testing.T) {
+	deep := func(n int) string { return "values" + strings.Repeat(".k", n-1) }
+	for _, n := range []int{contracts.MaxJSONDepth + 1, 10001} {
+		tt := newTools(t, notesTool(), templateTool(), chatTool())
+		js := strings.Replace(strings.Replace(bindingPlan, "VALUES", `{}`, 1), `"values.page_url"`, `"`+deep(n)+`"`, 1)
+		run, err := New(Config{}, Deps{Tools: tt, Store: newStore()}).Run(context.Background(), Request{Plan: mustPlan(t, js)})
+		wantStatus(t, run, err, contracts.RunFailed)
+		if run.Error.Code != contracts.CodePlanFailed || fmt.Sprint(run.Error.Details["cause_code"]) != fmt.Sprint(int(contracts.CodeInvalidInput)) ||
+			run.Error.Details["action"] != "a2" || len(tt.Calls("")) != 0 {
+			t.Fatalf("%d segments: error %+v, %d calls", n, run.Error, len(tt.Calls("")))
+		}
+	}
+	if err := checkBindingPath("a2", deep(contracts.MaxJSONDepth)); err != nil {
+		t.Fatalf("a path of %d segments: %v", contracts.MaxJSONDepth, err)
+	}
+	if _, err := applyAnswers(json.RawMessage(`{}`), map[string]any{"$." + deep(10001): "x"}); contracts.CodeOf(err) != contracts.CodeInvalidInput {
+		t.Fatalf("a 10,001-segment answer path: %v", err)
+	}
+}
+
 // FuzzSetPath: any path and any literal payload either bind or give a
 // coded error; never a panic, and a bound value is found at its path.
 func FuzzSetPath(f *testing.F) {

@@ -184,6 +184,10 @@ func applyAnswers(payload json.RawMessage, answers map[string]any) (json.RawMess
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "payload is not an object").With("field", "payload")
 	}
 	for path, val := range answers {
+		if pathTooDeep(strings.TrimPrefix(path, "$.")) {
+			return nil, contracts.Errorf(contracts.CodeInvalidInput, "answers: field %q nests deeper than %d levels", shortPath(path), contracts.MaxJSONDepth).
+				With("field", "answers").With("path", shortPath(path)).With("limit", contracts.MaxJSONDepth)
+		}
 		parts := answerPath(path)
 		cur := obj
 		for i, p := range parts {

@@ -41,7 +41,7 @@ type Contract struct {
 	InputSchema    json.RawMessage   `json:"input_schema"`
 	OutputSchema   json.RawMessage   `json:"output_schema"`
 	ProducesMap    map[string]string `json:"produces_map,omitempty"` // state key -> JSONPath into the result
-	TimeoutMS      int               `json:"timeout_ms,omitempty"` // at most MaxTimeoutMS
+	TimeoutMS      int               `json:"timeout_ms,omitempty"`   // at most MaxTimeoutMS
 	Idempotent     bool              `json:"idempotent,omitempty"`
 	// IdempotentWithKey promises that a repeated call with the same
 	// idempotency key returns the first call's result and performs the

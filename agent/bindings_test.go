@@ -150,3 +150,37 @@ func FuzzSetPath(f *testing.F) {
 		}
 	})
 }
+
+// Bindings that would copy more state into one payload than a call may
+// carry fail the step before anything is copied, called or recorded: 17
+// bindings of a 1 MiB result are refused, one is bound.
+func TestBindingsCannotBuildAHugePayload(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	reader := tool("big.read", contracts.RiskRead, `{"type":"object"}`,
+		`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}`, map[string]string{"text": "$.text"},
+		returns(map[string]any{"text": big}))
+	for _, n := range []int{1, 17} {
+		bindings := make([]string, n)
+		for i := range bindings {
+			bindings[i] = fmt.Sprintf(`"values.f%d":"text"`, i)
+		}
+		tt := newTools(t, reader, templateTool())
+		plan := mustPlan(t, `{"version":"1.0","goal":"copy","timezone":"UTC","actions":[
+ {"id":"a1","tool":"big.read","intent":"read","requires":[],"produces":["text"]},
+ {"id":"a2","tool":"text.template","intent":"transform","requires":["text"],"produces":[],"inputs":{"template":"x","values":{}},"input_bindings":{`+strings.Join(bindings, ",")+`}}]}`)
+		run, err := New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: plan})
+		if n == 1 {
+			wantStatus(t, run, err, contracts.RunCompleted)
+			continue
+		}
+		wantStatus(t, run, err, contracts.RunFailed)
+		if run.Error.Code != contracts.CodeInvalidInput || run.Error.Details["limit"] != contracts.MaxMessageBytes || len(tt.Calls("text.template")) != 0 {
+			t.Fatalf("error %+v, %d template calls", run.Error, len(tt.Calls("text.template")))
+		}
+		for _, s := range run.Steps {
+			if len(s.Payload) > 1<<10 && s.ActionID == "a2" {
+				t.Fatalf("a2's record holds a payload of %d bytes", len(s.Payload))
+			}
+		}
+	}
+}

@@ -227,7 +227,7 @@ func TestParsePlanSchemaViolations(t *testing.T) {
 			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":["k","j","k"],"produces":[]}`),
 			"/actions/0/requires", "a1"},
 		{"17 success criteria (55,000 took 15 s of CPU to check one 1 MiB result)",
-			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"success_criteria":[`+strings.Repeat(`"k exists",`, 16)+`"k exists"]}`),
+			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"success_criteria":[` + strings.Repeat(`"k exists",`, 16) + `"k exists"]}`),
 			"/actions/0/success_criteria", "a1"},
 		{"a produces key twice",
 			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":["k","k"]}`),

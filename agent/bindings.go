@@ -12,8 +12,13 @@ import (
 // Paths name object keys only; array elements are not addressable.
 
 // checkBindingPath refuses a path with an empty segment ("values.",
-// ".x", "a..b"), naming the action and the field.
+// ".x", "a..b") or more segments than a payload may nest
+// (pathTooDeep), naming the action and the field.
 func checkBindingPath(actionID, path string) error {
+	if pathTooDeep(path) {
+		return contracts.Errorf(contracts.CodeInvalidInput, "action %s: input_bindings field %q nests deeper than %d levels", actionID, shortPath(path), contracts.MaxJSONDepth).
+			With("action", actionID).With("field", "input_bindings").With("path", shortPath(path)).With("limit", contracts.MaxJSONDepth)
+	}
 	for _, seg := range strings.Split(path, ".") {
 		if seg == "" {
 			return contracts.Errorf(contracts.CodeInvalidInput, "action %s: input_bindings field %q has an empty path segment", actionID, path).
@@ -21,6 +26,21 @@ func checkBindingPath(actionID, path string) error {
 		}
 	}
 	return nil
+}
+
+// pathTooDeep says whether a dotted payload path (an input binding's
+// field, an answer's or a critic override's "$.a.b") names more than
+// contracts.MaxJSONDepth levels: it could only build a payload every call
+// refuses, and past encoding/json's 10,000 levels one that no checkpoint
+// can encode, leaving the run stuck at its last one.
+func pathTooDeep(path string) bool { return strings.Count(path, ".") >= contracts.MaxJSONDepth }
+
+// shortPath is path cut to 200 bytes for an error's message and details.
+func shortPath(path string) string {
+	if len(path) <= 200 {
+		return path
+	}
+	return strings.ToValidUTF8(path[:200], "") + "…"
 }
 
 // setPath sets v at the dotted path in obj, creating objects on the way.

@@ -97,6 +97,32 @@ func TestInputBindingBadPaths(t *testing.T) {
 	}
 }
 
+// A binding path deeper than a payload may nest fails the plan closed
+// before any tool runs. Before, 10,001 segments built a payload that no
+// checkpoint could encode (encoding/json stops at 10,000 levels): the run
+// stopped with an internal error, stuck at its last checkpoint. A
+// person's or the critic's answer path is refused likewise; 64 levels are
+// the most a payload may nest, so a 64-segment path binds.
+func TestInputBindingPathDepthBounded(t *testing.T) {
+	deep := func(n int) string { return "values" + strings.Repeat(".k", n-1) }
+	for _, n := range []int{contracts.MaxJSONDepth + 1, 10001} {
+		tt := newTools(t, notesTool(), templateTool(), chatTool())
+		js := strings.Replace(strings.Replace(bindingPlan, "VALUES", `{}`, 1), `"values.page_url"`, `"`+deep(n)+`"`, 1)
+		run, err := New(Config{}, Deps{Tools: tt, Store: newStore()}).Run(context.Background(), Request{Plan: mustPlan(t, js)})
+		wantStatus(t, run, err, contracts.RunFailed)
+		if run.Error.Code != contracts.CodePlanFailed || fmt.Sprint(run.Error.Details["cause_code"]) != fmt.Sprint(int(contracts.CodeInvalidInput)) ||
+			run.Error.Details["action"] != "a2" || len(tt.Calls("")) != 0 {
+			t.Fatalf("%d segments: error %+v, %d calls", n, run.Error, len(tt.Calls("")))
+		}
+	}
+	if err := checkBindingPath("a2", deep(contracts.MaxJSONDepth)); err != nil {
+		t.Fatalf("a path of %d segments: %v", contracts.MaxJSONDepth, err)
+	}
+	if _, err := applyAnswers(json.RawMessage(`{}`), map[string]any{"$." + deep(10001): "x"}); contracts.CodeOf(err) != contracts.CodeInvalidInput {
+		t.Fatalf("a 10,001-segment answer path: %v", err)
+	}
+}
+
 // FuzzSetPath: any path and any literal payload either bind or give a
 // coded error; never a panic, and a bound value is found at its path.
 func FuzzSetPath(f *testing.F) {
@@ -123,4 +149,38 @@ func FuzzSetPath(f *testing.F) {
 			t.Fatalf("path %q holds %v", path, cur)
 		}
 	})
+}
+
+// Bindings that would copy more state into one payload than a call may
+// carry fail the step before anything is copied, called or recorded: 17
+// bindings of a 1 MiB result are refused, one is bound.
+func TestBindingsCannotBuildAHugePayload(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	reader := tool("big.read", contracts.RiskRead, `{"type":"object"}`,
+		`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}`, map[string]string{"text": "$.text"},
+		returns(map[string]any{"text": big}))
+	for _, n := range []int{1, 17} {
+		bindings := make([]string, n)
+		for i := range bindings {
+			bindings[i] = fmt.Sprintf(`"values.f%d":"text"`, i)
+		}
+		tt := newTools(t, reader, templateTool())
+		plan := mustPlan(t, `{"version":"1.0","goal":"copy","timezone":"UTC","actions":[
+ {"id":"a1","tool":"big.read","intent":"read","requires":[],"produces":["text"]},
+ {"id":"a2","tool":"text.template","intent":"transform","requires":["text"],"produces":[],"inputs":{"template":"x","values":{}},"input_bindings":{`+strings.Join(bindings, ",")+`}}]}`)
+		run, err := New(Config{OnFailure: contracts.OnFailureFail}, Deps{Tools: tt}).Run(context.Background(), Request{Plan: plan})
+		if n == 1 {
+			wantStatus(t, run, err, contracts.RunCompleted)
+			continue
+		}
+		wantStatus(t, run, err, contracts.RunFailed)
+		if run.Error.Code != contracts.CodeInvalidInput || run.Error.Details["limit"] != contracts.MaxMessageBytes || len(tt.Calls("text.template")) != 0 {
+			t.Fatalf("error %+v, %d template calls", run.Error, len(tt.Calls("text.template")))
+		}
+		for _, s := range run.Steps {
+			if len(s.Payload) > 1<<10 && s.ActionID == "a2" {
+				t.Fatalf("a2's record holds a payload of %d bytes", len(s.Payload))
+			}
+		}
+	}
 }

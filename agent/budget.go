@@ -306,6 +306,28 @@ func (e *Engine) failOrAsk(ctx context.Context, run *contracts.Run, err error, a
 	})
 }
 
+// MaxRunBytes bounds what one run holds of its steps' payloads and results
+// and its state: the whole run is in memory while it executes and in every
+// record of it. Each result is bounded (contracts.MaxMessageBytes), but a
+// plan may bind one into the next action after action, and a 25 KB plan of
+// 200 text.template steps each passing on 1 MiB made a 400 MB run, a 1.3 GB
+// store and a 4.9 GB process. A run that holds this much stops before its
+// next step with CodeBudgetExceeded (details limit and used, no budget: no
+// person can raise it).
+const MaxRunBytes = 64 << 20
+
+// recordedBytes is what run holds of step payloads and results and state.
+func recordedBytes(run *contracts.Run) int {
+	n := 0
+	for _, s := range run.Steps {
+		n += len(s.Payload) + len(s.Result)
+	}
+	for _, v := range run.State {
+		n += len(v)
+	}
+	return n
+}
+
 // stepBudget checks the budgets before action a, with inFlight steps
 // running: a spent budget is the action's failure; other errors are the
 // store's. Under a day's step budget a user's steps are checked one at a
@@ -321,6 +343,10 @@ func (e *Engine) stepBudget(ctx context.Context, run *contracts.Run, a contracts
 		defer unlock()
 	}
 	err := e.checkBudgets(ctx, run, "step", inFlight)
+	if n := recordedBytes(run); err == nil && n >= MaxRunBytes {
+		err = contracts.Errorf(contracts.CodeBudgetExceeded, "the run holds %d bytes of payloads, results and state, the most a run may hold is %d: it stops before the next step",
+			n, MaxRunBytes).With("limit", MaxRunBytes).With("used", n).With("before", "step")
+	}
 	if err == nil && e.cfg.Budgets.UserDay.Steps > 0 {
 		now := e.now()
 		e.started.put(now.Truncate(24*time.Hour), run.UserID, run.ID, float64(spentBy(run, now).Steps+inFlight+1))

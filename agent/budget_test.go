@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -253,4 +255,31 @@ func TestUserDayStepsBudgetHoldsForParallelCalls(t *testing.T) {
 	}
 	run, err := e.Call(context.Background(), CallRequest{Tool: "slow.wait", Args: []byte(`{}`), UserID: "bob"})
 	wantStatus(t, run, err, contracts.RunCompleted) // another user's budget is their own
+}
+
+// A plan that passes a large result on from action to action stops once
+// the run holds MaxRunBytes, whatever the budgets say (none here, and
+// on_exceed ask: no person can raise this bound), before the run, its
+// checkpoints and the process grow without end.
+func TestRunStopsAtMaxRunBytes(t *testing.T) {
+	const each = 8 << 20
+	big := strings.Repeat("x", each)
+	tt := newTools(t, tool("big.read", contracts.RiskRead, `{"type":"object"}`,
+		`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}`, map[string]string{"text": "$.text"},
+		returns(map[string]any{"text": big})))
+	acts := make([]string, 12)
+	for i := range acts {
+		acts[i] = fmt.Sprintf(`{"id":"a%d","tool":"big.read","intent":"read","requires":[],"produces":["text"]%s}`, i,
+			map[bool]string{true: fmt.Sprintf(`,"depends_on":["a%d"]`, i-1)}[i > 0])
+	}
+	plan := mustPlan(t, `{"version":"1.0","goal":"grow","timezone":"UTC","actions":[`+strings.Join(acts, ",")+`]}`)
+	cfg := Config{Budgets: contracts.Budgets{OnExceed: contracts.OnExceedAsk}}
+	run, err := New(cfg, Deps{Tools: tt}).Run(context.Background(), Request{Plan: plan})
+	wantStatus(t, run, err, contracts.RunFailed)
+	if run.Error.Code != contracts.CodeBudgetExceeded || run.Error.Details["limit"] != MaxRunBytes {
+		t.Fatalf("error = %+v", run.Error)
+	}
+	if calls := len(tt.Calls("big.read")); calls >= len(acts) || calls > MaxRunBytes/each {
+		t.Fatalf("%d calls of %d bytes each: the run was not stopped at %d bytes", calls, each, MaxRunBytes)
+	}
 }

@@ -27,6 +27,10 @@ func (e *Engine) Plan(ctx context.Context, req Request) (_ *contracts.Run, err e
 	if goal == "" {
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "a goal or a plan with a goal is required").With("field", "goal")
 	}
+	if len(goal) > MaxGoal && req.seed == nil { // a fork keeps its run's goal, answers and all
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "the goal is %d bytes, over the limit of %d; give longer text as the context", len(goal), MaxGoal).
+			With("field", "goal").With("limit", MaxGoal)
+	}
 	if req.Plan == nil && e.model(ctx) == nil {
 		return nil, contracts.Errorf(contracts.CodeNoLLM, "no model is configured: supply a plan").With("field", "plan")
 	}

@@ -30,6 +30,12 @@ const MaxSessionID = 128
 // MaxContext bounds a caller's context, in bytes (the MCP schemas' maxLength).
 const MaxContext = 100000
 
+// MaxGoal bounds a run's goal, in bytes, when the run is created: every
+// entry of the run's log carries the goal, so a 900 KB goal made each
+// step's entry 900 KB (a 50-step plan, a 54 MB store). Longer text is the
+// context, which the run keeps once.
+const MaxGoal = 10000
+
 // turnTextLimit bounds a turn's goal and answer in the run, in runes: the
 // history must not crowd the prompt.
 const turnTextLimit = 2000

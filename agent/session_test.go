@@ -170,6 +170,9 @@ func TestContextAndSessionRefusedNotLost(t *testing.T) {
 		{"blank session", New(Config{}, Deps{Tools: tt, LLM: m}), Request{Goal: "g", Session: " s", UserID: "ana"}, "session_id"},
 		{"control character", New(Config{}, Deps{Tools: tt, LLM: m}), Request{Goal: "g", Session: "a\nb", UserID: "ana"}, "session_id"},
 		{"too long", New(Config{}, Deps{Tools: tt, LLM: m}), Request{Goal: "g", Session: strings.Repeat("s", MaxSessionID+1), UserID: "ana"}, "session_id"},
+		// Every log entry carries the goal: a 900 KB one made each step's entry 900 KB.
+		{"goal over the limit", New(Config{}, Deps{Tools: tt, LLM: m}), Request{Goal: strings.Repeat("g", MaxGoal+1), UserID: "ana"}, "goal"},
+		{"plan's goal over the limit", New(Config{}, Deps{Tools: tt}), Request{Plan: longGoal(t, plan), UserID: "ana"}, "goal"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -240,4 +243,14 @@ func BenchmarkPlanInSession(b *testing.B) {
 			}
 		})
 	}
+}
+
+// longGoal is p with a goal one byte over MaxGoal.
+func longGoal(t *testing.T, p *contracts.Plan) *contracts.Plan {
+	q := *p
+	q.Goal = strings.Repeat("g", MaxGoal+1)
+	if err := contracts.ValidatePlan(&q); err != nil {
+		t.Fatal(err)
+	}
+	return &q
 }

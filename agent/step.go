@@ -184,6 +184,10 @@ func applyAnswers(payload json.RawMessage, answers map[string]any) (json.RawMess
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "payload is not an object").With("field", "payload")
 	}
 	for path, val := range answers {
+		if pathTooDeep(strings.TrimPrefix(path, "$.")) {
+			return nil, contracts.Errorf(contracts.CodeInvalidInput, "answers: field %q nests deeper than %d levels", shortPath(path), contracts.MaxJSONDepth).
+				With("field", "answers").With("path", shortPath(path)).With("limit", contracts.MaxJSONDepth)
+		}
 		parts := answerPath(path)
 		cur := obj
 		for i, p := range parts {
@@ -204,6 +208,31 @@ func applyAnswers(payload json.RawMessage, answers map[string]any) (json.RawMess
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "answers: %w", err).With("field", "answers")
 	}
 	return b, nil
+}
+
+// checkBoundSize refuses, before anything is copied, an action whose
+// bindings would put more of the run's state into one payload than
+// contracts.MaxMessageBytes, the most a tool source may send Ordo and so
+// the most one call may carry: a plan may bind one large result into many
+// fields, and 500 bindings of a 1 MiB text built a 500 MB payload, a 7.7 GB
+// process and a failed attempt whose record the store could not hold.
+func checkBoundSize(run *contracts.Run, a contracts.Action, tool *contracts.Tool) error {
+	n := 0
+	for _, key := range a.InputBindings {
+		n += len(run.State[key])
+	}
+	props, _ := tool.InputFields()
+	for _, key := range a.Requires {
+		_, bound := a.InputBindings[key]
+		if _, literal := a.Inputs[key]; props[key] && !bound && !literal {
+			n += len(run.State[key])
+		}
+	}
+	if n > contracts.MaxMessageBytes {
+		return contracts.Errorf(contracts.CodeInvalidInput, "input_bindings would put %d bytes of state into one payload, more than the %d a call may carry",
+			n, contracts.MaxMessageBytes).With("action", a.ID).With("field", "input_bindings").With("size", n).With("limit", contracts.MaxMessageBytes)
+	}
+	return nil
 }
 
 // planBound is the payload the plan itself gives action a: its literal
@@ -245,6 +274,9 @@ func planBound(a contracts.Action, tool *contracts.Tool, state map[string]any) (
 // copied would reach the tool unseen, so an unbound one is asked of a
 // person (input_required).
 func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, feedback string) (json.RawMessage, error) {
+	if err := checkBoundSize(run, a, tool); err != nil {
+		return nil, err
+	}
 	payload, err := planBound(a, tool, state)
 	if err != nil {
 		return nil, err

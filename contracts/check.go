@@ -8,13 +8,18 @@ import (
 // DefaultMaxActions bounds a plan when neither the caller nor the plan says.
 const DefaultMaxActions = 12
 
+// MaxPlanActions is the most a plan's own constraints.max_actions can
+// allow: the plan is the model's (or a caller's) text, and a bound it sets
+// for itself bounds nothing, so a larger value counts as this one.
+const MaxPlanActions = 256
+
 // CheckOptions are the caller's side of the semantic checks.
 type CheckOptions struct {
 	InitialState []string // keys already in state (count as produced)
 	// AllowedServices are services or tool-name prefixes; empty allows all.
 	// The plan's constraints.allowed_services apply as well.
 	AllowedServices []string
-	MaxActions      int // 0 = the plan's constraints.max_actions, else DefaultMaxActions
+	MaxActions      int // 0 = the plan's constraints.max_actions (at most MaxPlanActions), else DefaultMaxActions
 }
 
 // Graph is a checked plan's DAG.
@@ -127,7 +132,7 @@ func maxActions(p *Plan, opts CheckOptions) int {
 	case opts.MaxActions > 0:
 		return opts.MaxActions
 	case p.Constraints != nil && p.Constraints.MaxActions > 0:
-		return p.Constraints.MaxActions
+		return min(p.Constraints.MaxActions, MaxPlanActions)
 	}
 	return DefaultMaxActions
 }

@@ -12,6 +12,12 @@ const (
 	RiskDestructive Risk = "destructive"
 )
 
+// MaxTimeoutMS bounds a tool's and an action's timeout_ms (a day): a larger
+// number of milliseconds overflows a time.Duration into a negative one, a
+// deadline already past, and the call failed at once saying it "did not
+// answer within -2346317h47m".
+const MaxTimeoutMS = 24 * 60 * 60 * 1000
+
 // Tags that policy acts on (agent/policy).
 const (
 	TagPII          = "pii"
@@ -35,7 +41,7 @@ type Contract struct {
 	InputSchema    json.RawMessage   `json:"input_schema"`
 	OutputSchema   json.RawMessage   `json:"output_schema"`
 	ProducesMap    map[string]string `json:"produces_map,omitempty"` // state key -> JSONPath into the result
-	TimeoutMS      int               `json:"timeout_ms,omitempty"`
+	TimeoutMS      int               `json:"timeout_ms,omitempty"`   // at most MaxTimeoutMS
 	Idempotent     bool              `json:"idempotent,omitempty"`
 	// IdempotentWithKey promises that a repeated call with the same
 	// idempotency key returns the first call's result and performs the

@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -96,6 +97,13 @@ func TestCheckSeedScenarios(t *testing.T) {
 			code:   CodeTooManyActions,
 			action: "a2",
 			detail: map[string]any{"max": 1, "count": 2},
+		},
+		{
+			name:   "a plan cannot raise its own bound past MaxPlanActions",
+			text:   manyActions(MaxPlanActions+1, 1<<30),
+			code:   CodeTooManyActions,
+			action: fmt.Sprintf("a%d", MaxPlanActions),
+			detail: map[string]any{"max": MaxPlanActions, "count": MaxPlanActions + 1},
 		},
 		{
 			name: "more actions than the caller allows",
@@ -212,6 +220,18 @@ func TestParsePlanSchemaViolations(t *testing.T) {
 		{"depends_on entry of the wrong type",
 			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"depends_on":[true]}`),
 			"/actions/0/depends_on/0", "a1"},
+		{"timeout_ms past a day (it overflowed a time.Duration)",
+			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"timeout_ms":10000000000000}`),
+			"/actions/0/timeout_ms", "a1"},
+		{"a requires key twice (each copy was an edge label per producer: 865 KB became a 144 MB graph)",
+			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":["k","j","k"],"produces":[]}`),
+			"/actions/0/requires", "a1"},
+		{"17 success criteria (55,000 took 15 s of CPU to check one 1 MiB result)",
+			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"success_criteria":[` + strings.Repeat(`"k exists",`, 16) + `"k exists"]}`),
+			"/actions/0/success_criteria", "a1"},
+		{"a produces key twice",
+			plan(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":["k","k"]}`),
+			"/actions/0/produces", "a1"},
 		{"empty clarification question", `{"version":"1.0","goal":"g","timezone":"UTC","actions":[],"clarification_questions":[""]}`,
 			"/clarification_questions/0", ""},
 	}
@@ -338,5 +358,25 @@ func TestMermaid(t *testing.T) {
 	}
 	if got := mermaidText(`a"b|<c>#`); got != "a#quot;b#124;#lt;c#gt;#35;" {
 		t.Fatalf("escape: %s", got)
+	}
+}
+
+// manyActions is a plan of n independent actions that allows itself max.
+func manyActions(n, max int) string {
+	acts := make([]string, n)
+	for i := range acts {
+		acts[i] = fmt.Sprintf(`{"id":"a%d","tool":"notion.create_page","intent":"write","requires":[],"produces":[]}`, i)
+	}
+	return fmt.Sprintf(`{"version":"1.0","goal":"g","timezone":"UTC","constraints":{"max_actions":%d},"actions":[%s]}`, max, strings.Join(acts, ","))
+}
+
+// The schema's timeout_ms maximum is MaxTimeoutMS: a plan may ask for as
+// long as a tool contract may, no more.
+func TestPlanTimeoutBoundIsMaxTimeoutMS(t *testing.T) {
+	for ms, ok := range map[int]bool{MaxTimeoutMS: true, MaxTimeoutMS + 1: false} {
+		_, err := ParsePlan([]byte(plan(fmt.Sprintf(`{"id":"a1","tool":"t.x","intent":"read","requires":[],"produces":[],"timeout_ms":%d}`, ms))))
+		if (err == nil) != ok {
+			t.Fatalf("timeout_ms %d: err = %v", ms, err)
+		}
 	}
 }

@@ -71,8 +71,8 @@ func NewTool(c Contract) (*Tool, error) {
 			return nil, bad("secret_fields", "empty field name")
 		}
 	}
-	if c.TimeoutMS < 0 {
-		return nil, bad("timeout_ms", "%d is negative", c.TimeoutMS)
+	if c.TimeoutMS < 0 || c.TimeoutMS > MaxTimeoutMS {
+		return nil, bad("timeout_ms", "%d is not within 0..%d (a day)", c.TimeoutMS, MaxTimeoutMS)
 	}
 	t := &Tool{Contract: c, hash: c.Hash(), paths: make(map[string]*jsonpath.Path, len(c.ProducesMap))}
 	var err error

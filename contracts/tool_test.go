@@ -26,6 +26,7 @@ func TestNewToolRefusesBrokenFields(t *testing.T) {
 		{"scope", func(c *Contract) { c.ScopesRequired = []string{" "} }, "scopes_required"},
 		{"secret field", func(c *Contract) { c.SecretFields = []string{""} }, "secret_fields"},
 		{"timeout", func(c *Contract) { c.TimeoutMS = -1 }, "timeout_ms"},
+		{"timeout past a day", func(c *Contract) { c.TimeoutMS = MaxTimeoutMS + 1 }, "timeout_ms"},
 		{"input schema missing", func(c *Contract) { c.InputSchema = nil }, "input_schema"},
 		{"input schema not JSON", func(c *Contract) { c.InputSchema = json.RawMessage(`{"type":`) }, "input_schema"},
 		{"input schema bad type", func(c *Contract) { c.InputSchema = json.RawMessage(`{"type":"thing"}`) }, "input_schema"},

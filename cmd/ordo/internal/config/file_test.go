@@ -175,6 +175,36 @@ func TestErrorNamesItsSource(t *testing.T) {
 	}
 }
 
+// TestFractionForAWholeNumberRefused: yaml.v3 cuts a number with a
+// fraction to fit an integer key, so `budgets.run.steps: 0.5` was 0, no
+// limit at all; it is refused, from the file (at any depth, in lists and
+// maps too) and from the environment, and 4.0 is still four.
+func TestFractionForAWholeNumberRefused(t *testing.T) {
+	for doc, key := range map[string]string{
+		"budgets:\n  run:\n    steps: 0.5\n":            "budgets.run.steps",
+		"budgets:\n  user_day:\n    model_calls: 2.5\n": "budgets.user_day.model_calls",
+		"parallelism: 1.9\n":                            "parallelism",
+		"http:\n  tokens:\n    - {name: a, token: t}\n": "",
+	} {
+		_, err := Parse([]byte(doc), "/etc/ordo", envOf("HOME", "/h"))
+		ce := contracts.AsError(err)
+		if key == "" {
+			continue // a list of mappings with no number: only that it walks them
+		}
+		if ce.Code != contracts.CodeInvalidConfig || ce.Details["key"] != key || !strings.Contains(ce.Message, "cut to a whole number") {
+			t.Errorf("%q: %v %v", doc, err, ce.Details)
+		}
+	}
+	_, err := Parse(nil, "/etc/ordo", envOf("HOME", "/h", "ORDO_PARALLELISM", "2.5"))
+	if ce := contracts.AsError(err); ce.Details["key"] != "parallelism" || ce.Details["env"] != "ORDO_PARALLELISM" {
+		t.Errorf("ORDO_PARALLELISM=2.5: %v %v", err, ce.Details)
+	}
+	cfg, err := Parse([]byte("parallelism: 4.0\nverifier:\n  threshold: 0.5\n"), "/etc/ordo", envOf("HOME", "/h"))
+	if err != nil || cfg.Parallelism != 4 || cfg.Verifier.Threshold != 0.5 {
+		t.Fatalf("4.0 and a fraction where one is meant: %v %+v", err, cfg)
+	}
+}
+
 // TestTildeIsHome: a path starting with ~ is under $HOME, in the file and
 // in the environment (a shell leaves "--data-dir=~/x" and a quoted "~/x"
 // alone); it was taken as relative, making a directory named "~".

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -187,7 +188,11 @@ func decodeFile(cfg *Config, data []byte) error {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return invalid("config", "one YAML document, found more")
 	}
-	return nil
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return yamlError(data, err)
+	}
+	return fraction(&doc, reflect.TypeOf(cfg), "")
 }
 
 // duplicateKey is yaml.v3's report of a key given twice in one mapping.
@@ -451,6 +456,9 @@ func (c *Config) applyEnv(env Env) error {
 			continue
 		}
 		n := yaml.Node{Kind: yaml.ScalarNode, Value: v}
+		if err := fraction(&n, reflect.TypeOf(o.ptr(c)), o.Key); err != nil {
+			return contracts.AsError(err).With("env", o.Env)
+		}
 		if err := n.Decode(o.ptr(c)); err != nil {
 			return contracts.Errorf(contracts.CodeInvalidConfig, "config key %s (from %s): expected %s",
 				o.Key, o.Env, expectation(fmt.Sprintf("%T", o.ptr(c))[1:])).With("key", o.Key).With("env", o.Env)
@@ -508,4 +516,65 @@ func DefaultDataDir(env Env) (string, error) {
 func invalid(key, expected string, args ...any) *contracts.Error {
 	return contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: expected %s", key, fmt.Sprintf(expected, args...)).
 		With("key", key)
+}
+
+// fraction refuses a number with a fraction where the key takes a whole
+// one (an integer or a duration): yaml.v3 truncates it, so `steps: 0.5`
+// became 0, which is no limit at all. n is walked beside t, the type it
+// decodes into; key is n's dotted path.
+func fraction(n *yaml.Node, t reflect.Type, key string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := fraction(c, t, key); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			var vt reflect.Type
+			switch t.Kind() {
+			case reflect.Map:
+				vt = t.Elem()
+			case reflect.Struct:
+				f, ok := yamlField(t, k.Value)
+				if !ok {
+					continue
+				}
+				vt = f.Type
+			default:
+				continue
+			}
+			if err := fraction(v, vt, joinKey(key, k.Value)); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return nil
+		}
+		for i, c := range n.Content {
+			if err := fraction(c, t.Elem(), fmt.Sprintf("%s[%d]", key, i)); err != nil {
+				return err
+			}
+		}
+	case yaml.ScalarNode:
+		if n.ShortTag() != "!!float" || t.Kind() < reflect.Int || t.Kind() > reflect.Uint64 {
+			return nil
+		}
+		if f, err := strconv.ParseFloat(n.Value, 64); err == nil && f == math.Trunc(f) {
+			return nil // 4.0 is four
+		}
+		e := contracts.Errorf(contracts.CodeInvalidConfig, "config key %s: expected %s, got %s, which would be cut to a whole number",
+			key, expectation(t.String()), n.Value).With("key", key)
+		if n.Line > 0 {
+			e = e.With("line", n.Line)
+		}
+		return e
+	}
+	return nil
 }

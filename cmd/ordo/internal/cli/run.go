@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -65,12 +66,9 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 			}
 			var plan *contracts.Plan
 			if planFile != "" {
-				data, err := os.ReadFile(planFile)
-				if err != nil {
-					return contracts.Errorf(contracts.CodeInvalidInput, "plan file: %w", err).With("field", "plan")
-				}
-				if plan, err = contracts.ParsePlan(data); err != nil {
-					return contracts.AsError(err).With("file", planFile)
+				var err error
+				if plan, err = g.readPlan(planFile); err != nil {
+					return err
 				}
 			}
 			if template != "" && planFile != "" {
@@ -94,6 +92,10 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 					fmt.Fprintln(g.io.Err, "--yes: approving what policy allows without asking (policy denials still stop the run)")
 				}
 				return g.drive(cmd.Context(), a2, asJSON, func(ctx context.Context) (*contracts.Run, error) {
+					// The planner's call is a call in flight: Ctrl-C lets it
+					// finish, so the run stops resumable with its plan rather
+					// than failed (a second Ctrl-C still quits at once).
+					ctx = context.WithoutCancel(ctx)
 					if template != "" {
 						return a2.Engine.PlanTemplate(ctx, agent.TemplateRequest{Name: template, UserID: LocalUser, Goal: goal, Inputs: in, Options: req.Options,
 							Context: req.Context, Session: req.Session})
@@ -103,7 +105,7 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&planFile, "plan", "", "execute this Action Plan (JSON) instead of planning the goal")
+	cmd.Flags().StringVar(&planFile, "plan", "", "execute this Action Plan (JSON; - reads it from stdin) instead of planning the goal")
 	cmd.Flags().StringVar(&template, "template", "", "run the plan saved under this name (ordo runs save-template)")
 	local := LocalUser
 	_ = cmd.RegisterFlagCompletionFunc("template", g.completeTemplate(&local))
@@ -113,6 +115,27 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve what policy allows without asking")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout (progress goes to stderr)")
 	return cmd
+}
+
+// readPlan reads the Action Plan of --plan: the file name, or stdin
+// for "-" (a script's pipe; the run's questions then find stdin at its
+// end, so such a run gives --yes or stops resumable).
+func (g *globals) readPlan(name string) (*contracts.Plan, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(g.io.In)
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "plan file: %w", err).With("field", "plan")
+	}
+	plan, err := contracts.ParsePlan(data)
+	if err != nil {
+		return nil, contracts.AsError(err).With("file", name)
+	}
+	return plan, nil
 }
 
 // drive starts a run with begin and takes it as far as it goes: executing

@@ -308,7 +308,7 @@ Ctrl-C), then continues the run.`,
 				return g.drive(cmd.Context(), ap, asJSON, func(ctx context.Context) (*contracts.Run, error) {
 					waited := false
 					for {
-						run, err := resume(ctx, ap, a[0])
+						run, err := g.resume(ctx, ap, a[0])
 						if err = g.leaseHeld(ctx, err, wait, &waited); err != nil || run != nil {
 							return run, err
 						}
@@ -325,7 +325,7 @@ Ctrl-C), then continues the run.`,
 // resume continues run id as far as it goes without a person: it first
 // makes sure no other server drives the run (before an interrupt is asked
 // again), then continues a run whose process died.
-func resume(ctx context.Context, ap *app.App, id string) (*contracts.Run, error) {
+func (g *globals) resume(ctx context.Context, ap *app.App, id string) (*contracts.Run, error) {
 	if err := ap.Engine.TryLease(ctx, id); err != nil {
 		return nil, err
 	}
@@ -338,6 +338,12 @@ func resume(ctx context.Context, ap *app.App, id string) (*contracts.Run, error)
 	case run.Status == contracts.RunRunning, run.Status == contracts.RunPending && len(run.Plans) > 0:
 		// its process died mid-run, or after checkpointing the plan
 		return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
+	case run.Status == contracts.RunPending:
+		// Its process died while the planner worked: there is nothing to
+		// continue, and returning it would print "resume" again.
+		return nil, contracts.Errorf(contracts.CodePlanFailed,
+			"run %s stopped while its goal was being planned: nothing ran and there is no plan to continue; plan the goal again (%s) and delete this one (%s)",
+			run.ID, g.again("run", run.Goal), g.again("runs", "delete", run.ID)).With("run", run.ID)
 	}
 	return run, nil // interrupted (asked again) or ready (executed)
 }

@@ -119,7 +119,11 @@ The web console is at /ui on the same listener: sign in with the same token.`,
 			if httpAddr == "" {
 				log.Info("serving MCP over stdio", "version", version(), "tools", len(a.Host.List()), "llm", a.LLM != nil,
 					"data_dir", cfg.DataDir, "config", file)
-				return srv.ServeStdio(ctx, g.io.In, g.io.Out)
+				err := srv.ServeStdio(ctx, g.io.In, g.io.Out)
+				if ctx.Err() != nil && cmd.Context().Err() == nil {
+					return nil // SIGINT or SIGTERM: a clean stop, as over HTTP
+				}
+				return err
 			}
 			ln, err := net.Listen("tcp", httpAddr)
 			if err != nil {

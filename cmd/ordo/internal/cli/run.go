@@ -151,7 +151,7 @@ func (g *globals) driveWith(parent context.Context, a *app.App, asJSON bool, beg
 	decide func(context.Context, string, contracts.Decision) (*contracts.Run, error)) error {
 	ctx, stop := interruptible(parent, g.io.Err)
 	defer stop()
-	disp := console.NewDisplay(g.io.Err, isTerminal(g.io.Err))
+	disp := console.NewDisplay(g.io.Err, g.redraws())
 	ctx = agent.WithEvents(ctx, disp.Event)
 	prompt := console.NewPrompter(g.io.In, g.io.Err, LocalUser)
 
@@ -199,6 +199,14 @@ func (g *globals) driveWith(parent context.Context, a *app.App, asJSON bool, beg
 		return &exitError{ExitFailed}
 	}
 	return nil
+}
+
+// redraws says whether stderr is a terminal that can redraw a line (the
+// spinner's "\r\x1b[K"): not under TERM=dumb (an editor's shell, a CI
+// log on a pseudo-terminal), which prints the escapes as they are.
+func (g *globals) redraws() bool {
+	term, _ := g.io.Env("TERM")
+	return isTerminal(g.io.Err) && term != "dumb"
 }
 
 // refusedDecision: the decision itself was wrong (it does not fit, an edit

@@ -1,0 +1,36 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ordo-run/ordo/contracts"
+)
+
+// A script pipes the plan in: --plan - reads it from stdin (before, "open
+// -: no such file or directory"), for ordo run and runs fork alike. With
+// stdin spent on the plan, a question finds it at its end: the run stops
+// resumable (exit 3) rather than waiting.
+func TestPlanFromStdin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	plan, err := os.ReadFile(filepath.Join(repoRoot, firstRun))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := e.ordo(string(plan), "run", "--plan", "-", "--yes", "--json").wantRun(t, 0)
+	if run.Status != contracts.RunCompleted || len(run.Steps) != 5 {
+		t.Fatalf("status %s, %d steps", run.Status, len(run.Steps))
+	}
+	e.ordo(string(plan), "run", "--plan", "-").wantErr(t, 3, "approve the plan?")
+	fork := e.ordo(string(plan), "runs", "fork", run.ID, "--from", "post_link", "--plan", "-", "--yes", "--json").wantRun(t, 0)
+	if fork.ID == run.ID || fork.Status != contracts.RunCompleted {
+		t.Fatalf("fork %s: %s", fork.ID, fork.Status)
+	}
+	e.ordo("not json", "run", "--plan", "-").wantErr(t, 2, "file: -")
+	if r := e.ordo("", "run", "--plan", "-"); r.code != 2 || strings.Contains(r.stderr, "no such file") {
+		t.Errorf("empty stdin: exit %d\n%s", r.code, r.stderr)
+	}
+}

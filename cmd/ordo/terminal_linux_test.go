@@ -1,0 +1,49 @@
+package main_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordo-run/ordo/agent/llm/llmtest"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/ptytest"
+	"github.com/ordo-run/ordo/internal/syncbuf"
+	"github.com/ordo-run/ordo/internal/testwait"
+)
+
+// On a terminal the spinner redraws its line with "\r\x1b[K"; under
+// TERM=dumb (an editor's shell, some CI logs) those escapes would be
+// printed as they are, so no escape is written there.
+func TestDumbTerminalGetsNoEscapes(t *testing.T) {
+	t.Parallel()
+	for _, term := range []string{"xterm", "dumb"} {
+		e := newEnv(t)
+		e.withModel(llmtest.Reply{Role: "planner", Content: widgetPlan}, llmtest.Reply{Role: "composer", Content: "Six rows."})
+		master, replica := ptytest.Open(t)
+		shown := &syncbuf.Buffer{}
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				n, err := master.Read(buf)
+				shown.Write(buf[:n])
+				if err != nil {
+					return
+				}
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "run", "List the widget sales")
+		cmd.Dir, cmd.Env, cmd.Stderr = repoRoot, append(e.vars, "TERM="+term), replica
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("TERM=%s: %v\n%s", term, err, shown.String())
+		}
+		testwait.Until(t, 10*time.Second, "the last line on the terminal", func() bool { return strings.Contains(shown.String(), "run record:") })
+		if got := strings.Contains(shown.String(), "\x1b"); got != (term != "dumb") {
+			t.Errorf("TERM=%s: escapes written %v:\n%q", term, got, shown.String())
+		}
+	}
+}

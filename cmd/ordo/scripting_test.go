@@ -34,3 +34,25 @@ func TestPlanFromStdin(t *testing.T) {
 		t.Errorf("empty stdin: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// A plan with several schema violations lists each on its own line, where
+// it is and what is wrong; before, the details printed Go structs
+// ("violations: [{/actions/0/intent /$defs/… value must be …} {…}]").
+func TestPlanErrorListsEveryViolation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	plan := filepath.Join(e.home, "bad.plan.json")
+	os.WriteFile(plan, []byte(`{"version":"1.0","goal":"g","timezone":"UTC","actions":[
+		{"id":"a","tool":"text.join","intent":"post","requires":[],"produces":["text"],"inputs":{}},
+		{"id":"b","tool":"text.join","intent":"send","requires":[],"produces":["text"],"inputs":{}}]}`), 0o600)
+	r := e.ordo("", "run", "--plan", plan)
+	r.wantErr(t, 2, "error 1002")
+	for _, want := range []string{"\n  violations:\n", "\n    /actions/0/intent: value must be one of", "\n    /actions/1/intent: value must be one of"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "{/actions") {
+		t.Errorf("a Go struct in the output:\n%s", r.stderr)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -301,11 +302,36 @@ func printError(w io.Writer, err error) {
 	}
 	fmt.Fprintf(w, "ordo: error %d (%s): %s\n", ce.Code, ce.Code.Category(), ce.Message)
 	for _, k := range slices.Sorted(maps.Keys(ce.Details)) {
-		fmt.Fprintf(w, "  %s: %v\n", k, ce.Details[k])
+		printDetail(w, k, ce.Details[k])
 	}
 	if ce.Code == contracts.CodeNoLLM {
 		fmt.Fprint(w, noModelHelp)
 	}
+}
+
+// printDetail writes one detail of an error: every schema violation on a
+// line of its own ("/actions/0/intent: value must be one of …"), a
+// scalar as it is, anything else as JSON (%v printed Go structs).
+func printDetail(w io.Writer, k string, v any) {
+	switch v := v.(type) {
+	case []contracts.Violation:
+		fmt.Fprintf(w, "  %s:\n", k)
+		for _, x := range v {
+			where := x.InstanceLocation
+			if where == "" {
+				where = "(the whole value)"
+			}
+			fmt.Fprintf(w, "    %s: %s\n", where, x.Message)
+		}
+		return
+	case string, bool, int, int64, float64, contracts.Code, error, fmt.Stringer:
+	default:
+		if b, err := json.Marshal(v); err == nil {
+			fmt.Fprintf(w, "  %s: %s\n", k, b)
+			return
+		}
+	}
+	fmt.Fprintf(w, "  %s: %v\n", k, v)
 }
 
 // noModelHelp says how to configure a model, and how to do without one.

@@ -10,7 +10,8 @@ import (
 )
 
 // A script pipes the plan in: --plan - reads it from stdin (before, "open
-// -: no such file or directory"), for ordo run and runs fork alike. With
+// -: no such file or directory"), for ordo run and runs fork alike, and
+// tools call --input @- its arguments. With
 // stdin spent on the plan, a question finds it at its end: the run stops
 // resumable (exit 3) rather than waiting.
 func TestPlanFromStdin(t *testing.T) {
@@ -33,6 +34,8 @@ func TestPlanFromStdin(t *testing.T) {
 	if r := e.ordo("", "run", "--plan", "-"); r.code != 2 || strings.Contains(r.stderr, "no such file") {
 		t.Errorf("empty stdin: exit %d\n%s", r.code, r.stderr)
 	}
+	// tools call --input @- alike.
+	e.ordo(`{"items": ["a", "b"]}`, "tools", "call", "text.join", "--input", "@-").wantOut(t, 0, `"a, b"`)
 }
 
 // A plan with several schema violations lists each on its own line, where

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -139,7 +140,7 @@ and the call recorded ('ordo runs show ID'). The result is printed as JSON on st
 		Args:              args(1, 1),
 		ValidArgsFunction: g.completeTool,
 		RunE: func(cmd *cobra.Command, a []string) error {
-			in, err := readInput(input)
+			in, err := g.readInput(input)
 			if err != nil {
 				return err
 			}
@@ -160,18 +161,24 @@ and the call recorded ('ordo runs show ID'). The result is printed as JSON on st
 			})
 		},
 	}
-	cmd.Flags().StringVar(&input, "input", "{}", "the tool's arguments: a JSON object, or @FILE")
+	cmd.Flags().StringVar(&input, "input", "{}", "the tool's arguments: a JSON object, or @FILE (@-: stdin)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve the call if policy asks to confirm it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout instead of the result")
 	return cmd
 }
 
-// readInput reads --input: a JSON object inline or from @FILE.
-func readInput(arg string) (json.RawMessage, error) {
+// readInput reads --input: a JSON object inline, from @FILE, or from
+// stdin for @- (as --plan - does).
+func (g *globals) readInput(arg string) (json.RawMessage, error) {
 	data := []byte(arg)
 	if name, ok := strings.CutPrefix(arg, "@"); ok {
 		var err error
-		if data, err = os.ReadFile(name); err != nil {
+		if name == "-" {
+			data, err = io.ReadAll(g.io.In)
+		} else {
+			data, err = os.ReadFile(name)
+		}
+		if err != nil {
 			return nil, contracts.Errorf(contracts.CodeInvalidInput, "--input: %w", err).With("field", "input")
 		}
 	}

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -46,4 +47,27 @@ func TestDumbTerminalGetsNoEscapes(t *testing.T) {
 			t.Errorf("TERM=%s: escapes written %v:\n%q", term, got, shown.String())
 		}
 	}
+}
+
+// A run whose answer cannot be written to stdout (a full disk: /dev/full)
+// exits 1 saying so, not 0: a script reading run.json after `ordo run
+// --json > run.json` must not take an empty file for the record. The run
+// itself is stored, completed.
+func TestAnswerNotWrittenIsAFailure(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "run", "--plan", firstRun, "--yes", "--json")
+	var stderr strings.Builder
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = repoRoot, e.vars, full, &stderr
+	if code := exitOf(cmd.Run()); code != 1 || !strings.Contains(stderr.String(), "the answer is not on stdout") {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	e.onlyRun(t, "completed")
 }

@@ -191,11 +191,14 @@ func (g *globals) driveWith(parent context.Context, a *app.App, asJSON bool, beg
 	if err != nil {
 		printError(g.io.Err, err)
 	}
-	g.report(a, run, disp, asJSON)
+	werr := g.report(a, run, disp, asJSON)
+	if werr != nil {
+		printError(g.io.Err, fmt.Errorf("the answer is not on stdout (%w); it is in the run record", werr))
+	}
 	if code := statusExit(run.Status); code != ExitCompleted {
 		return &exitError{code}
 	}
-	if err != nil {
+	if err != nil || werr != nil {
 		return &exitError{ExitFailed}
 	}
 	return nil
@@ -218,17 +221,20 @@ func refusedDecision(err error) bool {
 
 // report prints the answer (or the record as JSON) on stdout and where to
 // find things on stderr. A direct tool call's answer is the tool's result.
-func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, asJSON bool) {
+// It returns why stdout took no answer (a full disk): a script must not
+// read exit 0 as "the record is in run.json".
+func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, asJSON bool) error {
 	disp.Summary(run)
+	var err error
 	switch {
 	case asJSON:
-		_ = writeJSON(g.io.Out, run)
+		err = writeJSON(g.io.Out, run)
 	case run.Options.Direct:
 		if result := lastResult(run); result != nil {
-			_ = writeJSON(g.io.Out, result)
+			err = writeJSON(g.io.Out, result)
 		}
 	case run.Result != nil && run.Result.Answer != "":
-		fmt.Fprintln(g.io.Out, run.Result.Answer)
+		_, err = fmt.Fprintln(g.io.Out, run.Result.Answer)
 	}
 	w := g.io.Err
 	fmt.Fprintf(w, "run record: %s", g.again("runs", "show", run.ID))
@@ -242,6 +248,7 @@ func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, 
 	if !run.Status.Final() {
 		fmt.Fprintf(w, "the run is %s; continue it with: %s\n", run.Status, g.again("runs", "resume", run.ID))
 	}
+	return err
 }
 
 // again is the ordo command line args with the --config, --data-dir and

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,32 @@ func TestPlanErrorListsEveryViolation(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "{/actions") {
 		t.Errorf("a Go struct in the output:\n%s", r.stderr)
+	}
+}
+
+// runs list cut at --limit (50 by default) says so on stderr, so nobody
+// takes the newest 50 for all; stdout stays the table or the JSON.
+func TestRunsListSaysWhenCut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for range 3 {
+		e.ordo("", "tools", "call", "text.join", "--input", `{"items": ["a"]}`).want(t, 0)
+	}
+	const cut = "more runs than the 2 shown: --limit N shows N, --limit 0 all"
+	r := e.ordo("", "runs", "list", "--limit", "2")
+	r.wantErr(t, 0, cut)
+	if n := strings.Count(r.stdout, "run_"); n != 2 {
+		t.Errorf("%d rows:\n%s", n, r.stdout)
+	}
+	r = e.ordo("", "runs", "list", "--limit", "2", "--json")
+	r.wantErr(t, 0, cut)
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 2 {
+		t.Errorf("json: %d rows, %v\n%s", len(rows), err, r.stdout)
+	}
+	for _, all := range []string{"3", "0"} {
+		if r := e.ordo("", "runs", "list", "--limit", all); r.code != 0 || r.stderr != "" || strings.Count(r.stdout, "run_") != 3 {
+			t.Errorf("--limit %s: exit %d, %d rows\n%s%s", all, r.code, strings.Count(r.stdout, "run_"), r.stdout, r.stderr)
+		}
 	}
 }

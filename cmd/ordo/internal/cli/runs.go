@@ -75,6 +75,9 @@ func newRunsListCmd(g *globals) *cobra.Command {
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := memory.Filter{Limit: limit}
+			if limit > 0 {
+				f.Limit++ // one more says whether there are more
+			}
 			for _, s := range statuses {
 				if !slices.Contains(runStatuses, s) { // else "(no runs)", as if none matched
 					return usageError(fmt.Errorf("--status %q: want one of %s", s, strings.Join(runStatuses, ", ")))
@@ -85,6 +88,11 @@ func newRunsListCmd(g *globals) *cobra.Command {
 				rows, err := st.List(cmd.Context(), f)
 				if err != nil {
 					return err
+				}
+				if limit > 0 && len(rows) > limit {
+					rows = rows[:limit]
+					// On stderr, so stdout stays the table or the JSON.
+					defer fmt.Fprintf(g.io.Err, "more runs than the %d shown: --limit N shows N, --limit 0 all\n", limit)
 				}
 				if asJSON {
 					if rows == nil {

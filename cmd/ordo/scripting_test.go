@@ -87,3 +87,17 @@ func TestRunsListSaysWhenCut(t *testing.T) {
 		}
 	}
 }
+
+// The live display shows a goal, a tool's error message and the like
+// (anyone's text: a model's, a plugin's, an MCP client's) with control
+// characters as "?", as the tables do, so no escape sequence (here OSC 52,
+// which sets the clipboard, and a screen clear) acts on the terminal.
+func TestDisplayNeutralizesTerminalControls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.ordo("", "run", "--plan", firstRun, "--yes", "Q1\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J summary")
+	r.wantErr(t, 0, ": Q1?]52;c;cm0gLXJmIH4=??[2J summary\n")
+	if strings.ContainsAny(r.stderr, "\x1b\x07") {
+		t.Errorf("an escape reached the terminal:\n%q", r.stderr)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/console"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/recommender"
 )
@@ -64,7 +65,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 				for _, t := range tools {
 					src, _ := a.Host.Source(t.Name())
 					c := t.Contract
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Tool, c.RiskLevel, strings.Join(c.Tags, ","), src.Provider, clip(c.Description, 60))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Tool, c.RiskLevel, strings.Join(c.Tags, ","), src.Provider, console.Clip(c.Description, 60))
 				}
 				return tw.Flush()
 			})
@@ -98,7 +99,7 @@ func newToolsSearchCmd(g *globals) *cobra.Command {
 				tw := tabwriter.NewWriter(g.io.Out, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "RANK\tTOOL\tSCORE\tRISK\tDESCRIPTION")
 				for i, h := range hits {
-					fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%s\n", i+1, h.Tool, h.Score, h.Contract.RiskLevel, clip(h.Contract.Description, 70))
+					fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%s\n", i+1, h.Tool, h.Score, h.Contract.RiskLevel, console.Clip(h.Contract.Description, 70))
 				}
 				if len(hits) == 0 {
 					fmt.Fprintln(tw, "(no tools)")

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/ptytest"
-	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
 
@@ -23,18 +22,7 @@ func TestDumbTerminalGetsNoEscapes(t *testing.T) {
 	for _, term := range []string{"xterm", "dumb"} {
 		e := newEnv(t)
 		e.withModel(llmtest.Reply{Role: "planner", Content: widgetPlan}, llmtest.Reply{Role: "composer", Content: "Six rows."})
-		master, replica := ptytest.Open(t)
-		shown := &syncbuf.Buffer{}
-		go func() {
-			buf := make([]byte, 4096)
-			for {
-				n, err := master.Read(buf)
-				shown.Write(buf[:n])
-				if err != nil {
-					return
-				}
-			}
-		}()
+		_, replica, shown := ptytest.Open(t)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, filepath.Join(binDir, "ordo"), "run", "List the widget sales")

@@ -121,13 +121,7 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 // for "-" (a script's pipe; the run's questions then find stdin at its
 // end, so such a run gives --yes or stops resumable).
 func (g *globals) readPlan(name string) (*contracts.Plan, error) {
-	var data []byte
-	var err error
-	if name == "-" {
-		data, err = io.ReadAll(g.io.In)
-	} else {
-		data, err = os.ReadFile(name)
-	}
+	data, err := g.readFile(name)
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "plan file: %w", err).With("field", "plan")
 	}
@@ -136,6 +130,14 @@ func (g *globals) readPlan(name string) (*contracts.Plan, error) {
 		return nil, contracts.AsError(err).With("file", name)
 	}
 	return plan, nil
+}
+
+// readFile reads the file name, or stdin for "-".
+func (g *globals) readFile(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(g.io.In)
+	}
+	return os.ReadFile(name)
 }
 
 // drive starts a run with begin and takes it as far as it goes: executing

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -174,12 +172,7 @@ func (g *globals) readInput(arg string) (json.RawMessage, error) {
 	data := []byte(arg)
 	if name, ok := strings.CutPrefix(arg, "@"); ok {
 		var err error
-		if name == "-" {
-			data, err = io.ReadAll(g.io.In)
-		} else {
-			data, err = os.ReadFile(name)
-		}
-		if err != nil {
+		if data, err = g.readFile(name); err != nil {
 			return nil, contracts.Errorf(contracts.CodeInvalidInput, "--input: %w", err).With("field", "input")
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // A secret field is typed with the terminal's echo off, and echo comes
 // back after it; an ordinary field is echoed as typed.
 func TestSecretAnswerIsNotEchoed(t *testing.T) {
-	master, replica := ptytest.Open(t)
+	master, replica, echoed := ptytest.Open(t)
 	echoOn := func() bool {
 		tt, err := unix.IoctlGetTermios(int(replica.Fd()), unix.TCGETS)
 		if err != nil {
@@ -28,17 +28,6 @@ func TestSecretAnswerIsNotEchoed(t *testing.T) {
 	if !echoOn() {
 		t.Fatal("a new terminal echoes")
 	}
-	echoed := &syncbuf.Buffer{}
-	go func() {
-		buf := make([]byte, 1024)
-		for {
-			n, err := master.Read(buf)
-			echoed.Write(buf[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
 	out := &syncbuf.Buffer{}
 	p := NewPrompter(replica, out, "ann")
 	in := &contracts.Interrupt{Kind: contracts.InterruptInputRequired, ActionID: "a1", Tool: "vault.put",

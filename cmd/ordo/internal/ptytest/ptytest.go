@@ -10,12 +10,15 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ordo-run/ordo/internal/syncbuf"
 )
 
 // Open opens a pseudo-terminal pair: what is written to the master is
-// typed on the terminal (the replica), and what is written to the replica
-// (and its echo) is read from the master. It skips t where there are none.
-func Open(t testing.TB) (master, replica *os.File) {
+// typed on the terminal (the replica), and what the terminal shows (what
+// is written to the replica, and its echo) is read from the master into
+// shown. It skips t where there are none.
+func Open(t testing.TB) (master, replica *os.File, shown *syncbuf.Buffer) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
@@ -34,5 +37,16 @@ func Open(t testing.TB) (master, replica *os.File) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	return m, r
+	shown = &syncbuf.Buffer{}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := m.Read(buf)
+			shown.Write(buf[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return m, r, shown
 }

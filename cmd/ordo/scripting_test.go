@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,4 +101,19 @@ func TestDisplayNeutralizesTerminalControls(t *testing.T) {
 	if strings.ContainsAny(r.stderr, "\x1b\x07") {
 		t.Errorf("an escape reached the terminal:\n%q", r.stderr)
 	}
+}
+
+// An address given with --http that is taken names the flag, as a bad one
+// does (before, only the key http.listen, which the user had not set).
+func TestServeHTTPTakenAddressNamesFlag(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	e := newEnv(t)
+	e.vars = append(e.vars, "ORDO_HTTP_TOKENS=ada:user:ada-token-0123456789abcdef")
+	r := e.ordo("", "serve", "--http", ln.Addr().String())
+	r.wantErr(t, 2, "address already in use\n  flag: --http\n  key: http.listen\n")
 }

@@ -28,6 +28,10 @@ func TestTypoIsUsageError(t *testing.T) {
 		{[]string{"completion", "tcsh"}, []string{`unknown command "tcsh" for "ordo completion"`, "Run 'ordo completion --help'"}},
 		{[]string{"run", "--plann", "x.json"}, []string{"unknown flag: --plann; did you mean --plan?", "Run 'ordo run --help' for usage."}},
 		{[]string{"runs", "list", "--jsn"}, []string{"unknown flag: --jsn\n", "Run 'ordo runs list --help'"}},
+		// A long flag with one dash, as Go's flag package takes it.
+		{[]string{"run", "-plan", "x.json"}, []string{"unknown shorthand flag: 'p' in -plan; did you mean --plan?"}},
+		{[]string{"runs", "list", "-json"}, []string{"in -json; did you mean --json?"}},
+		{[]string{"run", "-yes"}, []string{"in -es; did you mean --yes?"}}, // pflag took -y first
 		// A missing argument says which one, not only how many.
 		{[]string{"runs", "resume"}, []string{"takes 1 argument(s), got 0 (usage: ordo runs resume RUN_ID [--wait] [flags])", "Run 'ordo runs resume --help'"}},
 	} {

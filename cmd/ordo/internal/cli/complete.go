@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/console"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/patterns"
@@ -40,7 +41,7 @@ func (g *globals) completeRunIDs(cmd *cobra.Command, args []string, prefix strin
 		rows, err := st.List(cmd.Context(), memory.Filter{})
 		for _, r := range rows {
 			if strings.HasPrefix(r.ID, prefix) && !slices.Contains(args, r.ID) {
-				out = append(out, r.ID+"\t"+string(r.Status)+": "+clip(r.Goal, 50))
+				out = append(out, r.ID+"\t"+string(r.Status)+": "+console.Clip(r.Goal, 50))
 			}
 		}
 		return err
@@ -80,7 +81,7 @@ func (g *globals) completeTool(cmd *cobra.Command, args []string, prefix string)
 	_ = g.withApp(cmd, func(a *app.App) error {
 		for _, t := range a.Host.List() {
 			if strings.HasPrefix(t.Name(), prefix) {
-				out = append(out, t.Name()+"\t"+clip(t.Contract.Description, 50))
+				out = append(out, t.Name()+"\t"+console.Clip(t.Contract.Description, 50))
 			}
 		}
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/console"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory/patterns"
 )
@@ -98,7 +99,7 @@ func listRecords(w io.Writer, rs []patterns.Record) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAMESPACE\tLAST USED\tSEEN\tWHAT")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Namespace, r.LastUsed.Local().Format(time.DateTime), seen(r), clip(what(r), 70))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Namespace, r.LastUsed.Local().Format(time.DateTime), seen(r), console.Clip(what(r), 70))
 	}
 	if len(rs) == 0 {
 		fmt.Fprintln(tw, "(nothing remembered)")

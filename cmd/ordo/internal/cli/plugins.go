@@ -17,6 +17,7 @@ import (
 
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/console"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
 )
@@ -52,7 +53,7 @@ func newPluginsListCmd(g *globals) *cobra.Command {
 				tw := tabwriter.NewWriter(g.io.Out, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tORIGIN\tSTATE\tTOOLS\tERROR")
 				for _, p := range ps {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Origin, p.State, strings.Join(p.Tools, ","), clip(p.Error, 60))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Origin, p.State, strings.Join(p.Tools, ","), console.Clip(p.Error, 60))
 				}
 				return tw.Flush()
 			})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +32,7 @@ type IO struct {
 
 // Main runs the ordo command with args and returns the process exit code.
 func Main(ctx context.Context, args []string, s IO) int {
-	root := newRoot(s)
+	root := newRoot(s, args...)
 	root.SetArgs(args)
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
@@ -63,6 +64,8 @@ type globals struct {
 	// logLevel is the level when log.level is unset: warn for one-shot
 	// commands, whose output is for people; serve sets info.
 	logLevel slog.Level
+	// args is the command line, for suggestFlag.
+	args []string
 }
 
 // override is a flag that stands in for an environment variable, so it
@@ -79,8 +82,8 @@ func (o *override) String() string     { return o.value }
 func (o *override) Set(v string) error { o.value, o.set = v, true; return nil }
 func (o *override) Type() string       { return "string" }
 
-func newRoot(s IO) *cobra.Command {
-	g := &globals{io: s, logLevel: slog.LevelWarn,
+func newRoot(s IO, args ...string) *cobra.Command {
+	g := &globals{io: s, logLevel: slog.LevelWarn, args: args,
 		dataDir:  override{flag: "data-dir", env: "ORDO_DATA_DIR", key: "data_dir", want: "a directory"},
 		store:    override{flag: "store", env: "ORDO_STORE", key: "store", want: `"embedded" or a Postgres URL`},
 		timezone: override{flag: "timezone", env: "ORDO_TIMEZONE", key: "timezone", want: "an IANA timezone such as Asia/Seoul"},
@@ -104,7 +107,7 @@ code: tools are called by Ordo, never by the model, and every step is recorded.`
 	root.SetVersionTemplate("{{.Version}}\n") // --version prints what `ordo version` does
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "configuration file (default: $ORDO_CONFIG, else $XDG_CONFIG_HOME/ordo/ordo.yaml or ~/.config/ordo/ordo.yaml if it exists)")
 	root.PersistentFlags().Var(&g.dataDir, "data-dir", "data directory: runs, plugin data, plugins.d (over the data_dir key and $ORDO_DATA_DIR; default $XDG_DATA_HOME/ordo or ~/.local/share/ordo)")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(suggestFlag(c, err)) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(suggestFlag(c, err, g.args)) })
 	stored := []*cobra.Command{newRunCmd(g), newServeCmd(g), newRunsCmd(g), newMigrateCmd(g), newSessionsCmd(g)}
 	for _, c := range stored {
 		c.PersistentFlags().Var(&g.store, "store", `run store: "embedded" or a Postgres URL (over the store key and $ORDO_STORE; never logged)`)
@@ -168,9 +171,20 @@ func refuseUnknown(cmd *cobra.Command) {
 }
 
 // suggestFlag adds to pflag's "unknown flag: --NAME" the command's flags
-// that NAME starts, or that start NAME (--plann: --plan).
-func suggestFlag(cmd *cobra.Command, err error) error {
+// that NAME starts, or that start NAME (--plann: --plan); and the same to
+// its "unknown shorthand flag: 'e' in -es" for a long flag typed with one
+// dash, as Go's flag package takes it (-yes: pflag read -y, then -e), its
+// NAME the word of args that the rest it names ends.
+func suggestFlag(cmd *cobra.Command, err error, args []string) error {
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if _, rest, short := strings.Cut(err.Error(), "' in -"); !ok && short {
+		for _, a := range args {
+			if word, one := strings.CutPrefix(a, "-"); one && len(word) > 1 && !strings.HasPrefix(word, "-") && strings.HasSuffix(word, rest) {
+				name, ok = word, true
+				break
+			}
+		}
+	}
 	if !ok || name == "" {
 		return err
 	}
@@ -301,11 +315,36 @@ func printError(w io.Writer, err error) {
 	}
 	fmt.Fprintf(w, "ordo: error %d (%s): %s\n", ce.Code, ce.Code.Category(), ce.Message)
 	for _, k := range slices.Sorted(maps.Keys(ce.Details)) {
-		fmt.Fprintf(w, "  %s: %v\n", k, ce.Details[k])
+		printDetail(w, k, ce.Details[k])
 	}
 	if ce.Code == contracts.CodeNoLLM {
 		fmt.Fprint(w, noModelHelp)
 	}
+}
+
+// printDetail writes one detail of an error: every schema violation on a
+// line of its own ("/actions/0/intent: value must be one of …"), a
+// scalar as it is, anything else as JSON (%v printed Go structs).
+func printDetail(w io.Writer, k string, v any) {
+	switch v := v.(type) {
+	case []contracts.Violation:
+		fmt.Fprintf(w, "  %s:\n", k)
+		for _, x := range v {
+			where := x.InstanceLocation
+			if where == "" {
+				where = "(the whole value)"
+			}
+			fmt.Fprintf(w, "    %s: %s\n", where, x.Message)
+		}
+		return
+	case string, bool, int, int64, float64, contracts.Code, error, fmt.Stringer:
+	default:
+		if b, err := json.Marshal(v); err == nil {
+			fmt.Fprintf(w, "  %s: %s\n", k, b)
+			return
+		}
+	}
+	fmt.Fprintf(w, "  %s: %v\n", k, v)
 }
 
 // noModelHelp says how to configure a model, and how to do without one.

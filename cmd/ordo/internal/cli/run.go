@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -65,12 +66,9 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 			}
 			var plan *contracts.Plan
 			if planFile != "" {
-				data, err := os.ReadFile(planFile)
-				if err != nil {
-					return contracts.Errorf(contracts.CodeInvalidInput, "plan file: %w", err).With("field", "plan")
-				}
-				if plan, err = contracts.ParsePlan(data); err != nil {
-					return contracts.AsError(err).With("file", planFile)
+				var err error
+				if plan, err = g.readPlan(planFile); err != nil {
+					return err
 				}
 			}
 			if template != "" && planFile != "" {
@@ -94,6 +92,10 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 					fmt.Fprintln(g.io.Err, "--yes: approving what policy allows without asking (policy denials still stop the run)")
 				}
 				return g.drive(cmd.Context(), a2, asJSON, func(ctx context.Context) (*contracts.Run, error) {
+					// The planner's call is a call in flight: Ctrl-C lets it
+					// finish, so the run stops resumable with its plan rather
+					// than failed (a second Ctrl-C still quits at once).
+					ctx = context.WithoutCancel(ctx)
 					if template != "" {
 						return a2.Engine.PlanTemplate(ctx, agent.TemplateRequest{Name: template, UserID: LocalUser, Goal: goal, Inputs: in, Options: req.Options,
 							Context: req.Context, Session: req.Session})
@@ -103,7 +105,7 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&planFile, "plan", "", "execute this Action Plan (JSON) instead of planning the goal")
+	cmd.Flags().StringVar(&planFile, "plan", "", "execute this Action Plan (JSON; - reads it from stdin) instead of planning the goal")
 	cmd.Flags().StringVar(&template, "template", "", "run the plan saved under this name (ordo runs save-template)")
 	local := LocalUser
 	_ = cmd.RegisterFlagCompletionFunc("template", g.completeTemplate(&local))
@@ -113,6 +115,29 @@ at once). Exit codes: 0 completed, 1 failed, 2 usage/config/plan-file error,
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve what policy allows without asking")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout (progress goes to stderr)")
 	return cmd
+}
+
+// readPlan reads the Action Plan of --plan: the file name, or stdin
+// for "-" (a script's pipe; the run's questions then find stdin at its
+// end, so such a run gives --yes or stops resumable).
+func (g *globals) readPlan(name string) (*contracts.Plan, error) {
+	data, err := g.readFile(name)
+	if err != nil {
+		return nil, contracts.Errorf(contracts.CodeInvalidInput, "plan file: %w", err).With("field", "plan")
+	}
+	plan, err := contracts.ParsePlan(data)
+	if err != nil {
+		return nil, contracts.AsError(err).With("file", name)
+	}
+	return plan, nil
+}
+
+// readFile reads the file name, or stdin for "-".
+func (g *globals) readFile(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(g.io.In)
+	}
+	return os.ReadFile(name)
 }
 
 // drive starts a run with begin and takes it as far as it goes: executing
@@ -128,7 +153,7 @@ func (g *globals) driveWith(parent context.Context, a *app.App, asJSON bool, beg
 	decide func(context.Context, string, contracts.Decision) (*contracts.Run, error)) error {
 	ctx, stop := interruptible(parent, g.io.Err)
 	defer stop()
-	disp := console.NewDisplay(g.io.Err, isTerminal(g.io.Err))
+	disp := console.NewDisplay(g.io.Err, g.redraws())
 	ctx = agent.WithEvents(ctx, disp.Event)
 	prompt := console.NewPrompter(g.io.In, g.io.Err, LocalUser)
 
@@ -168,14 +193,25 @@ func (g *globals) driveWith(parent context.Context, a *app.App, asJSON bool, beg
 	if err != nil {
 		printError(g.io.Err, err)
 	}
-	g.report(a, run, disp, asJSON)
+	werr := g.report(a, run, disp, asJSON)
+	if werr != nil {
+		printError(g.io.Err, fmt.Errorf("the answer is not on stdout (%w); it is in the run record", werr))
+	}
 	if code := statusExit(run.Status); code != ExitCompleted {
 		return &exitError{code}
 	}
-	if err != nil {
+	if err != nil || werr != nil {
 		return &exitError{ExitFailed}
 	}
 	return nil
+}
+
+// redraws says whether stderr is a terminal that can redraw a line (the
+// spinner's "\r\x1b[K"): not under TERM=dumb (an editor's shell, a CI
+// log on a pseudo-terminal), which prints the escapes as they are.
+func (g *globals) redraws() bool {
+	term, _ := g.io.Env("TERM")
+	return isTerminal(g.io.Err) && term != "dumb"
 }
 
 // refusedDecision: the decision itself was wrong (it does not fit, an edit
@@ -187,17 +223,20 @@ func refusedDecision(err error) bool {
 
 // report prints the answer (or the record as JSON) on stdout and where to
 // find things on stderr. A direct tool call's answer is the tool's result.
-func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, asJSON bool) {
+// It returns why stdout took no answer (a full disk): a script must not
+// read exit 0 as "the record is in run.json".
+func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, asJSON bool) error {
 	disp.Summary(run)
+	var err error
 	switch {
 	case asJSON:
-		_ = writeJSON(g.io.Out, run)
+		err = writeJSON(g.io.Out, run)
 	case run.Options.Direct:
 		if result := lastResult(run); result != nil {
-			_ = writeJSON(g.io.Out, result)
+			err = writeJSON(g.io.Out, result)
 		}
 	case run.Result != nil && run.Result.Answer != "":
-		fmt.Fprintln(g.io.Out, run.Result.Answer)
+		_, err = fmt.Fprintln(g.io.Out, run.Result.Answer)
 	}
 	w := g.io.Err
 	fmt.Fprintf(w, "run record: %s", g.again("runs", "show", run.ID))
@@ -211,6 +250,7 @@ func (g *globals) report(a *app.App, run *contracts.Run, disp *console.Display, 
 	if !run.Status.Final() {
 		fmt.Fprintf(w, "the run is %s; continue it with: %s\n", run.Status, g.again("runs", "resume", run.ID))
 	}
+	return err
 }
 
 // again is the ordo command line args with the --config, --data-dir and

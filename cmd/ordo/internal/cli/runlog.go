@@ -54,12 +54,9 @@ making would run again in the fork under another idempotency key).`,
 			}
 			req := agent.ForkRequest{RunID: a[0], FromAction: from, AutoApprove: yes, AutoApprovePolicy: yes}
 			if planFile != "" {
-				data, err := os.ReadFile(planFile)
-				if err != nil {
-					return contracts.Errorf(contracts.CodeInvalidInput, "plan file: %w", err).With("field", "plan")
-				}
-				if req.Plan, err = contracts.ParsePlan(data); err != nil {
-					return contracts.AsError(err).With("file", planFile)
+				var err error
+				if req.Plan, err = g.readPlan(planFile); err != nil {
+					return err
 				}
 			}
 			return g.withApp(cmd, func(ap *app.App) error {
@@ -75,7 +72,7 @@ making would run again in the fork under another idempotency key).`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the action of the run's current plan to run again (required)")
 	_ = cmd.RegisterFlagCompletionFunc("from", g.completeAction)
-	cmd.Flags().StringVar(&planFile, "plan", "", "an edited Action Plan (JSON) for the new run")
+	cmd.Flags().StringVar(&planFile, "plan", "", "an edited Action Plan (JSON; - reads it from stdin) for the new run")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve the new run's plan and steps without asking")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the new run's record as JSON on stdout (progress goes to stderr)")
 	return cmd

@@ -11,13 +11,12 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/console"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/memory"
 )
@@ -75,6 +74,9 @@ func newRunsListCmd(g *globals) *cobra.Command {
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := memory.Filter{Limit: limit}
+			if limit > 0 {
+				f.Limit++ // one more says whether there are more
+			}
 			for _, s := range statuses {
 				if !slices.Contains(runStatuses, s) { // else "(no runs)", as if none matched
 					return usageError(fmt.Errorf("--status %q: want one of %s", s, strings.Join(runStatuses, ", ")))
@@ -86,6 +88,11 @@ func newRunsListCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if limit > 0 && len(rows) > limit {
+					rows = rows[:limit]
+					// On stderr, so stdout stays the table or the JSON.
+					defer fmt.Fprintf(g.io.Err, "more runs than the %d shown: --limit N shows N, --limit 0 all\n", limit)
+				}
 				if asJSON {
 					if rows == nil {
 						rows = []memory.RunSummary{}
@@ -95,7 +102,7 @@ func newRunsListCmd(g *globals) *cobra.Command {
 				tw := tabwriter.NewWriter(g.io.Out, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tSTATUS\tUSER\tUPDATED\tGOAL")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, orDash(r.UserID), r.UpdatedAt.Local().Format(time.DateTime), clip(r.Goal, 60))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, orDash(r.UserID), r.UpdatedAt.Local().Format(time.DateTime), console.Clip(r.Goal, 60))
 				}
 				if len(rows) == 0 {
 					fmt.Fprintln(tw, "(no runs)")
@@ -144,7 +151,7 @@ func showRun(w io.Writer, run *contracts.Run) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\n", run.ID)
 	fmt.Fprintf(tw, "status\t%s\n", run.Status)
-	fmt.Fprintf(tw, "goal\t%s\n", clip(run.Goal, 200))
+	fmt.Fprintf(tw, "goal\t%s\n", console.Clip(run.Goal, 200))
 	fmt.Fprintf(tw, "user\t%s\n", run.UserID)
 	fmt.Fprintf(tw, "created\t%s\n", run.CreatedAt.Local().Format(time.DateTime))
 	fmt.Fprintf(tw, "updated\t%s (checkpoint %d)\n", run.UpdatedAt.Local().Format(time.DateTime), run.Seq)
@@ -159,10 +166,10 @@ func showRun(w io.Writer, run *contracts.Run) error {
 		fmt.Fprintf(tw, "cost\t$%.6f\n", u.CostUSD)
 	}
 	if run.Interrupt != nil {
-		fmt.Fprintf(tw, "waiting\t%s: %s\n", run.Interrupt.Kind, clip(run.Interrupt.Message, 120))
+		fmt.Fprintf(tw, "waiting\t%s: %s\n", run.Interrupt.Kind, console.Clip(run.Interrupt.Message, 120))
 	}
 	if run.Error != nil {
-		fmt.Fprintf(tw, "error\t%d (%s): %s\n", run.Error.Code, run.Error.Code.Category(), clip(run.Error.Message, 160))
+		fmt.Fprintf(tw, "error\t%d (%s): %s\n", run.Error.Code, run.Error.Code.Category(), console.Clip(run.Error.Message, 160))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -183,7 +190,7 @@ func showRun(w io.Writer, run *contracts.Run) error {
 		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "INTERRUPT\tDECISION\tBY\tAT\tNOTE")
 		for _, d := range run.Decisions {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Interrupt.Kind, d.Decision.Kind, d.Decision.By, d.At.Local().Format(time.DateTime), clip(d.Decision.Note, 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Interrupt.Kind, d.Decision.Kind, d.Decision.By, d.At.Local().Format(time.DateTime), console.Clip(d.Decision.Note, 60))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -234,7 +241,7 @@ func stepRows(run *contracts.Run) []stepRow {
 			r.took = roundDuration(s.EndedAt.Sub(first[s.ActionID])).String()
 		}
 		if s.Error != nil {
-			r.err = fmt.Sprintf("%d: %s", s.Error.Code, clip(s.Error.Message, 80))
+			r.err = fmt.Sprintf("%d: %s", s.Error.Code, console.Clip(s.Error.Message, 80))
 		}
 	}
 	if in := run.Interrupt; in != nil && in.ActionID != "" {
@@ -308,7 +315,7 @@ Ctrl-C), then continues the run.`,
 				return g.drive(cmd.Context(), ap, asJSON, func(ctx context.Context) (*contracts.Run, error) {
 					waited := false
 					for {
-						run, err := resume(ctx, ap, a[0])
+						run, err := g.resume(ctx, ap, a[0])
 						if err = g.leaseHeld(ctx, err, wait, &waited); err != nil || run != nil {
 							return run, err
 						}
@@ -325,7 +332,7 @@ Ctrl-C), then continues the run.`,
 // resume continues run id as far as it goes without a person: it first
 // makes sure no other server drives the run (before an interrupt is asked
 // again), then continues a run whose process died.
-func resume(ctx context.Context, ap *app.App, id string) (*contracts.Run, error) {
+func (g *globals) resume(ctx context.Context, ap *app.App, id string) (*contracts.Run, error) {
 	if err := ap.Engine.TryLease(ctx, id); err != nil {
 		return nil, err
 	}
@@ -338,6 +345,12 @@ func resume(ctx context.Context, ap *app.App, id string) (*contracts.Run, error)
 	case run.Status == contracts.RunRunning, run.Status == contracts.RunPending && len(run.Plans) > 0:
 		// its process died mid-run, or after checkpointing the plan
 		return ap.Engine.Resume(ctx, run.ID, contracts.Decision{})
+	case run.Status == contracts.RunPending:
+		// Its process died while the planner worked: there is nothing to
+		// continue, and returning it would print "resume" again.
+		return nil, contracts.Errorf(contracts.CodePlanFailed,
+			"run %s stopped while its goal was being planned: nothing ran and there is no plan to continue; plan the goal again (%s) and delete this one (%s)",
+			run.ID, g.again("run", run.Goal), g.again("runs", "delete", run.ID)).With("run", run.ID)
 	}
 	return run, nil // interrupted (asked again) or ready (executed)
 }
@@ -482,26 +495,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// clip fits s in one table cell of at most n bytes: runs of whitespace
-// become one space, a cut keeps whole characters, and control and
-// bidirectional-format characters become "?" — the text may come from a
-// plugin or an upstream (a description, an error message), and printed
-// whole an escape sequence would act on the user's terminal.
-func clip(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return '?'
-		}
-		return r
-	}, strings.Join(strings.Fields(s), " "))
-	if len(s) <= n {
-		return s
-	}
-	cut := n - 3
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

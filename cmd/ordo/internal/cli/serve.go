@@ -59,6 +59,7 @@ The web console is at /ui on the same listener: sign in with the same token.`,
 			if err != nil {
 				return err
 			}
+			flagAddr := httpAddr != useConfigListen // the address came from --http, not the file
 			if httpAddr == useConfigListen {
 				httpAddr = cfg.HTTP.Listen
 			} else if httpAddr != "" {
@@ -119,11 +120,19 @@ The web console is at /ui on the same listener: sign in with the same token.`,
 			if httpAddr == "" {
 				log.Info("serving MCP over stdio", "version", version(), "tools", len(a.Host.List()), "llm", a.LLM != nil,
 					"data_dir", cfg.DataDir, "config", file)
-				return srv.ServeStdio(ctx, g.io.In, g.io.Out)
+				err := srv.ServeStdio(ctx, g.io.In, g.io.Out)
+				if ctx.Err() != nil && cmd.Context().Err() == nil {
+					return nil // SIGINT or SIGTERM: a clean stop, as over HTTP
+				}
+				return err
 			}
 			ln, err := net.Listen("tcp", httpAddr)
 			if err != nil {
-				return contracts.Errorf(contracts.CodeInvalidConfig, "listen on %s: %w", httpAddr, err).With("key", "http.listen")
+				ce := contracts.Errorf(contracts.CodeInvalidConfig, "listen on %s: %w", httpAddr, err).With("key", "http.listen")
+				if flagAddr {
+					ce = ce.With("flag", "--http")
+				}
+				return ce
 			}
 			handler, err := httpHandler(a, srv, cfg) // /mcp, the event streams and the console at /ui
 			if err != nil {

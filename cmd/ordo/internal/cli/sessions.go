@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/console"
 	"github.com/ordo-run/ordo/memory"
 )
 
@@ -47,7 +48,7 @@ func newSessionsListCmd(g *globals) *cobra.Command {
 				tw := tabwriter.NewWriter(g.io.Out, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "SESSION\tTURNS\tUPDATED\tLAST GOAL")
 				for _, s := range list {
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", s.ID, s.Turns, s.UpdatedAt.Local().Format(time.DateTime), clip(s.LastGoal, 60))
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", s.ID, s.Turns, s.UpdatedAt.Local().Format(time.DateTime), console.Clip(s.LastGoal, 60))
 				}
 				if len(list) == 0 {
 					fmt.Fprintln(tw, "(no sessions: start one with ordo run --session NAME \"GOAL\")")

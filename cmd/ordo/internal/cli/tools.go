@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
+	"github.com/ordo-run/ordo/cmd/ordo/internal/console"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/recommender"
 )
@@ -63,7 +63,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 				for _, t := range tools {
 					src, _ := a.Host.Source(t.Name())
 					c := t.Contract
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Tool, c.RiskLevel, strings.Join(c.Tags, ","), src.Provider, clip(c.Description, 60))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Tool, c.RiskLevel, strings.Join(c.Tags, ","), src.Provider, console.Clip(c.Description, 60))
 				}
 				return tw.Flush()
 			})
@@ -97,7 +97,7 @@ func newToolsSearchCmd(g *globals) *cobra.Command {
 				tw := tabwriter.NewWriter(g.io.Out, 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "RANK\tTOOL\tSCORE\tRISK\tDESCRIPTION")
 				for i, h := range hits {
-					fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%s\n", i+1, h.Tool, h.Score, h.Contract.RiskLevel, clip(h.Contract.Description, 70))
+					fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%s\n", i+1, h.Tool, h.Score, h.Contract.RiskLevel, console.Clip(h.Contract.Description, 70))
 				}
 				if len(hits) == 0 {
 					fmt.Fprintln(tw, "(no tools)")
@@ -139,7 +139,7 @@ and the call recorded ('ordo runs show ID'). The result is printed as JSON on st
 		Args:              args(1, 1),
 		ValidArgsFunction: g.completeTool,
 		RunE: func(cmd *cobra.Command, a []string) error {
-			in, err := readInput(input)
+			in, err := g.readInput(input)
 			if err != nil {
 				return err
 			}
@@ -160,18 +160,19 @@ and the call recorded ('ordo runs show ID'). The result is printed as JSON on st
 			})
 		},
 	}
-	cmd.Flags().StringVar(&input, "input", "{}", "the tool's arguments: a JSON object, or @FILE")
+	cmd.Flags().StringVar(&input, "input", "{}", "the tool's arguments: a JSON object, or @FILE (@-: stdin)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve the call if policy asks to confirm it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run record as JSON on stdout instead of the result")
 	return cmd
 }
 
-// readInput reads --input: a JSON object inline or from @FILE.
-func readInput(arg string) (json.RawMessage, error) {
+// readInput reads --input: a JSON object inline, from @FILE, or from
+// stdin for @- (as --plan - does).
+func (g *globals) readInput(arg string) (json.RawMessage, error) {
 	data := []byte(arg)
 	if name, ok := strings.CutPrefix(arg, "@"); ok {
 		var err error
-		if data, err = os.ReadFile(name); err != nil {
+		if data, err = g.readFile(name); err != nil {
 			return nil, contracts.Errorf(contracts.CodeInvalidInput, "--input: %w", err).With("field", "input")
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ordo-run/ordo/agent"
 	"github.com/ordo-run/ordo/contracts"
@@ -118,17 +120,35 @@ func (d *Display) Summary(run *contracts.Run) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if run.Error != nil {
-		fmt.Fprintf(d.w, "error %d (%s): %s\n", run.Error.Code, run.Error.Code.Category(), run.Error.Message)
+		fmt.Fprintf(d.w, "error %d (%s): %s\n", run.Error.Code, run.Error.Code.Category(), oneLine(run.Error.Message))
 		for _, k := range slices.Sorted(maps.Keys(run.Error.Details)) {
 			fmt.Fprintf(d.w, "  %s: %v\n", k, run.Error.Details[k])
 		}
 	}
 }
 
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:197] + "..."
+// oneLine is an event's text (a goal, a tool's error message: anyone's)
+// as one line the terminal only shows.
+func oneLine(s string) string { return Clip(s, 200) }
+
+// Clip fits s in one line (a table cell) of at most n bytes: runs of whitespace
+// become one space, a cut keeps whole characters, and control and
+// bidirectional-format characters become "?" — the text may come from a
+// plugin or an upstream (a description, an error message), and printed
+// whole an escape sequence would act on the user's terminal.
+func Clip(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return '?'
+		}
+		return r
+	}, strings.Join(strings.Fields(s), " "))
+	if len(s) <= n {
+		return s
 	}
-	return s
+	cut := n - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -2,47 +2,22 @@ package console
 
 import (
 	"context"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ordo-run/ordo/cmd/ordo/internal/ptytest"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testwait"
 )
 
-// openPTY opens a pseudo-terminal pair: what is written to the master is
-// typed on the terminal (the replica), whose echo comes back on the master.
-func openPTY(t *testing.T) (master, replica *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return m, r
-}
-
 // A secret field is typed with the terminal's echo off, and echo comes
 // back after it; an ordinary field is echoed as typed.
 func TestSecretAnswerIsNotEchoed(t *testing.T) {
-	master, replica := openPTY(t)
+	master, replica, echoed := ptytest.Open(t)
 	echoOn := func() bool {
 		tt, err := unix.IoctlGetTermios(int(replica.Fd()), unix.TCGETS)
 		if err != nil {
@@ -53,17 +28,6 @@ func TestSecretAnswerIsNotEchoed(t *testing.T) {
 	if !echoOn() {
 		t.Fatal("a new terminal echoes")
 	}
-	echoed := &syncbuf.Buffer{}
-	go func() {
-		buf := make([]byte, 1024)
-		for {
-			n, err := master.Read(buf)
-			echoed.Write(buf[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
 	out := &syncbuf.Buffer{}
 	p := NewPrompter(replica, out, "ann")
 	in := &contracts.Interrupt{Kind: contracts.InterruptInputRequired, ActionID: "a1", Tool: "vault.put",

@@ -1,4 +1,4 @@
-package cli
+package console
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// TestClipNeutralizesTerminalControls: clip prints text a plugin or an
+// TestClipNeutralizesTerminalControls: Clip prints text a plugin or an
 // upstream wrote (a tool's description, a tool error's message) into the
 // user's terminal, so no escape sequence (here OSC 52, which sets the
 // clipboard, and a screen clear) or bidirectional override gets through
@@ -18,17 +18,17 @@ func TestClipNeutralizesTerminalControls(t *testing.T) {
 		"safe \u202eexe.txt\u202c \u2066x\u2069 \x9b31m red",
 		strings.Repeat("é", 40),
 	} {
-		got := clip(in, 60)
+		got := Clip(in, 60)
 		if !utf8.ValidString(got) || len(got) > 60 {
-			t.Errorf("clip(%q) = %q: invalid or too long", in, got)
+			t.Errorf("Clip(%q) = %q: invalid or too long", in, got)
 		}
 		for _, r := range got {
 			if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-				t.Errorf("clip(%q) = %q keeps %U", in, got, r)
+				t.Errorf("Clip(%q) = %q keeps %U", in, got, r)
 			}
 		}
 	}
-	if got := clip("two\n  lines\tand tabs", 60); got != "two lines and tabs" {
+	if got := Clip("two\n  lines\tand tabs", 60); got != "two lines and tabs" {
 		t.Errorf("whitespace: %q", got)
 	}
 }

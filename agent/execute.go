@@ -61,7 +61,7 @@ func (e *Engine) execute(ctx context.Context, run *contracts.Run, checked *contr
 			return nil
 		case stopCancelled:
 			run.Status = contracts.RunReady
-			run.Error = contracts.Errorf(contracts.CodeCancelled, "cancelled at a step boundary; Execute continues the run")
+			run.Error = contracts.Errorf(contracts.CodeCancelled, "cancelled at a step boundary; resuming the run (ordo runs resume, or MCP execute with its run_id) continues it")
 			if err := e.save(ctx, run); err != nil {
 				return err
 			}

@@ -29,12 +29,25 @@ func ReadManifest(path string) (Manifest, error) {
 	return m, err
 }
 
-// WriteManifest replaces the manifest at path through a rename, so a crash
-// never leaves a half-written file.
+// WriteManifest replaces the manifest at path through a rename of a file
+// synced first, so neither a crash nor a power cut leaves a half-written
+// one (a rename can reach the disk before the data it names).
 func WriteManifest(path string, m Manifest) error {
 	b, _ := json.Marshal(m)
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)

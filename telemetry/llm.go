@@ -41,10 +41,13 @@ func (o observedLLM) Complete(ctx context.Context, req llm.Request) (llm.Respons
 	resp, err := o.inner.Complete(ctx, req)
 	o.m.llmSeconds.WithLabelValues(role, o.model).Observe(time.Since(start).Seconds())
 	o.m.llmCalls.WithLabelValues(role, o.model, outcome(err)).Inc()
-	o.m.llmTokens.WithLabelValues(role, o.model, "input").Add(float64(resp.Usage.PromptTokens))
-	o.m.llmTokens.WithLabelValues(role, o.model, "output").Add(float64(resp.Usage.CompletionTokens))
-	span.SetAttributes(semconv.GenAIUsageInputTokensKey.Int64(resp.Usage.PromptTokens),
-		semconv.GenAIUsageOutputTokensKey.Int64(resp.Usage.CompletionTokens))
+	// Counted as the run's usage counts it: a negative report would
+	// panic the counter, a huge one inflate it past every run's usage.
+	u := resp.Usage.Bounded()
+	o.m.llmTokens.WithLabelValues(role, o.model, "input").Add(float64(u.PromptTokens))
+	o.m.llmTokens.WithLabelValues(role, o.model, "output").Add(float64(u.CompletionTokens))
+	span.SetAttributes(semconv.GenAIUsageInputTokensKey.Int64(u.PromptTokens),
+		semconv.GenAIUsageOutputTokensKey.Int64(u.CompletionTokens))
 	failSpan(span, err)
 	return resp, err
 }

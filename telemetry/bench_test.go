@@ -22,8 +22,8 @@ import (
 
 // stepEngine is an engine on in-process no-op tools with every telemetry
 // adapter on the step path: the host middleware, the observed store and
-// the event consumer.
-func stepEngine(b *testing.B, steps int) *agent.Engine {
+// the event consumer; and its metrics.
+func stepEngine(b testing.TB, steps int) (*agent.Engine, *telemetry.Metrics) {
 	m := telemetry.New()
 	produces := map[string]string{} // each step yields a key of its own
 	for i := range steps {
@@ -50,11 +50,11 @@ func stepEngine(b *testing.B, steps int) *agent.Engine {
 	}
 	store := memory.NewMemStore()
 	m.Watch(store, h)
-	return agent.New(agent.Config{}, agent.Deps{Tools: h, Store: m.Store(store, "memory"), Events: m.Event})
+	return agent.New(agent.Config{}, agent.Deps{Tools: h, Store: m.Store(store, "memory"), Events: m.Event}), m
 }
 
 // chain is a plan of n no-op steps, each requiring the one before.
-func chain(b *testing.B, n int) *contracts.Plan {
+func chain(b testing.TB, n int) *contracts.Plan {
 	var acts []string
 	for i := range n {
 		req := `[]`
@@ -79,7 +79,8 @@ func chain(b *testing.B, n int) *contracts.Plan {
 func BenchmarkStepTracing(b *testing.B) {
 	const steps = 10
 	run := func(b *testing.B) {
-		e, plan := stepEngine(b, steps), chain(b, steps)
+		e, _ := stepEngine(b, steps)
+		plan := chain(b, steps)
 		for b.Loop() {
 			run, err := e.Run(context.Background(), agent.Request{Plan: plan})
 			if err != nil || run.Status != contracts.RunCompleted {

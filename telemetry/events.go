@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/contracts"
 )
 
 // stepStart is when a step attempt was dispatched, and its tool.
@@ -23,6 +24,11 @@ func (m *Metrics) Event(ev agent.Event) {
 		m.runsFinished.WithLabelValues(ev.Kind).Inc()
 		m.forget(ev.RunID)
 	case agent.EventInterrupted, agent.EventCancelled:
+		// A run cancelled for good is final; one stopped at a step
+		// boundary (status ready) resumes later and has not finished.
+		if ev.Status == contracts.RunCancelled {
+			m.runsFinished.WithLabelValues(string(contracts.RunCancelled)).Inc()
+		}
 		m.forget(ev.RunID) // the run stopped; no step of it is in flight
 	case agent.EventStepStarted:
 		m.mu.Lock()

@@ -31,26 +31,33 @@ func TestLLMTokensBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	got := counters(t, m, "ordo_llm_tokens_total", "type")
+	for typ, want := range map[string]float64{"input": 0 + 3, "output": 4 + llm.MaxCallTokens} {
+		if got[typ] != want {
+			t.Errorf("%s tokens: %v, want %v", typ, got[typ], want)
+		}
+	}
+}
+
+// counters are the values of counter name in m, by the value of its label.
+func counters(t *testing.T, m *telemetry.Metrics, name, label string) map[string]float64 {
+	t.Helper()
 	families, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]float64{}
 	for _, f := range families {
-		if f.GetName() != "ordo_llm_tokens_total" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, s := range f.GetMetric() {
 			for _, l := range s.GetLabel() {
-				if l.GetName() == "type" {
-					got[l.GetValue()] = s.GetCounter().GetValue()
+				if l.GetName() == label {
+					got[l.GetValue()] += s.GetCounter().GetValue()
 				}
 			}
 		}
 	}
-	for typ, want := range map[string]float64{"input": 0 + 3, "output": 4 + llm.MaxCallTokens} {
-		if got[typ] != want {
-			t.Errorf("%s tokens: %v, want %v", typ, got[typ], want)
-		}
-	}
+	return got
 }

@@ -65,7 +65,7 @@ func New() *Metrics {
 	m.takeovers = prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_lease_takeovers_total",
 		Help: "Runs this server claimed after their driver's lease expired (a server died mid-run)."})
 	reg.MustRegister(m.runsStarted, m.takeovers)
-	m.runsFinished = counter("ordo_runs_finished_total", "Runs that reached a final status, by outcome (completed, failed, rejected).", "outcome")
+	m.runsFinished = counter("ordo_runs_finished_total", "Runs that reached a final status, by outcome (completed, failed, rejected, cancelled).", "outcome")
 	m.steps = counter("ordo_steps_total", "Step attempts, by tool and status (succeeded, failed, skipped).", "tool", "status")
 	m.stepSeconds = histogram("ordo_step_duration_seconds", "Duration of a step attempt from dispatch to its recorded result, by tool.",
 		prometheus.ExponentialBuckets(0.001, 4, 10), "tool")

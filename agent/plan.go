@@ -454,11 +454,21 @@ func (e *Engine) weakRetrieval(goal string) bool {
 	return e.deps.Recommender != nil && e.deps.Recommender.Coverage(goal) < WeakCoverage
 }
 
+// MaxCandidateDescription bounds, in runes, the description of a tool
+// candidate a model is sent: a third party's tool writes its own, and one
+// of a megabyte would fill (and pay for) every planner prompt it is a
+// candidate in.
+const MaxCandidateDescription = 1000
+
+// describe is the tool candidates as a model is sent them: JSON values in
+// the input (data, never the prompt's instructions), descriptions cut to
+// MaxCandidateDescription.
 func describe(ts []*contracts.Tool) []candidate {
 	out := make([]candidate, len(ts))
 	for i, t := range ts {
 		c := t.Contract
-		out[i] = candidate{Tool: c.Tool, Description: c.Description, Risk: c.RiskLevel, Tags: c.Tags, Input: c.InputSchema, Produces: c.ProducesMap}
+		out[i] = candidate{Tool: c.Tool, Description: clipTo(c.Description, MaxCandidateDescription), Risk: c.RiskLevel,
+			Tags: c.Tags, Input: c.InputSchema, Produces: c.ProducesMap}
 	}
 	return out
 }

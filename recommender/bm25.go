@@ -48,14 +48,32 @@ func newBM25(r Ranking) *bm25 {
 // index's words by field (a name of request verbs only keeps them, as
 // tokenize.NameWords does) and tokenize.Words of the whole indexed text,
 // for a WordEmbedder. No index state: callers run it outside the lock.
+// A word counts at most MaxRepeats times in a field: a third party's
+// description is untrusted, and one that says "send email" a thousand
+// times would otherwise outrank the real email tool (and, by raising the
+// average length, make every honest tool look short).
 func fieldWords(f fields) (lex [3][]string, all []string) {
-	name := tokenize.Words(f.Name)
-	lex = [3][]string{name, tokenize.Words(f.Description), tokenize.Words(f.Params)}
+	name := capRepeats(tokenize.Words(f.Name))
+	lex = [3][]string{name, capRepeats(tokenize.Words(f.Description)), capRepeats(tokenize.Words(f.Params))}
 	all = slices.Concat(lex[0], lex[1], lex[2])
 	if len(name) == 0 {
 		lex[0] = tokenize.NameWords(f.Name)
 	}
 	return lex, all
+}
+
+// MaxRepeats is how many times one word of a tool's field is indexed;
+// honest descriptions rarely say a word more than twice.
+const MaxRepeats = 2
+
+// capRepeats drops the occurrences of each word after its MaxRepeats-th,
+// in place, keeping order.
+func capRepeats(ws []string) []string {
+	seen := make(map[string]int, len(ws))
+	return slices.DeleteFunc(ws, func(w string) bool {
+		seen[w]++
+		return seen[w] > MaxRepeats
+	})
 }
 
 // intern maps words to term ids, adding new terms.

@@ -38,8 +38,9 @@ const (
 	// indexFormat changes when the frame layout or the tokenisation of
 	// stored words (recommender/tokenize) changes: a file of another format
 	// is dropped and rebuilt from the catalog.
-	// Format 3 added each tool's contract hash (storedTool.Sum).
-	indexFormat = 3
+	// Format 3 added each tool's contract hash (storedTool.Sum); format 4
+	// indexes a word at most MaxRepeats times per field (fieldWords).
+	indexFormat = 4
 	// frameTools bounds a frame, so a start decodes (and holds) one small
 	// frame of a large index at a time (at 4,096 the frames' encoding
 	// alone raised a 50k build's peak RSS by about 45 MB).

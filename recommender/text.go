@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -24,7 +25,25 @@ func toolFields(c contracts.Contract) fields {
 	if c.Service != "" && !strings.HasPrefix(c.Tool, c.Service+".") {
 		name = c.Service + " " + c.Tool
 	}
-	return fields{Name: name, Description: c.Description, Params: paramText(c.InputSchema)}
+	return fields{Name: name, Description: head(c.Description), Params: head(paramText(c.InputSchema))}
+}
+
+// MaxFieldBytes bounds the indexed text of a description and of the
+// parameters' prose: a third party writes them, and a megabyte of distinct
+// words took 0.6 s to index and 2.3 MB of index file per tool. Honest
+// descriptions say what a tool does in far less.
+const MaxFieldBytes = 4096
+
+// head is s cut to at most MaxFieldBytes, at a rune boundary.
+func head(s string) string {
+	if len(s) <= MaxFieldBytes {
+		return s
+	}
+	i := MaxFieldBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
 }
 
 // paramText flattens the input schema's top-level properties into

@@ -172,7 +172,7 @@ func semanticRecall(t *testing.T, r *Recommender, queries []QueryRecord, k int) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := r.opts.Semantic.EmbedQuery(ctx, withoutQuoted(q.Query))
+		v, err := r.opts.Semantic.EmbedQuery(ctx, meaningText(q.Query)) // the query semanticScores embeds
 		if err != nil {
 			t.Fatal(err)
 		}

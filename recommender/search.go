@@ -611,6 +611,10 @@ func (r *Recommender) vectorScores(ctx context.Context, text string, pool []int,
 	return out, nil
 }
 
+// meaningText is what of a request the meaning list embeds: its task
+// words outside quotes (see semanticScores).
+func meaningText(text string) string { return tokenize.Content(withoutQuoted(text)) }
+
 // semanticScores compares text's meaning with every allowed tool (a scan
 // of the int8 semantic vectors) and keeps the Candidates most similar,
 // scaled so the best is 1 and the list's last is 0: static-vector cosines
@@ -623,7 +627,7 @@ func (r *Recommender) semanticScores(ctx context.Context, text string, keep func
 	if r.opts.Semantic == nil || r.rank.SemanticWeight == 0 || len(r.tools) == 0 {
 		return nil, nil
 	}
-	q, err := r.opts.Semantic.EmbedQuery(ctx, tokenize.Content(withoutQuoted(text)))
+	q, err := r.opts.Semantic.EmbedQuery(ctx, meaningText(text))
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeExternal, "semantic query: %w", err).With("embedder", r.opts.Semantic.Identity())
 	}

@@ -49,6 +49,7 @@ const (
 	CodeLeaseHeld          Code = 3004 // another server drives the run
 	CodeCheckpointFormat   Code = 3005 // a checkpoint this build cannot read
 	CodeRunAlreadyFinished Code = 3006 // the run ended; it cannot be resumed
+	CodeTooManyTasks       Code = 3007 // the user has as many MCP tasks running as allowed
 )
 
 // Agent errors (4000s): the engine could not reach the goal.

@@ -37,7 +37,10 @@ type engineCall func(ctx context.Context) (*contracts.Run, error)
 func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMode, call engineCall) (*mcp.CallToolResult, error) {
 	if req.Params.Task != nil {
 		var release func()
-		ctx, release = s.tasks.detach(ctx, req.Params.Name)
+		var err error
+		if ctx, release, err = s.tasks.detach(ctx); err != nil {
+			return nil, err
+		}
 		defer release()
 	}
 	n := s.newNotifier(ctx, req)

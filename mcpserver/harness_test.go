@@ -55,6 +55,7 @@ type envConfig struct {
 	sampling bool          // plan through the client's model
 	sampleIn time.Duration // Options.SamplingTimeout
 	host     []host.Option // e.g. upstreams, mounted before the tools are indexed
+	maxTasks int           // Options.MaxTasksPerUser
 }
 
 func withConfig(c agent.Config) envOpt { return func(e *envConfig) { e.cfg = c } }
@@ -62,6 +63,7 @@ func withSampling() envOpt             { return func(e *envConfig) { e.sampling 
 func withSamplingTimeout(d time.Duration) envOpt {
 	return func(e *envConfig) { e.sampling, e.sampleIn = true, d }
 }
+func withMaxTasks(n int) envOpt { return func(e *envConfig) { e.maxTasks = n } }
 func withHost(opts ...host.Option) envOpt {
 	return func(e *envConfig) { e.host = append(e.host, opts...) }
 }
@@ -75,7 +77,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	e, h, rec := newStack(t, ec.cfg, ec.host)
 	e.engine = agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store, Recommender: rec})
 	o := mcpserver.Options{
-		Engine: e.engine, Runs: e.store, Catalog: h, Admin: h, Version: "test",
+		Engine: e.engine, Runs: e.store, Catalog: h, Admin: h, Version: "test", MaxTasksPerUser: ec.maxTasks,
 		// The operator turned the admin tools on for stdio (mcp.stdio_admin).
 		StdioIdentity: &mcpserver.Identity{User: "local", Roles: []string{mcpserver.RoleAdmin}},
 		Tokens: []mcpserver.Token{

@@ -18,7 +18,6 @@ import (
 // authenticate wraps the MCP handler: a missing or unknown bearer token is
 // 401, a tools/call of an admin tool by a caller without the admin role is
 // 403, and the caller's identity rides the request context into handlers.
-// A task-augmented tools/call gets a slot for its task id (see tasks).
 // An MCP session id is the caller's own or 404 (see sessionOwners). A
 // notifications/cancelled ends only the caller's own requests (see
 // inflight).
@@ -68,16 +67,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				return
 			}
 			msgs := readMessages(body)
-			calls := toolCalls(msgs)
-			for _, c := range calls {
-				if d := s.tools[c.name]; d != nil && d.admin && !id.Has(RoleAdmin) {
+			for _, name := range toolCalls(msgs) {
+				if d := s.tools[name]; d != nil && d.admin && !id.Has(RoleAdmin) {
 					writeHTTPError(w, http.StatusForbidden, contracts.Errorf(contracts.CodeForbidden,
-						"tool %q needs the %s role", c.name, RoleAdmin).With("tool", c.name).With("user", id.User))
+						"tool %q needs the %s role", name, RoleAdmin).With("tool", name).With("user", id.User))
 					return
 				}
-			}
-			if len(calls) == 1 && calls[0].task {
-				ctx = context.WithValue(ctx, taskSlotKey{}, &taskSlot{})
 			}
 			if len(msgs) == 1 {
 				m := msgs[0]
@@ -152,20 +147,14 @@ func bearer(header string) (string, bool) {
 	return token, token != ""
 }
 
-type toolCall struct {
-	name string
-	task bool
-}
-
 // rpcMessage is what the HTTP layer reads of a JSON-RPC message: its id
-// and method, a tools/call's tool and task, and the request a
+// and method, a tools/call's tool, and the request a
 // notifications/cancelled names.
 type rpcMessage struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
 		Name      string          `json:"name"`
-		Task      json.RawMessage `json:"task"`
 		RequestID json.RawMessage `json:"requestId"`
 	} `json:"params"`
 }
@@ -190,13 +179,12 @@ func readMessages(body []byte) []rpcMessage {
 	return msgs
 }
 
-// toolCalls finds the tools/call requests among msgs.
-func toolCalls(msgs []rpcMessage) []toolCall {
-	var out []toolCall
+// toolCalls names the tools the tools/call requests among msgs call.
+func toolCalls(msgs []rpcMessage) []string {
+	var out []string
 	for _, m := range msgs {
 		if m.Method == "tools/call" {
-			task := len(m.Params.Task) > 0 && string(m.Params.Task) != "null"
-			out = append(out, toolCall{name: m.Params.Name, task: task})
+			out = append(out, m.Params.Name)
 		}
 	}
 	return out

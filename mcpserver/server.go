@@ -47,6 +47,10 @@ type Options struct {
 	SamplingTimeout time.Duration
 	// MaxBodyBytes bounds an HTTP request body (default 4 MiB).
 	MaxBodyBytes int64
+	// MaxTasksPerUser bounds the MCP tasks one user has running; a task
+	// call past it is refused with CodeTooManyTasks (default
+	// DefaultMaxTasksPerUser).
+	MaxTasksPerUser int
 	// Observe are extra mcp-go options that watch every request
 	// (telemetry.Metrics.MCPOptions: a span and a count per request).
 	Observe []server.ServerOption
@@ -101,6 +105,9 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
 	}
+	if opts.MaxTasksPerUser <= 0 {
+		opts.MaxTasksPerUser = DefaultMaxTasksPerUser
+	}
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
@@ -111,7 +118,7 @@ func New(opts Options) (*Server, error) {
 		opts:               opts,
 		log:                opts.Logger,
 		jobs:               newJobTable(),
-		tasks:              newTasks(),
+		tasks:              newTasks(opts.MaxTasksPerUser),
 		tokens:             newTokenTable(opts.Tokens),
 		owners:             newSessionOwners(),
 		inflight:           newInflight(),

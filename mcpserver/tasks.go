@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ordo-run/ordo/contracts"
 )
 
 // tasks binds MCP tasks to the runs they drive.
@@ -19,25 +21,35 @@ import (
 // request, which ends as soon as the task is created; tasks/cancel cancels
 // that same context. So a task's work runs detached, and a cancellation
 // reaches it through the task-cancelled hook, by task id. The handler
-// learns its task id from the task-created hook: exactly, through a slot
-// the HTTP layer puts in each request's context, or, over stdio (one
-// context for all requests), in creation order per session and tool.
+// learns its task id from the task-created hook, through the one value
+// mcp-go puts in each request's context on every transport, its
+// *server.RequestProtocolInfo: the hook and the handler see the same
+// pointer, and no other request does. (Over stdio, where every request
+// shares one context, ids were matched to handlers in creation order per
+// tool, so concurrent calls of a tool could swap their cancellations, and
+// a call whose handler never took its id shifted every later one.)
 //
 // A task belongs to the user who created it. mcp-go isolates tasks by
 // session only, and a 2026-07-28 task has no session, so every task
-// operation is checked against the owner here (see guard).
+// operation is checked against the owner here (see guard). A user has at
+// most max tasks running (see admit).
 type tasks struct {
-	mu      sync.Mutex
-	pending map[string][]string // session + "\x00" + tool -> task ids not yet claimed
-	cancels map[string]context.CancelFunc
-	early   map[string]bool // cancelled before their handler claimed them
-	owners  map[string]owner
+	mu        sync.Mutex
+	max       int                                   // running tasks per user
+	byID      map[string]*task                      // running, and ended within ownerMemory
+	unclaimed map[*server.RequestProtocolInfo]*task // running, its handler has not taken it yet
+	running   map[string]int                        // per user
 }
 
-// owner is who created a task, and when the task ended (zero while it runs).
-type owner struct {
-	user  string
-	ended time.Time
+// task is one MCP task: who created it, the request that did, how to
+// stop its work, and when it ended (zero while it runs).
+type task struct {
+	user      string
+	req       *server.RequestProtocolInfo
+	stop      context.CancelFunc // set while its handler runs detached
+	cancelled bool               // tasks/cancel came before its handler took it
+	refused   bool               // created past the user's cap: its handler fails it
+	ended     time.Time
 }
 
 // ownerMemory is how long an ended task's owner is remembered. A task that
@@ -50,33 +62,18 @@ const ownerMemory = 24 * time.Hour
 // without end, and a longer one would outlive its owner's memory (above).
 const maxTaskTTL = ownerMemory
 
-type taskSlotKey struct{}
+// DefaultMaxTasksPerUser is how many tasks one user may have running when
+// Options.MaxTasksPerUser is not set.
+const DefaultMaxTasksPerUser = 16
 
-// taskSlot carries one request's task id from the task-created hook to
-// the tool handler.
-type taskSlot struct {
-	mu sync.Mutex
-	id string
-}
-
-func newTasks() *tasks {
-	return &tasks{pending: map[string][]string{}, cancels: map[string]context.CancelFunc{}, early: map[string]bool{}, owners: map[string]owner{}}
+func newTasks(max int) *tasks {
+	return &tasks{max: max, byID: map[string]*task{}, unclaimed: map[*server.RequestProtocolInfo]*task{}, running: map[string]int{}}
 }
 
 func (t *tasks) hooks() *server.TaskHooks {
 	h := &server.TaskHooks{}
 	h.AddOnTaskCreated(func(ctx context.Context, m server.TaskMetrics) {
-		t.own(m.TaskID, identityFrom(ctx).User)
-		if slot, ok := ctx.Value(taskSlotKey{}).(*taskSlot); ok {
-			slot.mu.Lock()
-			slot.id = m.TaskID
-			slot.mu.Unlock()
-			return
-		}
-		t.mu.Lock()
-		k := m.SessionID + "\x00" + m.ToolName
-		t.pending[k] = append(t.pending[k], m.TaskID)
-		t.mu.Unlock()
+		t.created(m.TaskID, identityFrom(ctx).User, server.RequestProtocolInfoFromContext(ctx))
 	})
 	h.AddOnTaskCancelled(func(_ context.Context, m server.TaskMetrics) {
 		t.cancel(m.TaskID)
@@ -92,8 +89,10 @@ func (t *tasks) hooks() *server.TaskHooks {
 // (its id is replaced by one mcp-go never issues, so mcp-go answers "task
 // not found"), and tasks/list shows only the caller's tasks. Admins are no
 // exception: a task carries its creator's run and results.
-// A task's TTL is bounded by maxTaskTTL here too.
+// A task's TTL is bounded by maxTaskTTL here too, and a task call past
+// the caller's cap is refused (admit).
 func (t *tasks) guard(h *server.Hooks) {
+	h.AddOnRequestInitialization(t.admit)
 	h.AddBeforeCallTool(func(_ context.Context, _ any, r *mcp.CallToolRequest) {
 		if task := r.Params.Task; task != nil && (task.TTL == nil || *task.TTL <= 0 || *task.TTL > maxTaskTTL.Milliseconds()) {
 			ttl := maxTaskTTL.Milliseconds()
@@ -110,32 +109,77 @@ func (t *tasks) guard(h *server.Hooks) {
 	})
 }
 
-func (t *tasks) own(id, user string) {
+// admit refuses a task-augmented tools/call from a user who already has
+// max tasks running, before mcp-go creates the task: one user cannot hold
+// every goroutine, run and plugin call the server has, nor pile up tasks
+// without end. A call that races past this check with others of the same
+// user is caught when its task is created (created) and fails at once
+// with the same error, so no more than max ever run.
+func (t *tasks) admit(ctx context.Context, _ any, message any) error {
+	user := identityFrom(ctx).User
+	t.mu.Lock()
+	full := t.running[user] >= t.max
+	t.mu.Unlock()
+	raw, ok := message.(json.RawMessage)
+	if !full || !ok {
+		return nil
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Task json.RawMessage `json:"task"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Method != string(mcp.MethodToolsCall) || len(m.Params.Task) == 0 || string(m.Params.Task) == "null" {
+		return nil
+	}
+	return t.tooMany(user)
+}
+
+func (t *tasks) tooMany(user string) error {
+	return contracts.Errorf(contracts.CodeTooManyTasks, "you already have %d tasks running, the most one user may (mcp.max_tasks_per_user): "+
+		"wait for one to end, or cancel one with tasks/cancel, before starting more", t.max).With("user", user).With("limit", t.max)
+}
+
+// created records a new task, its owner and the request that made it.
+func (t *tasks) created(id, user string, req *server.RequestProtocolInfo) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := time.Now()
-	for k, o := range t.owners {
-		if !o.ended.IsZero() && now.Sub(o.ended) > ownerMemory {
-			delete(t.owners, k)
+	for k, old := range t.byID {
+		if !old.ended.IsZero() && now.Sub(old.ended) > ownerMemory {
+			delete(t.byID, k)
 		}
 	}
-	t.owners[id] = owner{user: user}
+	t.running[user]++
+	tk := &task{user: user, req: req, refused: t.running[user] > t.max}
+	t.byID[id] = tk
+	if req != nil {
+		t.unclaimed[req] = tk
+	}
 }
 
 func (t *tasks) ended(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if o, ok := t.owners[id]; ok && o.ended.IsZero() {
-		o.ended = time.Now()
-		t.owners[id] = o
+	tk, ok := t.byID[id]
+	if !ok || !tk.ended.IsZero() {
+		return
+	}
+	tk.ended = time.Now()
+	if t.running[tk.user]--; t.running[tk.user] <= 0 {
+		delete(t.running, tk.user)
+	}
+	if t.unclaimed[tk.req] == tk { // its handler never took it (refused arguments)
+		delete(t.unclaimed, tk.req)
 	}
 }
 
 func (t *tasks) isOwner(ctx context.Context, id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	o, ok := t.owners[id]
-	return ok && o.user == identityFrom(ctx).User
+	tk, ok := t.byID[id]
+	return ok && tk.user == identityFrom(ctx).User
 }
 
 // hide replaces a task id the caller does not own with the empty id, which
@@ -148,52 +192,46 @@ func (t *tasks) hide(ctx context.Context, id *string) {
 
 // detach returns the context a task's work runs under: it survives the
 // request and ends when the task is cancelled (or release is called).
-func (t *tasks) detach(ctx context.Context, tool string) (context.Context, func()) {
-	id := ""
-	if slot, ok := ctx.Value(taskSlotKey{}).(*taskSlot); ok {
-		slot.mu.Lock()
-		id = slot.id
-		slot.mu.Unlock()
-	} else if sess := server.ClientSessionFromContext(ctx); sess != nil {
-		k := sess.SessionID() + "\x00" + tool
-		t.mu.Lock()
-		if q := t.pending[k]; len(q) > 0 {
-			id, t.pending[k] = q[0], q[1:]
-			if len(t.pending[k]) == 0 {
-				delete(t.pending, k)
-			}
-		}
-		t.mu.Unlock()
-	}
-	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if id == "" {
-		return dctx, cancel
-	}
+// A task created past its user's cap is refused here.
+func (t *tasks) detach(ctx context.Context) (context.Context, func(), error) {
+	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	req := server.RequestProtocolInfoFromContext(ctx)
 	t.mu.Lock()
-	if t.early[id] {
-		delete(t.early, id)
-		cancel()
-	} else {
-		t.cancels[id] = cancel
+	defer t.mu.Unlock()
+	tk := t.unclaimed[req]
+	if tk == nil {
+		return dctx, stop, nil
 	}
-	t.mu.Unlock()
+	delete(t.unclaimed, req)
+	if tk.refused {
+		stop()
+		return nil, nil, t.tooMany(tk.user)
+	}
+	if tk.cancelled {
+		stop()
+	} else {
+		tk.stop = stop
+	}
 	return dctx, func() {
 		t.mu.Lock()
-		delete(t.cancels, id)
+		tk.stop = nil
 		t.mu.Unlock()
-		cancel()
-	}
+		stop()
+	}, nil
 }
 
 func (t *tasks) cancel(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c, ok := t.cancels[id]; ok {
-		c()
-		delete(t.cancels, id)
+	tk, ok := t.byID[id]
+	if !ok {
 		return
 	}
-	t.early[id] = true
+	tk.cancelled = true
+	if tk.stop != nil {
+		tk.stop()
+		tk.stop = nil
+	}
 }
 
 // statusFilter wraps an HTTP response stream so that the task status

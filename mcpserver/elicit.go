@@ -69,6 +69,9 @@ func elicitationFor(run *contracts.Run) mcp.ElicitationParams {
 		}
 		props["decision"] = map[string]any{"type": "string", "title": "Decision", "enum": []string{"approve", "reject"}}
 		props["limit"] = map[string]any{"type": "number", "title": "New limit for this run (approve)"}
+		if b := in.Budget; b != nil && strings.HasSuffix(b.Budget, ".wall_time") {
+			props["limit"] = map[string]any{"type": "string", "title": "New limit for this run (approve): seconds, or a duration such as 30m"}
+		}
 		required = []string{"decision"}
 	}
 	if _, ok := props["decision"]; ok {
@@ -111,11 +114,10 @@ func decisionFromElicitation(in *contracts.Interrupt, content any) (contracts.De
 		case contracts.DecisionReject:
 			return d, nil
 		case contracts.DecisionApprove:
-			limit, ok := form["limit"].(float64)
-			if !ok {
-				return bad("limit", "is missing: approving raises the budget to a new limit")
-			}
-			d.Answers = map[string]any{"limit": limit}
+			// As approve's answers.limit: the engine reads it (a number, a
+			// numeric string, a duration for wall_time) and refuses what it
+			// cannot take, with the same error whichever way it came.
+			d.Answers = map[string]any{"limit": form["limit"]}
 			return d, nil
 		}
 		return bad("decision", fmt.Sprintf("%q does not answer a %s", kind, in.Kind))

@@ -6,8 +6,9 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
-// A spent budget is asked as approve (with the new limit) or reject; a
-// form that approves without a limit is refused and decides nothing.
+// A spent budget is asked as approve (with the new limit) or reject; the
+// limit goes to the engine as approve's answers.limit does
+// (TestBudgetFormTakesWhatApproveTakes).
 func TestElicitBudgetExceeded(t *testing.T) {
 	in := &contracts.Interrupt{Kind: contracts.InterruptBudgetExceeded, Message: "a budget is spent",
 		Budget: &contracts.BudgetStop{Budget: "run.tokens", Limit: 100, Used: 150, Before: "step"}}
@@ -23,8 +24,12 @@ func TestElicitBudgetExceeded(t *testing.T) {
 	if d, err := decisionFromElicitation(in, map[string]any{"decision": "reject"}); err != nil || d.Kind != contracts.DecisionReject {
 		t.Errorf("reject: %+v, %v", d, err)
 	}
-	_, err = decisionFromElicitation(in, map[string]any{"decision": "approve"})
-	if ce := contracts.AsError(err); ce == nil || ce.Code != contracts.CodeInvalidDecision || ce.Details["field"] != "limit" {
-		t.Errorf("approve without a limit: %v", err)
+	if d, err := decisionFromElicitation(in, map[string]any{"decision": "approve", "limit": "500"}); err != nil || d.Answers["limit"] != "500" {
+		t.Errorf("approve with a numeric string: %+v, %v (the engine reads it)", d, err)
+	}
+	wall := &contracts.Interrupt{Kind: contracts.InterruptBudgetExceeded, Budget: &contracts.BudgetStop{Budget: "run.wall_time", Limit: 60, Used: 61}}
+	limit := elicitationFor(&contracts.Run{ID: "run_1", Interrupt: wall}).RequestedSchema.(map[string]any)["properties"].(map[string]any)["limit"].(map[string]any)
+	if limit["type"] != "string" {
+		t.Errorf("wall_time limit field %v: a duration such as 30m must fit it", limit)
 	}
 }

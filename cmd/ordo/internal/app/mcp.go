@@ -75,13 +75,14 @@ func (a *App) MCPServer(version string, env config.Env) (*mcpserver.Server, erro
 		Catalog: a.Host,
 		Admin:   a.Host,
 		// add_upstream's bearer_token_env, read where the tokens are.
-		LookupEnv:     env,
-		Tokens:        tokens,
-		StdioIdentity: stdio,
-		Logger:        a.Log.With("component", "mcp"),
-		Version:       version,
-		Observe:       a.Metrics.MCPOptions(),
-		Public:        a.opsHandlers(),
+		LookupEnv:       env,
+		Tokens:          tokens,
+		StdioIdentity:   stdio,
+		MaxTasksPerUser: a.Config.MCP.MaxTasksPerUser,
+		Logger:          a.Log.With("component", "mcp"),
+		Version:         version,
+		Observe:         a.Metrics.MCPOptions(),
+		Public:          a.opsHandlers(),
 	}
 	if a.Config.ExposeTools {
 		opts.Gateway = &mcpserver.Gateway{Tools: a.Host,

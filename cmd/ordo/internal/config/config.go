@@ -215,6 +215,9 @@ type MCP struct {
 	// prompt-inject) could otherwise make Ordo start any program. When on,
 	// each add_plugin and add_upstream still asks the person (elicitation).
 	StdioAdmin bool `yaml:"stdio_admin"`
+	// MaxTasksPerUser bounds the MCP tasks one user (one token, or the
+	// stdio client) has running: past it a task call is refused (3007).
+	MaxTasksPerUser int `yaml:"max_tasks_per_user"`
 }
 
 // Metrics configures where `ordo serve` also serves /metrics and /readyz.
@@ -299,6 +302,7 @@ func Default() *Config {
 			Chat:    ChatPlugin{Enabled: true},
 		},
 		HTTP:      HTTP{Listen: "127.0.0.1:7411", ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute},
+		MCP:       MCP{MaxTasksPerUser: 16}, // mcpserver.DefaultMaxTasksPerUser
 		Log:       Log{Format: "auto"},
 		Retention: Retention{Runs: 30 * 24 * time.Hour},
 		Memory:    Memory{Enabled: true, Examples: 3, ToolAdvice: true, Clarification: true},

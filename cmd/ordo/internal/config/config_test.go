@@ -50,7 +50,7 @@ func TestDefaults(t *testing.T) {
 	if cfg.Bundled.Sheets.Root != wd {
 		t.Errorf("sheets root = %q, want the working directory", cfg.Bundled.Sheets.Root)
 	}
-	if cfg.Store != StoreEmbedded || cfg.LLM.APIKeyEnv != "OPENAI_API_KEY" || cfg.ReplanBudget != 3 || cfg.Log.Format != "auto" {
+	if cfg.Store != StoreEmbedded || cfg.LLM.APIKeyEnv != "OPENAI_API_KEY" || cfg.ReplanBudget != 3 || cfg.Log.Format != "auto" || cfg.MCP.MaxTasksPerUser != 16 {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	cfg, err = Parse(nil, ".", envOf("HOME", "/home/ada", "XDG_DATA_HOME", "/xdg"))
@@ -103,6 +103,7 @@ func TestInvalidNamesKey(t *testing.T) {
 		{"upstream token stdio", "upstreams:\n  - {name: up, command: [x], bearer_token_env: TOK}\n", "upstreams[0].bearer_token_env", "HTTP upstream"},
 		{"upstream name", "upstreams:\n  - {name: notes, url: http://h/mcp}\n", "upstreams[0].name", "not used"},
 		{"retention", "retention:\n  runs: -1h\n", "retention.runs", ">= 0"},
+		{"max tasks", "mcp:\n  max_tasks_per_user: 0\n", "mcp.max_tasks_per_user", "from 1 to 10000"},
 		{"metrics listen", "metrics:\n  listen: 9464\n", "metrics.listen", "host:port"},
 		{"on exceed", "budgets:\n  on_exceed: maybe\n", "budgets.on_exceed", "fail or ask"},
 		{"budget amount", "budgets:\n  run:\n    tokens: -1\n", "budgets.run", ">= 0"},

@@ -70,6 +70,7 @@ func (c *Config) Validate() error {
 		c.validatePrices,
 		c.validateBudgets,
 		func() error { return intRange("memory.examples", c.Memory.Examples, 0, 20) },
+		func() error { return intRange("mcp.max_tasks_per_user", c.MCP.MaxTasksPerUser, 1, 10000) },
 		c.validateVerifier,
 		c.validateRecommender,
 		c.validatePluginHost,

@@ -35,14 +35,6 @@ type engineCall func(ctx context.Context) (*contracts.Run, error)
 // request (RequestState set) continues the parked job or the interrupted
 // run it names instead.
 func (s *Server) drive(ctx context.Context, req mcp.CallToolRequest, mode viewMode, call engineCall) (*mcp.CallToolResult, error) {
-	if req.Params.Task != nil {
-		var release func()
-		var err error
-		if ctx, release, err = s.tasks.detach(ctx); err != nil {
-			return nil, err
-		}
-		defer release()
-	}
 	n := s.newNotifier(ctx, req)
 	if st := req.Params.RequestState; st != "" {
 		return s.continueRound(ctx, req, mode, st, n)

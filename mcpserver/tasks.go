@@ -37,7 +37,7 @@ type tasks struct {
 	mu        sync.Mutex
 	max       int                                   // running tasks per user
 	byID      map[string]*task                      // running, and ended within ownerMemory
-	unclaimed map[*server.RequestProtocolInfo]*task // running, its handler has not taken it yet
+	unclaimed map[*server.RequestProtocolInfo]*task // created, its handler has not taken it yet
 	running   map[string]int                        // per user
 }
 
@@ -170,9 +170,6 @@ func (t *tasks) ended(id string) {
 	if t.running[tk.user]--; t.running[tk.user] <= 0 {
 		delete(t.running, tk.user)
 	}
-	if t.unclaimed[tk.req] == tk { // its handler never took it (refused arguments)
-		delete(t.unclaimed, tk.req)
-	}
 }
 
 func (t *tasks) isOwner(ctx context.Context, id string) bool {
@@ -192,6 +189,8 @@ func (t *tasks) hide(ctx context.Context, id *string) {
 
 // detach returns the context a task's work runs under: it survives the
 // request and ends when the task is cancelled (or release is called).
+// Every task call's handler calls it first (wrap), so each task is taken
+// by exactly its own handler, even one cancelled before its handler ran.
 // A task created past its user's cap is refused here.
 func (t *tasks) detach(ctx context.Context) (context.Context, func(), error) {
 	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))

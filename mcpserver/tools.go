@@ -212,11 +212,20 @@ func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error)
 	return sch, nil
 }
 
-// wrap checks the caller's role and the arguments against the tool's input
-// schema, then runs the handler; every Ordo error becomes a tool error
-// result carrying its code, never a protocol error.
+// wrap binds a task call to its task (tasks.detach), checks the caller's
+// role and the arguments against the tool's input schema, then runs the
+// handler; every Ordo error becomes a tool error result carrying its code,
+// never a protocol error.
 func (s *Server) wrap(d *toolDef) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.Task != nil {
+			var release func()
+			var err error
+			if ctx, release, err = s.tasks.detach(ctx); err != nil {
+				return errorResult(err), nil
+			}
+			defer release()
+		}
 		id := identityFrom(ctx)
 		if d.admin && !id.Has(RoleAdmin) {
 			return errorResult(contracts.Errorf(contracts.CodeForbidden, "tool %q needs the %s role", d.name, RoleAdmin).

@@ -151,3 +151,38 @@ func TestTasksCappedPerUser(t *testing.T) {
 		})
 	}
 }
+
+// TestExpiredTaskStopsItsRun: when a task's ttl passes while its run goes
+// on, mcp-go forgets the task (tasks/get: expired) and cancels the
+// context it gave the call. Ordo's detached run never saw that context:
+// it went on, out of reach of tasks/cancel, holding one of its user's
+// task slots. Now it stops at its next step boundary, as on tasks/cancel
+// (resumable with execute), and the slot comes free.
+func TestExpiredTaskStopsItsRun(t *testing.T) {
+	e := newEnv(t, withMaxTasks(1))
+	c := e.stdioClient(t, clientOpts{legacy: true})
+	open := e.closeGate()
+	defer open()
+	resp := rpc(t, c, false, "tools/call", map[string]any{"name": "execute",
+		"arguments": map[string]any{"plan": waitPlanFor("short-lived"), "options": map[string]any{"auto_approve": true}}, "task": map[string]any{"ttl": 300}})
+	if resp.Error != nil {
+		t.Fatalf("task call: %+v", resp.Error)
+	}
+	var created mcp.CreateTaskResult
+	if err := json.Unmarshal(resp.Result, &created); err != nil {
+		t.Fatal(err)
+	}
+	runID := runOf(t, e, "short-lived")
+	testwait.Until(t, 20*time.Second, "the task to expire", func() bool {
+		r := taskRequest(t, c, false, "tasks/get", created.Task.TaskId)
+		return r.Error != nil && strings.Contains(r.Error.Message, "expired")
+	})
+	open()
+	if run := settled(t, e, runID); run.Error == nil || run.Error.Code != contracts.CodeCancelled {
+		t.Fatalf("the expired task's run: status %s error %+v, want stopped (4005)", run.Status, run.Error)
+	}
+	testwait.Until(t, 20*time.Second, "the expired task's slot to come free", func() bool {
+		id, refused := taskCall(t, c, false, upperPlan("next"))
+		return refused == nil && id != ""
+	})
+}

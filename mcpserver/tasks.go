@@ -188,22 +188,29 @@ func (t *tasks) hide(ctx context.Context, id *string) {
 }
 
 // detach returns the context a task's work runs under: it survives the
-// request and ends when the task is cancelled (or release is called).
+// request and ends when the task is cancelled, when its ttl passes (mcp-go
+// then forgets the task and cancels the context it gave the call, which
+// the detached work would not see), or when release is called.
 // Every task call's handler calls it first (wrap), so each task is taken
 // by exactly its own handler, even one cancelled before its handler ran.
 // A task created past its user's cap is refused here.
-func (t *tasks) detach(ctx context.Context) (context.Context, func(), error) {
+func (t *tasks) detach(ctx context.Context, ttl time.Duration) (context.Context, func(), error) {
 	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	expire := time.AfterFunc(ttl, stop)
+	release := func() {
+		expire.Stop()
+		stop()
+	}
 	req := server.RequestProtocolInfoFromContext(ctx)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tk := t.unclaimed[req]
 	if tk == nil {
-		return dctx, stop, nil
+		return dctx, release, nil
 	}
 	delete(t.unclaimed, req)
 	if tk.refused {
-		stop()
+		release()
 		return nil, nil, t.tooMany(tk.user)
 	}
 	if tk.cancelled {
@@ -215,7 +222,7 @@ func (t *tasks) detach(ctx context.Context) (context.Context, func(), error) {
 		t.mu.Lock()
 		tk.stop = nil
 		t.mu.Unlock()
-		stop()
+		release()
 	}, nil
 }
 

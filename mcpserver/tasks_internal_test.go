@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -26,15 +27,15 @@ func TestTaskBoundToItsRequest(t *testing.T) {
 	ts.created("running", "u", running)
 	ts.created("over", "u", over)
 
-	if _, _, err := ts.detach(ctxOf(over)); contracts.CodeOf(err) != contracts.CodeTooManyTasks {
+	if _, _, err := ts.detach(ctxOf(over), time.Hour); contracts.CodeOf(err) != contracts.CodeTooManyTasks {
 		t.Errorf("the task past the cap: %v, want %d", err, contracts.CodeTooManyTasks)
 	}
-	runCtx, release, err := ts.detach(ctxOf(running))
+	runCtx, release, err := ts.detach(ctxOf(running), time.Hour)
 	if err != nil || runCtx.Err() != nil {
 		t.Fatalf("the running task: %v %v", err, runCtx.Err())
 	}
 	defer release()
-	ctx, stop, err := ts.detach(ctxOf(early))
+	ctx, stop, err := ts.detach(ctxOf(early), time.Hour)
 	if err != nil || ctx.Err() == nil {
 		t.Fatalf("the task cancelled before its handler ran: %v, its context not stopped", err)
 	}

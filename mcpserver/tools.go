@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -221,7 +222,7 @@ func (s *Server) wrap(d *toolDef) server.ToolHandlerFunc {
 		if req.Params.Task != nil {
 			var release func()
 			var err error
-			if ctx, release, err = s.tasks.detach(ctx); err != nil {
+			if ctx, release, err = s.tasks.detach(ctx, taskTTL(req)); err != nil {
 				return errorResult(err), nil
 			}
 			defer release()
@@ -272,6 +273,14 @@ func (s *Server) checkArgs(d *toolDef, req mcp.CallToolRequest) (json.RawMessage
 			With("field", field).With("tool", d.name)
 	}
 	return raw, nil
+}
+
+// taskTTL is how long mcp-go keeps a task call's task (guard bounds it).
+func taskTTL(req mcp.CallToolRequest) time.Duration {
+	if ttl := req.Params.Task.TTL; ttl != nil && *ttl > 0 {
+		return time.Duration(*ttl) * time.Millisecond
+	}
+	return maxTaskTTL
 }
 
 // rawArguments returns a call's arguments as JSON ({} when absent or null).

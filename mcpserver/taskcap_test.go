@@ -18,12 +18,12 @@ import (
 	"github.com/ordo-run/ordo/memory"
 )
 
-// taskCall calls execute as a task: the created task's id, or the
-// JSON-RPC error refusing it.
-func taskCall(t *testing.T, c *client.Client, modern bool, plan map[string]any) (string, *mcp.JSONRPCErrorDetails) {
+// taskCall calls execute as a task kept ttlMS: the created task's id, or
+// the JSON-RPC error refusing it.
+func taskCall(t *testing.T, c *client.Client, modern bool, plan map[string]any, ttlMS int) (string, *mcp.JSONRPCErrorDetails) {
 	t.Helper()
 	resp := rpc(t, c, modern, "tools/call", map[string]any{"name": "execute",
-		"arguments": map[string]any{"plan": plan, "options": map[string]any{"auto_approve": true}}, "task": map[string]any{"ttl": 600000}})
+		"arguments": map[string]any{"plan": plan, "options": map[string]any{"auto_approve": true}}, "task": map[string]any{"ttl": ttlMS}})
 	if resp.Error != nil {
 		return "", resp.Error
 	}
@@ -74,7 +74,7 @@ func TestTasksCappedPerUser(t *testing.T) {
 
 			var bobs []string
 			for i := range max {
-				id, refused := taskCall(t, bob, modern, waitPlanFor(fmt.Sprintf("bob %d", i)))
+				id, refused := taskCall(t, bob, modern, waitPlanFor(fmt.Sprintf("bob %d", i)), 600000)
 				if refused != nil {
 					t.Fatalf("bob's task %d refused under the cap: %+v", i, refused)
 				}
@@ -83,7 +83,7 @@ func TestTasksCappedPerUser(t *testing.T) {
 			testwait.Until(t, 20*time.Second, "bob's runs to start", func() bool { return runningOf(t, e, "bob") == max })
 
 			// Past the cap: refused before a task exists, with the code.
-			_, refused := taskCall(t, bob, modern, waitPlanFor("bob over"))
+			_, refused := taskCall(t, bob, modern, waitPlanFor("bob over"), 600000)
 			if refused == nil || !strings.Contains(refused.Message, fmt.Sprintf("ordo %d:", contracts.CodeTooManyTasks)) {
 				t.Fatalf("bob's task past the cap: %+v, want error %d", refused, contracts.CodeTooManyTasks)
 			}
@@ -99,7 +99,7 @@ func TestTasksCappedPerUser(t *testing.T) {
 			upfront := 0
 			for i := range racing {
 				wg.Go(func() {
-					id, refused := taskCall(t, ada, modern, waitPlanFor(fmt.Sprintf("ada %d", i)))
+					id, refused := taskCall(t, ada, modern, waitPlanFor(fmt.Sprintf("ada %d", i)), 600000)
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -145,7 +145,7 @@ func TestTasksCappedPerUser(t *testing.T) {
 			if resp := taskRequest(t, bob, modern, "tasks/cancel", bobs[0]); resp.Error != nil {
 				t.Fatalf("cancel: %+v", resp.Error)
 			}
-			if _, refused := taskCall(t, bob, modern, waitPlanFor("bob again")); refused != nil {
+			if _, refused := taskCall(t, bob, modern, waitPlanFor("bob again"), 600000); refused != nil {
 				t.Fatalf("bob's task after one ended: %+v", refused)
 			}
 		})
@@ -163,18 +163,13 @@ func TestExpiredTaskStopsItsRun(t *testing.T) {
 	c := e.stdioClient(t, clientOpts{legacy: true})
 	open := e.closeGate()
 	defer open()
-	resp := rpc(t, c, false, "tools/call", map[string]any{"name": "execute",
-		"arguments": map[string]any{"plan": waitPlanFor("short-lived"), "options": map[string]any{"auto_approve": true}}, "task": map[string]any{"ttl": 300}})
-	if resp.Error != nil {
-		t.Fatalf("task call: %+v", resp.Error)
-	}
-	var created mcp.CreateTaskResult
-	if err := json.Unmarshal(resp.Result, &created); err != nil {
-		t.Fatal(err)
+	id, refused := taskCall(t, c, false, waitPlanFor("short-lived"), 300)
+	if refused != nil {
+		t.Fatalf("task call: %+v", refused)
 	}
 	runID := runOf(t, e, "short-lived")
 	testwait.Until(t, 20*time.Second, "the task to expire", func() bool {
-		r := taskRequest(t, c, false, "tasks/get", created.Task.TaskId)
+		r := taskRequest(t, c, false, "tasks/get", id)
 		return r.Error != nil && strings.Contains(r.Error.Message, "expired")
 	})
 	open()
@@ -182,7 +177,7 @@ func TestExpiredTaskStopsItsRun(t *testing.T) {
 		t.Fatalf("the expired task's run: status %s error %+v, want stopped (4005)", run.Status, run.Error)
 	}
 	testwait.Until(t, 20*time.Second, "the expired task's slot to come free", func() bool {
-		id, refused := taskCall(t, c, false, upperPlan("next"))
+		id, refused := taskCall(t, c, false, upperPlan("next"), 600000)
 		return refused == nil && id != ""
 	})
 }

@@ -41,11 +41,10 @@ type tasks struct {
 	running   map[string]int                        // per user
 }
 
-// task is one MCP task: who created it, the request that did, how to
-// stop its work, and when it ended (zero while it runs).
+// task is one MCP task: who created it, how to stop its work, and when
+// it ended (zero while it runs).
 type task struct {
 	user      string
-	req       *server.RequestProtocolInfo
 	stop      context.CancelFunc // set while its handler runs detached
 	cancelled bool               // tasks/cancel came before its handler took it
 	refused   bool               // created past the user's cap: its handler fails it
@@ -152,7 +151,7 @@ func (t *tasks) created(id, user string, req *server.RequestProtocolInfo) {
 		}
 	}
 	t.running[user]++
-	tk := &task{user: user, req: req, refused: t.running[user] > t.max}
+	tk := &task{user: user, refused: t.running[user] > t.max}
 	t.byID[id] = tk
 	if req != nil {
 		t.unclaimed[req] = tk

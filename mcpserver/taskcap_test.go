@@ -124,7 +124,7 @@ func TestTasksCappedPerUser(t *testing.T) {
 						working = append(working, id)
 					}
 				}
-				return len(working) <= max
+				return len(working) <= max && runningOf(t, e, "ada") >= len(working)
 			})
 			if len(working) != max || runningOf(t, e, "ada") != max {
 				t.Fatalf("ada: %d tasks working, %d runs running, want %d", len(working), runningOf(t, e, "ada"), max)

@@ -41,10 +41,11 @@ type tasks struct {
 	running   map[string]int                        // per user
 }
 
-// task is one MCP task: who created it, how to stop its work, and when
-// it ended (zero while it runs).
+// task is one MCP task: who created it and when, how to stop its work,
+// and when it ended (zero while it runs).
 type task struct {
 	user      string
+	created   time.Time
 	stop      context.CancelFunc // set while its handler runs detached
 	cancelled bool               // tasks/cancel came before its handler took it
 	refused   bool               // created past the user's cap: its handler fails it
@@ -72,7 +73,7 @@ func newTasks(max int) *tasks {
 func (t *tasks) hooks() *server.TaskHooks {
 	h := &server.TaskHooks{}
 	h.AddOnTaskCreated(func(ctx context.Context, m server.TaskMetrics) {
-		t.created(m.TaskID, identityFrom(ctx).User, server.RequestProtocolInfoFromContext(ctx))
+		t.created(m.TaskID, identityFrom(ctx).User, server.RequestProtocolInfoFromContext(ctx), m.CreatedAt)
 	})
 	h.AddOnTaskCancelled(func(_ context.Context, m server.TaskMetrics) {
 		t.cancel(m.TaskID)
@@ -141,7 +142,7 @@ func (t *tasks) tooMany(user string) error {
 }
 
 // created records a new task, its owner and the request that made it.
-func (t *tasks) created(id, user string, req *server.RequestProtocolInfo) {
+func (t *tasks) created(id, user string, req *server.RequestProtocolInfo, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := time.Now()
@@ -151,7 +152,7 @@ func (t *tasks) created(id, user string, req *server.RequestProtocolInfo) {
 		}
 	}
 	t.running[user]++
-	tk := &task{user: user, refused: t.running[user] > t.max}
+	tk := &task{user: user, created: at, refused: t.running[user] > t.max}
 	t.byID[id] = tk
 	if req != nil {
 		t.unclaimed[req] = tk
@@ -195,26 +196,29 @@ func (t *tasks) hide(ctx context.Context, id *string) {
 // A task created past its user's cap is refused here.
 func (t *tasks) detach(ctx context.Context, ttl time.Duration) (context.Context, func(), error) {
 	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	expire := time.AfterFunc(ttl, stop)
-	release := func() {
-		expire.Stop()
-		stop()
-	}
 	req := server.RequestProtocolInfoFromContext(ctx)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tk := t.unclaimed[req]
-	if tk == nil {
-		return dctx, release, nil
+	expires := time.Now().Add(ttl)
+	if tk != nil {
+		delete(t.unclaimed, req)
+		expires = tk.created.Add(ttl) // when mcp-go forgets it
 	}
-	delete(t.unclaimed, req)
-	if tk.refused {
+	expire := time.AfterFunc(time.Until(expires), stop)
+	release := func() {
+		expire.Stop()
+		stop()
+	}
+	switch {
+	case tk == nil:
+		return dctx, release, nil
+	case tk.refused:
 		release()
 		return nil, nil, t.tooMany(tk.user)
-	}
-	if tk.cancelled {
+	case tk.cancelled:
 		stop()
-	} else {
+	default:
 		tk.stop = stop
 	}
 	return dctx, func() {

@@ -21,11 +21,11 @@ func TestTaskBoundToItsRequest(t *testing.T) {
 	}
 	early, running, over := &server.RequestProtocolInfo{}, &server.RequestProtocolInfo{}, &server.RequestProtocolInfo{}
 
-	ts.created("early", "u", early)
+	ts.created("early", "u", early, time.Now())
 	ts.cancel("early")
 	ts.ended("early")
-	ts.created("running", "u", running)
-	ts.created("over", "u", over)
+	ts.created("running", "u", running, time.Now())
+	ts.created("over", "u", over, time.Now())
 
 	if _, _, err := ts.detach(ctxOf(over), time.Hour); contracts.CodeOf(err) != contracts.CodeTooManyTasks {
 		t.Errorf("the task past the cap: %v, want %d", err, contracts.CodeTooManyTasks)

@@ -18,13 +18,14 @@ type ContractPin struct {
 }
 
 // The parts of a contract a pin tells apart. Every Contract field but the
-// tool's name is in one (TestPinCoversEveryContractField).
+// tool's name and its service (the name's prefix) is in one
+// (TestPinCoversEveryContractField).
 const (
 	PartDescription  = "description"
 	PartInputSchema  = "input_schema"  // with secret_fields
 	PartOutputSchema = "output_schema" // with produces_map
 	PartRisk         = "risk"          // risk_level, scopes_required
-	PartAnnotations  = "annotations"   // service, tags, timeout, idempotency
+	PartAnnotations  = "annotations"   // tags, timeout, idempotency
 )
 
 // PinParts lists the parts in the order a change names them.
@@ -38,7 +39,7 @@ func (t *Tool) Pin() ContractPin {
 		PartInputSchema:  []any{c.InputSchema, c.SecretFields},
 		PartOutputSchema: []any{c.OutputSchema, c.ProducesMap},
 		PartRisk:         []any{c.RiskLevel, c.ScopesRequired},
-		PartAnnotations:  []any{c.Service, c.Tags, c.TimeoutMS, c.Idempotent, c.IdempotentWithKey},
+		PartAnnotations:  []any{c.Tags, c.TimeoutMS, c.Idempotent, c.IdempotentWithKey},
 	}
 	p := ContractPin{Hash: t.hash, Parts: make(map[string]string, len(parts))}
 	for name, v := range parts {

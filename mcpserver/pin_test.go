@@ -3,13 +3,17 @@ package mcpserver_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ordo-run/ordo/agent"
+	"github.com/ordo-run/ordo/agent/policy"
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
-	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // An upstream MCP server (mcp-go) changes its tool's input schema, keeping
@@ -30,24 +34,10 @@ func TestUpstreamSchemaChangeAsksAgain(t *testing.T) {
 		t.Fatalf("plan: %v", waiting)
 	}
 
-	calc.mcp.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
-		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()), mcp.WithBoolean("round"),
-		mcp.WithOutputSchema[struct {
-			Sum float64 `json:"sum"`
-		}](),
-		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultStructured(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}, "sum"), nil
-		})
-	var now string
-	testwait.Until(t, 30*time.Second, "the new calc.add", func() bool {
-		tool, ok := e.host.Lookup("calc.add")
-		if ok {
-			now = tool.Hash()
-		}
-		return ok && now != old.Hash()
-	})
+	now := changeAdd(calc, e.host, old.Hash())
+	if now == "" {
+		t.Fatal("the host never saw the new calc.add")
+	}
 
 	out := call(t, c, "approve", map[string]any{"run_id": waiting["run_id"], "decision": "approve", "seq": waiting["interrupt"].(map[string]any)["seq"]})
 	in := out["interrupt"].(map[string]any)
@@ -69,5 +59,58 @@ func TestUpstreamSchemaChangeAsksAgain(t *testing.T) {
 	plans := rec["plans"].([]any)
 	if len(plans) != 2 || plans[1].(map[string]any)["source"] != "repin" || rec["state"].(map[string]any)["sum"] != float64(5) {
 		t.Fatalf("run: plans %v, state %v", plans, rec["state"])
+	}
+}
+
+// changeAdd gives the upstream's add tool a new optional input field,
+// keeping its description and annotations (so its risk), and returns its
+// contract hash once h's catalog has it ("" if it never does).
+func changeAdd(calc *calcUpstream, h *host.Host, old string) string {
+	calc.mcp.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
+		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()), mcp.WithBoolean("round"),
+		mcp.WithOutputSchema[struct {
+			Sum float64 `json:"sum"`
+		}](),
+		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultStructured(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}, "sum"), nil
+		})
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if tool, ok := h.Lookup("calc.add"); ok && tool.Hash() != old {
+			return tool.Hash()
+		}
+	}
+	return ""
+}
+
+// A direct call (the gateway) the person confirms inline while its tool
+// changes its contract does not run against the new one: the run waits at
+// contract_changed, the call's answer says so with the changes, and
+// approve runs it.
+func TestGatewayCallConfirmedBeforeAChange(t *testing.T) {
+	calc := newCalcUpstream(t)
+	e := newGatewayEnv(t, agent.Config{Policy: policy.Config{ConfirmTools: []string{"calc.add"}}},
+		host.WithUpstreams(host.UpstreamSpec{Name: "calc", URL: calc.url(), BearerToken: calcToken, PollInterval: 50 * time.Millisecond}))
+	old, ok := e.host.Lookup("calc.add")
+	if !ok {
+		t.Fatal("calc.add is not in the catalog")
+	}
+	var now string
+	h := &elicitor{answer: func(mcp.ElicitationParams) *mcp.ElicitationResult {
+		now = changeAdd(calc, e.host, old.Hash()) // while the person reads the question
+		return accept(map[string]any{"decision": "approve"})
+	}}
+	c := e.stdioClient(t, clientOpts{opts: []client.ClientOption{client.WithElicitationHandler(h)}})
+	code, body := toolError(t, c, "call_tool", map[string]any{"tool": "calc.add", "arguments": map[string]any{"a": 2, "b": 3}})
+	details := body["details"].(map[string]any)
+	changes, _ := details["changes"].([]any)
+	if code != contracts.CodeApprovalRequired || now == "" || len(changes) != 1 ||
+		changes[0].(map[string]any)["new"].(map[string]any)["hash"] != now || !strings.Contains(body["message"].(string), "calc.add (input_schema)") {
+		t.Fatalf("confirmed call: %d %v", code, body)
+	}
+	out := call(t, c, "approve", map[string]any{"run_id": details["run_id"], "decision": "approve"})
+	if out["status"] != "completed" {
+		t.Fatalf("approve the change: %v", out)
 	}
 }

@@ -140,7 +140,7 @@ func (e *Engine) contractChanged(ctx context.Context, run *contracts.Run, rev co
 	if approvedByPerson(run, rev, changes) {
 		return stopInterrupted, e.interrupt(ctx, run, &contracts.Interrupt{
 			Kind:        contracts.InterruptContractChanged,
-			Message:     "since the plan was approved, the contract changed of " + changeNote(changes) + ": approve the plan with the new contracts, edit or reject it",
+			Message:     "the contract of " + changeNote(changes) + " changed since it was approved: approve the plan with the new contracts, edit or reject it",
 			PlanVersion: rev.Version, Mermaid: rev.Mermaid, Policy: run.Policy, Changes: changes,
 		})
 	}

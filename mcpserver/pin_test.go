@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/ordo-run/ordo/agent/policy"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/testmcp"
 )
 
 // An upstream MCP server (mcp-go) changes its tool's input schema, keeping
@@ -66,16 +66,7 @@ func TestUpstreamSchemaChangeAsksAgain(t *testing.T) {
 // keeping its description and annotations (so its risk), and returns its
 // contract hash once h's catalog has it ("" if it never does).
 func changeAdd(calc *calcUpstream, h *host.Host, old string) string {
-	calc.mcp.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
-		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()), mcp.WithBoolean("round"),
-		mcp.WithOutputSchema[struct {
-			Sum float64 `json:"sum"`
-		}](),
-		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultStructured(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}, "sum"), nil
-		})
+	testmcp.AddAdd(calc.mcp, mcp.WithBoolean("round"))
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if tool, ok := h.Lookup("calc.add"); ok && tool.Hash() != old {
 			return tool.Hash()

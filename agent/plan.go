@@ -277,9 +277,9 @@ func planFailed(msg string, err error) error {
 
 // checkPlan validates p as the run's next plan version, with the state's
 // keys counting as produced, pins it to its tools' contracts (pin.go) and
-// applies policy. It changes nothing; on a
-// policy denial it returns the revision and decisions with the error. The
-// graph is the plan's, for executing it at once (see Request.checked).
+// applies policy. It changes nothing; on a policy denial it returns the
+// revision and decisions with the error. The graph is the plan's, for
+// executing it at once (see Request.checked).
 func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason string, initial []string) (*contracts.PlanRevision, map[string]contracts.PolicyDecision, *contracts.Graph, error) {
 	pins := e.pinsOf(p) // before the check: a change while it runs is found later
 	g, err := contracts.CheckPlan(p, e.deps.Tools, contracts.CheckOptions{InitialState: initial, AllowedServices: run.Options.Services})

@@ -381,9 +381,9 @@ func failedAction(run *contracts.Run) (string, error) {
 
 // remaining drops from an edit made at a pause or a contract change, or
 // from a plan being re-pinned, the actions already finished in the plan
-// version (same id and tool), and the
-// dependencies on them: finished steps are kept, not run again, and the
-// state they produced is there for the rest.
+// version (same id and tool), and the dependencies on them: finished steps
+// are kept, not run again, and the state they produced is there for the
+// rest.
 func remaining(run *contracts.Run, version int, p *contracts.Plan) (*contracts.Plan, error) {
 	done := finished(run, version)
 	out := clonePlan(p)

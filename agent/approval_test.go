@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,8 +79,8 @@ func TestStepApprovalSendsThePayloadShownWhateverTheStateBecame(t *testing.T) {
 // that goes on executing (approved, resumed, taken over) is checked again
 // against the configuration and the contracts as they are then. A tool
 // denied since fails the run before any call; one that now asks for
-// confirmation (here its contract became destructive) stops at a
-// step approval.
+// confirmation (here its contract became destructive, which is asked
+// about first as a changed contract) stops at a step approval.
 func TestPolicyRecheckedWhenAStoredPlanExecutes(t *testing.T) {
 	ctx := context.Background()
 	start := func(t *testing.T) (*testTools, *memory.MemStore, *contracts.Run) {
@@ -126,6 +127,12 @@ func TestPolicyRecheckedWhenAStoredPlanExecutes(t *testing.T) {
 		chat.Contract.RiskLevel = contracts.RiskDestructive
 		changed := newTools(t, notesTool(), chat)
 		run, err := fresh(Config{HITL: hitlOn}, changed, store).Resume(ctx, run.ID, approve)
+		wantStatus(t, run, err, contracts.RunInterrupted)
+		// The approved plan's tool changed its contract: asked first (pin.go).
+		if in := run.Interrupt; in.Kind != contracts.InterruptContractChanged || !slices.Equal(in.Changes[0].Fields, []string{contracts.PartRisk}) {
+			t.Fatalf("interrupt %+v", in)
+		}
+		run, err = fresh(Config{HITL: hitlOn}, changed, store).Resume(ctx, run.ID, approve)
 		wantStatus(t, run, err, contracts.RunInterrupted)
 		if in := run.Interrupt; in.Kind != contracts.InterruptStepApproval || in.ActionID != "a2" || len(changed.Calls("chat.post_message")) != 0 {
 			t.Fatalf("interrupt %+v, calls %v", in, changed.Calls(""))

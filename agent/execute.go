@@ -31,7 +31,8 @@ const (
 	stopInterrupted
 	stopFailed
 	stopCancelled
-	stopAsked // a person asked for a pause or a cancel (steer.go)
+	stopAsked    // a person asked for a pause or a cancel (steer.go)
+	stopRepinned // a tool's contract changed: drive the current plan version again (pin.go)
 )
 
 // failure is an action that could not be completed in this plan version.
@@ -71,6 +72,8 @@ func (e *Engine) execute(ctx context.Context, run *contracts.Run, checked *contr
 			return e.finish(ctx, run, contracts.RunCompleted)
 		case stopAsked:
 			return e.steered(ctx, run, *w.request())
+		case stopRepinned:
+			continue
 		}
 		if f == nil { // runDAG already failed the run
 			return nil
@@ -106,11 +109,20 @@ type outcome struct {
 func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, g *contracts.Graph) (stop, *failure, error) {
 	rev := run.Plans[len(run.Plans)-1]
 	plan := rev.Plan
-	stored := g == nil // checked before this call: policy may have changed since
+	pins := rev.Pins
+	var changes []contracts.ContractChange
+	stored := g == nil // checked before this call: policy and contracts may have changed since
 	if stored {
+		pins = e.pinned(rev)
+		changes = e.contractChanges(pins, &plan, finished(run, rev.Version))
 		var err error
 		g, err = contracts.CheckPlan(&plan, e.deps.Tools, contracts.CheckOptions{InitialState: slices.Collect(maps.Keys(run.State)), AllowedServices: run.Options.Services})
 		if err != nil {
+			if len(changes) > 0 {
+				if broken := brokenContract(changes, err); broken != nil {
+					return stopFailed, e.failBroken(ctx, run, rev.Version, broken), nil
+				}
+			}
 			return stopFailed, nil, e.fail(ctx, run, planFailed("the plan no longer checks against the catalog", err))
 		}
 	}
@@ -126,6 +138,10 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, 
 		if ok, err := e.recheckPolicy(ctx, run, &plan, prog.done); !ok || err != nil {
 			return stopFailed, nil, err
 		}
+		if len(changes) > 0 {
+			why, err := e.contractChanged(ctx, run, rev, changes)
+			return why, nil, err
+		}
 	}
 	run.Steps = slices.Grow(run.Steps, prog.left) // a record per action left, at least
 	parallel := e.cfg.Parallelism
@@ -135,15 +151,16 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, 
 	running := map[string]bool{}
 	results := make(chan outcome)
 	var (
-		fail    *failure
-		pending *contracts.Interrupt
-		dataErr error
+		fail     *failure
+		pending  *contracts.Interrupt
+		dataErr  error
+		repinned bool // a tool's contract changed since the drive began
 	)
 	var started []outcome // the calls dispatched in one round
 	var ready []int       // the ready actions a round goes through (dispatching changes prog.ready)
 	for {
 		started = started[:0]
-		if fail == nil && pending == nil && dataErr == nil && ctx.Err() == nil && w.request() == nil {
+		if fail == nil && pending == nil && dataErr == nil && !repinned && ctx.Err() == nil && w.request() == nil {
 			ready = append(ready[:0], prog.ready...)
 			for _, i := range ready {
 				if len(running) >= parallel {
@@ -157,6 +174,10 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, 
 					fail = &failure{a.ID, contracts.Errorf(contracts.CodeUnsatisfiedRequires,
 						"action %s cannot run: state lacks %s (a step it depends on was skipped or produced nothing)", a.ID, strings.Join(missing, ", ")).
 						With("action", a.ID).With("keys", missing)}
+					break
+				}
+				if t, ok := e.deps.Tools.Lookup(a.Tool); ok && unpinned(pins, t) {
+					repinned = true // checked again before any call under the new contract
 					break
 				}
 				if fail, dataErr = e.stepBudget(ctx, run, a, len(running)); fail != nil || dataErr != nil {
@@ -191,6 +212,8 @@ func (e *Engine) runDAG(ctx context.Context, run *contracts.Run, w *steerWatch, 
 			switch {
 			case dataErr != nil:
 				return stopFailed, nil, dataErr
+			case repinned:
+				return stopRepinned, nil, nil
 			case pending != nil:
 				return stopInterrupted, nil, e.interrupt(ctx, run, pending)
 			case fail != nil:

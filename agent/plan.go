@@ -276,10 +276,12 @@ func planFailed(msg string, err error) error {
 }
 
 // checkPlan validates p as the run's next plan version, with the state's
-// keys counting as produced, and applies policy. It changes nothing; on a
-// policy denial it returns the revision and decisions with the error. The
-// graph is the plan's, for executing it at once (see Request.checked).
+// keys counting as produced, pins it to its tools' contracts (pin.go) and
+// applies policy. It changes nothing; on a policy denial it returns the
+// revision and decisions with the error. The graph is the plan's, for
+// executing it at once (see Request.checked).
 func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason string, initial []string) (*contracts.PlanRevision, map[string]contracts.PolicyDecision, *contracts.Graph, error) {
+	pins := e.pinsOf(p) // before the check: a change while it runs is found later
 	g, err := contracts.CheckPlan(p, e.deps.Tools, contracts.CheckOptions{InitialState: initial, AllowedServices: run.Options.Services})
 	if err != nil {
 		return nil, nil, nil, err
@@ -302,7 +304,7 @@ func (e *Engine) checkPlan(run *contracts.Run, p *contracts.Plan, source, reason
 	}
 	rev := &contracts.PlanRevision{
 		Version: len(run.Plans) + 1, Source: source, Plan: *p, Levels: g.Levels, Mermaid: g.Mermaid(p),
-		Reason: reason, CreatedAt: e.now(),
+		Reason: reason, CreatedAt: e.now(), Pins: pins,
 	}
 	decisions := e.evaluate(p, run.Options.Scopes)
 	for _, a := range p.Actions {
@@ -334,7 +336,7 @@ func denied(a contracts.Action, d contracts.PolicyDecision, now string) error {
 // are not done, when the run goes on executing it (an approval, a resume,
 // another server's takeover): the configuration, the user's scopes
 // (Deps.Scopes) or a tool's contract may have changed since the plan was
-// checked.
+// checked. (A changed contract is pin.go's to find.)
 // A denial now fails the run before any tool runs; a confirmation now
 // asked for is asked (run.Policy keeps the stricter of the two decisions
 // while the run is driven; the log keeps the plan's). ok is false when the

@@ -23,6 +23,8 @@ var fits = map[contracts.InterruptKind][]contracts.DecisionKind{
 	// edit carries the remaining plan; abort cancels the run
 	contracts.InterruptPaused:         {contracts.DecisionContinue, contracts.DecisionEdit, contracts.DecisionAbort},
 	contracts.InterruptVerifyQuestion: {contracts.DecisionAnswer, contracts.DecisionApprove, contracts.DecisionReject},
+	// approve re-pins the plan to the new contracts; edit carries the remaining plan
+	contracts.InterruptContractChanged: {contracts.DecisionApprove, contracts.DecisionEdit, contracts.DecisionReject},
 }
 
 // Decisions lists the decisions an interrupt of this kind accepts, in the
@@ -127,7 +129,7 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 				return err
 			}
 		}
-	case contracts.InterruptPaused:
+	case contracts.InterruptPaused, contracts.InterruptContractChanged:
 		if d.Kind == contracts.DecisionEdit {
 			if d.Plan == nil {
 				return contracts.Errorf(contracts.CodeInvalidDecision, "an edit needs a plan").With("field", "plan")
@@ -143,6 +145,11 @@ func (e *Engine) decide(ctx context.Context, run *contracts.Run, d contracts.Dec
 			break
 		}
 		record()
+		if in.Kind == contracts.InterruptContractChanged {
+			if err := e.repin(ctx, run, in.Changes, "approved by "+d.By); err != nil || run.Status == contracts.RunFailed {
+				return err
+			}
+		}
 	case contracts.InterruptInputRequired:
 		var missing []string
 		for _, f := range in.Fields {

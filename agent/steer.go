@@ -379,17 +379,13 @@ func failedAction(run *contracts.Run) (string, error) {
 	return from, nil
 }
 
-// remaining drops from an edit made at a pause the actions already
-// finished in the paused plan version (same id and tool), and the
-// dependencies on them: finished steps are kept, not run again, and the
-// state they produced is there for the rest.
+// remaining drops from an edit made at a pause or a contract change, or
+// from a plan being re-pinned, the actions already finished in the plan
+// version (same id and tool), and the dependencies on them: finished steps
+// are kept, not run again, and the state they produced is there for the
+// rest.
 func remaining(run *contracts.Run, version int, p *contracts.Plan) (*contracts.Plan, error) {
-	done := map[string]string{}
-	for _, s := range run.Steps {
-		if s.PlanVersion == version && (s.Status == contracts.StepSucceeded || s.Status == contracts.StepSkipped) {
-			done[s.ActionID] = s.Tool
-		}
-	}
+	done := finished(run, version)
 	out := clonePlan(p)
 	out.Actions = slices.DeleteFunc(out.Actions, func(a contracts.Action) bool { return done[a.ID] == a.Tool })
 	for i := range out.Actions {

@@ -60,6 +60,7 @@ const (
 	CodeNoLLM              Code = 4004 // the work needs a model and none is configured
 	CodeCancelled          Code = 4005 // the run was cancelled
 	CodeBudgetExceeded     Code = 4006 // a run or daily budget is spent (details: budget)
+	CodeContractChanged    Code = 4007 // a tool's contract changed since the plan was checked, which no longer checks against it
 )
 
 // Human-in-the-loop errors (5000s).

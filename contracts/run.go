@@ -118,6 +118,10 @@ type PlanRevision struct {
 	Mermaid   string     `json:"mermaid,omitempty"`
 	Reason    string     `json:"reason,omitempty"` // why a re-plan happened
 	CreatedAt time.Time  `json:"created_at"`
+	// Pins are the contracts this version was checked against, by tool:
+	// before it runs a step the engine compares the tool's contract now
+	// with its pin (agent/pin.go). None in versions older builds wrote.
+	Pins map[string]ContractPin `json:"pins,omitempty"`
 }
 
 // Policy decisions.
@@ -192,6 +196,11 @@ const (
 	// runs pause); it stopped at a step boundary. Continue, edit (Plan:
 	// the remaining plan) or abort.
 	InterruptPaused InterruptKind = "paused"
+	// InterruptContractChanged: a tool the plan calls changed its contract
+	// since a person approved the plan or the step (Changes says how).
+	// Approve (the plan runs pinned to the new contracts, as a new plan
+	// version), edit (Plan: the remaining plan) or reject.
+	InterruptContractChanged InterruptKind = "contract_changed"
 )
 
 // Interrupt is what a waiting run asks for.
@@ -209,11 +218,13 @@ type Interrupt struct {
 	Fields      []string                  `json:"fields,omitempty"`  // input_required: paths still MISSING
 	// Secret lists the Fields that lie in the tool's secret_fields: a
 	// client asks for them without showing what is typed (input_required).
-	Secret    []string    `json:"secret,omitempty"`
-	Attempt   int         `json:"attempt,omitempty"` // verify_question: the attempt the critic judged; step_approval: the attempt asked about
-	Budget    *BudgetStop `json:"budget,omitempty"`  // budget_exceeded
-	Error     *Error      `json:"error,omitempty"`   // step_failed: the last attempt's error
-	CreatedAt time.Time   `json:"created_at"`
+	Secret  []string    `json:"secret,omitempty"`
+	Attempt int         `json:"attempt,omitempty"` // verify_question: the attempt the critic judged; step_approval: the attempt asked about
+	Budget  *BudgetStop `json:"budget,omitempty"`  // budget_exceeded
+	Error   *Error      `json:"error,omitempty"`   // step_failed: the last attempt's error
+	// Changes are the tools whose contract changed (contract_changed).
+	Changes   []ContractChange `json:"changes,omitempty"`
+	CreatedAt time.Time        `json:"created_at"`
 }
 
 // DecisionKind is a person's answer to an interrupt.

@@ -44,6 +44,15 @@ func elicitationFor(run *contracts.Run) mcp.ElicitationParams {
 		}
 		props["decision"] = map[string]any{"type": "string", "title": "Decision", "enum": []string{"approve", "reject"}}
 		required = []string{"decision"}
+	case contracts.InterruptContractChanged:
+		for _, c := range in.Changes {
+			fmt.Fprintf(&msg, "%s (called by %s) changed: %s; contract %.12s -> %.12s\n", c.Tool, strings.Join(c.Actions, ", "), strings.Join(c.Fields, ", "), c.Old.Hash, c.New.Hash)
+			if c.Description != "" {
+				fmt.Fprintf(&msg, "  now described as: %s\n", c.Description)
+			}
+		}
+		props["decision"] = map[string]any{"type": "string", "title": "Decision", "enum": []string{"approve", "reject"}}
+		required = []string{"decision"}
 	case contracts.InterruptStepApproval:
 		fmt.Fprintf(&msg, "Step %s calls %s with %s\n", in.ActionID, in.Tool, string(in.Payload))
 		props["decision"] = map[string]any{"type": "string", "title": "Decision", "enum": []string{"approve", "skip", "reject"}}
@@ -95,7 +104,7 @@ func decisionFromElicitation(in *contracts.Interrupt, content any) (contracts.De
 	}
 	note, _ := form["note"].(string)
 	switch in.Kind {
-	case contracts.InterruptPlanApproval, contracts.InterruptStepApproval:
+	case contracts.InterruptPlanApproval, contracts.InterruptStepApproval, contracts.InterruptContractChanged:
 		kind, _ := form["decision"].(string)
 		d := contracts.Decision{Kind: contracts.DecisionKind(kind), Note: note}
 		switch d.Kind {

@@ -381,6 +381,10 @@ func (g *gateway) outcome(t *contracts.Tool, run *contracts.Run) (*mcp.CallToolR
 			return toolResult(run.Steps[n-1].Result)
 		}
 	case contracts.RunInterrupted:
+		if in := run.Interrupt; in != nil && in.Kind == contracts.InterruptContractChanged { // since the person confirmed
+			return nil, contracts.Errorf(contracts.CodeApprovalRequired, "%s: %s; run %s waits: call approve with {\"run_id\": %q, \"decision\": \"approve\"} (or \"reject\")",
+				t.Name(), in.Message, run.ID, run.ID).With("run_id", run.ID).With("tool", t.Name()).With("decisions", decisionsFor(in.Kind)).With("changes", in.Changes)
+		}
 		return nil, contracts.Errorf(contracts.CodeApprovalRequired,
 			"%s needs a person's confirmation (%s) and this client cannot be asked inline: run %s waits; call approve with {\"run_id\": %q, \"decision\": \"approve\"} (or \"reject\"), then run_status shows the result",
 			t.Name(), run.Policy[agent.DirectAction].Reason, run.ID, run.ID).

@@ -84,6 +84,9 @@ type InterruptView struct {
 	Mermaid   string                  `json:"mermaid,omitempty"`
 	Budget    *contracts.BudgetStop   `json:"budget,omitempty"` // budget_exceeded: approve with answers.limit
 	Error     *contracts.Error        `json:"error,omitempty"`  // step_failed: why the last attempt failed
+	// Changes are the tools whose contract changed since the plan or the
+	// step was approved (contract_changed).
+	Changes []contracts.ContractChange `json:"changes,omitempty"`
 	// Suggestions are remembered answers: to the questions (clarify), by
 	// question; for the fields (input_required), by field.
 	Suggestions map[string]string `json:"suggestions,omitempty"`
@@ -124,7 +127,7 @@ func newRunView(run *contracts.Run, mode viewMode) *RunView {
 	}
 	if in := run.Interrupt; in != nil && run.Status == contracts.RunInterrupted {
 		v.Interrupt = &InterruptView{Kind: in.Kind, Message: in.Message, Questions: in.Questions, ActionID: in.ActionID,
-			Tool: in.Tool, Payload: in.Payload, Fields: in.Fields, Secret: in.Secret, Mermaid: in.Mermaid, Budget: in.Budget, Error: in.Error, Decisions: decisionsFor(in.Kind),
+			Tool: in.Tool, Payload: in.Payload, Fields: in.Fields, Secret: in.Secret, Mermaid: in.Mermaid, Budget: in.Budget, Error: in.Error, Changes: in.Changes, Decisions: decisionsFor(in.Kind),
 			Suggestions: in.Suggestions, Seq: run.Seq}
 		if mode == planView {
 			switch in.Kind {
@@ -173,7 +176,7 @@ func decisionsFor(k contracts.InterruptKind) []string {
 		return []string{"approve", "edit", "skip", "reject"}
 	case contracts.InterruptBudgetExceeded:
 		return []string{"approve", "reject"}
-	case contracts.InterruptVerifyQuestion, contracts.InterruptClarify, contracts.InterruptStepFailed, contracts.InterruptPaused:
+	case contracts.InterruptVerifyQuestion, contracts.InterruptClarify, contracts.InterruptStepFailed, contracts.InterruptPaused, contracts.InterruptContractChanged:
 		return decisionNames(k)
 	default:
 		return []string{"answer"}

@@ -31,6 +31,9 @@ func TestInterruptForms(t *testing.T) {
 			Error: contracts.Errorf(contracts.CodeToolFailed, "the <tool> broke")},
 		{Kind: contracts.InterruptPaused, Message: "paused by bob"},
 		{Kind: contracts.InterruptVerifyQuestion, Message: "is this right?"},
+		{Kind: contracts.InterruptContractChanged, Message: "the contract changed", Changes: []contracts.ContractChange{{
+			Tool: "test.echo", Actions: []string{"a1"}, Fields: []string{"description", "input_schema"},
+			Old: contracts.ContractPin{Hash: "0123456789abcdef"}, New: contracts.ContractPin{Hash: "fedcba9876543210"}, Description: "Echoes, and <deletes> the source."}}},
 	} {
 		run := &contracts.Run{ID: "run_x", Goal: "g", Status: contracts.RunInterrupted, Interrupt: &in,
 			Plans: []contracts.PlanRevision{{Version: 1, Plan: plan}}}
@@ -57,6 +60,8 @@ func TestInterruptForms(t *testing.T) {
 			contracts.InterruptStepFailed:     `the &lt;tool&gt; broke`,
 			contracts.InterruptPaused:         `name="plan"`,
 			contracts.InterruptVerifyQuestion: `name="answer:answer"`,
+			contracts.InterruptContractChanged: `<td><code>test.echo</code></td><td>a1</td><td>description, input_schema<br>now described as: Echoes, and &lt;deletes&gt; the source.</td>` +
+				`<td><code>0123456789ab</code> → <code>fedcba987654</code></td>`,
 		}[in.Kind]
 		if !strings.Contains(page, want) {
 			t.Errorf("%s: lacks %s:\n%s", in.Kind, want, page)

@@ -12,15 +12,23 @@ import (
 // it announces tool list changes.
 func NewCalc(listChanged bool) *server.MCPServer {
 	s := server.NewMCPServer("calc", "1.0.0", server.WithToolCapabilities(listChanged))
-	s.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds two numbers."),
+	AddAdd(s)
+	return s
+}
+
+// AddAdd adds calc's add tool to s, or replaces it: more extends its
+// definition (a new input field, say) keeping its description and
+// annotations, for tests of a tool whose contract changes.
+func AddAdd(s *server.MCPServer, more ...mcp.ToolOption) {
+	opts := append([]mcp.ToolOption{mcp.WithDescription("Adds two numbers."),
 		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()),
 		mcp.WithOutputSchema[struct {
 			Sum float64 `json:"sum"`
 		}](),
 		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)}, more...)
+	s.AddTool(mcp.NewTool("add", opts...),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultStructured(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}, "sum"), nil
 		})
-	return s
 }

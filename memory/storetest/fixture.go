@@ -35,6 +35,7 @@ func FullRun(id string, seq int64) *contracts.Run {
 		FinalResponse: &contracts.FinalResponse{Style: "short", IncludeLinks: &yes},
 		Constraints:   &contracts.Constraints{MaxActions: 5, AllowParallel: &yes, AllowedServices: []string{"cal"}},
 	}
+	pin := contracts.ContractPin{Hash: "2c26b4", Parts: map[string]string{contracts.PartDescription: "a1", contracts.PartInputSchema: "c3"}}
 	return &contracts.Run{
 		FormatVersion: contracts.RunFormatVersion,
 		ID:            id, UserID: "ana", Goal: "book a table and tell Ana", Status: contracts.RunInterrupted,
@@ -45,7 +46,7 @@ func FullRun(id string, seq int64) *contracts.Run {
 		Conversation: []contracts.Turn{{RunID: "run_before", Goal: "find a restaurant", Answer: "Mori, 19:00 free",
 			Status: contracts.RunCompleted, At: Base.Add(-time.Hour)}},
 		Plans: []contracts.PlanRevision{{Version: 1, Source: "planner", Plan: plan, Levels: [][]string{{"a1"}},
-			Mermaid: "graph TD\n a1", Reason: "first", CreatedAt: Base}},
+			Mermaid: "graph TD\n a1", Reason: "first", CreatedAt: Base, Pins: map[string]contracts.ContractPin{"cal.book": pin}}},
 		Policy: map[string]contracts.PolicyDecision{"a1": {Decision: contracts.PolicyRequireConfirm, Reason: "external_send"}},
 		State:  map[string]json.RawMessage{"time": json.RawMessage(`"19:00"`), "nested": json.RawMessage(`{"a":[1,2.5,"x"],"b":null}`)},
 		Steps: []contracts.StepRecord{{ActionID: "a1", Tool: "cal.book", PlanVersion: 1, Attempt: 1, IdempotencyKey: id + "/a1/1",
@@ -54,7 +55,9 @@ func FullRun(id string, seq int64) *contracts.Run {
 			StartedAt: Base.Add(time.Millisecond), EndedAt: Base.Add(2 * time.Millisecond)}},
 		Interrupt: &contracts.Interrupt{Kind: contracts.InterruptStepApproval, Message: "book?", Questions: []string{"which day?"},
 			Suggestions: map[string]string{"day": "friday"}, PlanVersion: 1, Mermaid: "graph TD", Policy: map[string]contracts.PolicyDecision{"a1": {Decision: contracts.PolicyAllow}},
-			ActionID: "a1", Tool: "cal.book", Payload: json.RawMessage(`{"when":"19:00"}`), Fields: []string{"when"}, CreatedAt: Base},
+			ActionID: "a1", Tool: "cal.book", Payload: json.RawMessage(`{"when":"19:00"}`), Fields: []string{"when"}, CreatedAt: Base,
+			Changes: []contracts.ContractChange{{Tool: "cal.book", Actions: []string{"a1"}, Fields: []string{contracts.PartDescription},
+				Old: pin, New: contracts.ContractPin{Hash: "9f86d0", Parts: map[string]string{contracts.PartDescription: "b2"}}, Description: "Books, and tells."}}},
 		Decisions: []contracts.DecisionRecord{{Interrupt: contracts.Interrupt{Kind: contracts.InterruptPlanApproval, Message: "ok?", CreatedAt: Base},
 			Decision: contracts.Decision{Kind: contracts.DecisionEdit, Plan: &plan, Payload: json.RawMessage(`{"x":1}`),
 				Answers: map[string]any{"day": "friday"}, By: "ana", Note: "edited"}, At: Base.Add(time.Second)}},

@@ -167,6 +167,7 @@ func showRun(w io.Writer, run *contracts.Run) error {
 	}
 	if run.Interrupt != nil {
 		fmt.Fprintf(tw, "waiting\t%s: %s\n", run.Interrupt.Kind, console.Clip(run.Interrupt.Message, 120))
+		console.ContractChanges(tw, "changed\t", run.Interrupt.Changes)
 	}
 	if run.Error != nil {
 		fmt.Fprintf(tw, "error\t%d (%s): %s\n", run.Error.Code, run.Error.Code.Category(), console.Clip(run.Error.Message, 160))

@@ -84,6 +84,14 @@ func TestDecide(t *testing.T) {
 				t.Errorf("%+v", d)
 			}
 		}},
+		{"contract changed: shown, then approved", contracts.Interrupt{Kind: contracts.InterruptContractChanged, Changes: []contracts.ContractChange{{
+			Tool: "files.move", Actions: []string{"m1"}, Fields: []string{"description"}, Old: contracts.ContractPin{Hash: "0123456789abcdef"},
+			New: contracts.ContractPin{Hash: "fedcba9876543210"}, Description: "Moves a file and deletes the source."}}}, "a\n", func(t *testing.T, d contracts.Decision, out string) {
+			if d.Kind != contracts.DecisionApprove || !strings.Contains(out, "files.move (for m1) changed: description; contract 0123456789ab -> fedcba987654") ||
+				!strings.Contains(out, "now described as: Moves a file and deletes the source.") || !strings.Contains(out, "run the plan with the new contracts?") {
+				t.Errorf("%+v\n%s", d, out)
+			}
+		}},
 		{"budget raised after a bad limit", contracts.Interrupt{Kind: contracts.InterruptBudgetExceeded,
 			Budget: &contracts.BudgetStop{Budget: "run.tokens", Limit: 100, Used: 150, Before: "step"}}, "a lots\na 500\n", func(t *testing.T, d contracts.Decision, out string) {
 			if d.Kind != contracts.DecisionApprove || d.Answers["limit"] != 500.0 || !strings.Contains(out, "run.tokens: 150 used of 100") || !strings.Contains(out, "not a number") {

@@ -84,7 +84,10 @@ func (p *Prompter) Decide(ctx context.Context, run *contracts.Run) (contracts.De
 	}
 	switch in.Kind {
 	case contracts.InterruptPlanApproval:
-		return p.planApproval(ctx)
+		return p.planApproval(ctx, "approve the plan?")
+	case contracts.InterruptContractChanged:
+		ContractChanges(p.out, "  ", in.Changes)
+		return p.planApproval(ctx, "run the plan with the new contracts?")
 	case contracts.InterruptStepApproval:
 		return p.stepApproval(ctx, in)
 	case contracts.InterruptClarify:
@@ -129,8 +132,21 @@ func (p *Prompter) budget(ctx context.Context, b *contracts.BudgetStop) (contrac
 		})
 }
 
-func (p *Prompter) planApproval(ctx context.Context) (contracts.Decision, error) {
-	return p.ask(ctx, "approve the plan? [a]pprove  [e]dit FILE  [r]eject [NOTE] > ", "  answer a, e FILE (an edited plan in JSON) or r",
+// ContractChanges prints, one line each after indent, the tools whose
+// contract changed (a contract_changed interrupt): what changed, the old
+// and new contract hashes, and the new description.
+func ContractChanges(w io.Writer, indent string, changes []contracts.ContractChange) {
+	for _, c := range changes {
+		fmt.Fprintf(w, "%s%s (for %s) changed: %s; contract %.12s -> %.12s\n", indent, c.Tool, strings.Join(c.Actions, ", "),
+			strings.Join(c.Fields, ", "), c.Old.Hash, c.New.Hash)
+		if c.Description != "" {
+			fmt.Fprintf(w, "%s  now described as: %s\n", indent, Clip(c.Description, 300))
+		}
+	}
+}
+
+func (p *Prompter) planApproval(ctx context.Context, question string) (contracts.Decision, error) {
+	return p.ask(ctx, question+" [a]pprove  [e]dit FILE  [r]eject [NOTE] > ", "  answer a, e FILE (an edited plan in JSON) or r",
 		func(verb, arg string) (contracts.Decision, error) {
 			switch verb {
 			case "a", "approve", "y", "yes":

@@ -1,0 +1,112 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ordo-run/ordo/plugins/sdk"
+)
+
+// TestListReadsALargeDirectoryInPart: a listing cut at max_entries reads
+// the directory only until it has more than that many entries, so its work
+// does not grow with the directory (10 entries of 300,000 took 1 s and
+// 120 MB when the directory was read and sorted whole first). Its entries
+// are sorted and the listing says it is truncated; a listing that fits is
+// the whole directory, sorted, as before.
+func TestListReadsALargeDirectoryInPart(t *testing.T) {
+	e := setup(t)
+	dir := filepath.Join(e.cfg.Root, "big")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10000
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := e.Call("files.list", map[string]any{"path": "big", "max_entries": 10}, "")
+	runtime.ReadMemStats(&after)
+	names := strings.Fields(paths(got["files"]))
+	if len(names) != 10 || got["truncated"] != true || !slices.IsSorted(names) {
+		t.Fatalf("list 10 of %d = %v", n, got)
+	}
+	// Reading all 10,000 entries (an lstat and a FileInfo each) allocated
+	// 3.7 MB; two chunks of 1,024 0.5 MB.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3<<19 {
+		t.Fatalf("listing 10 entries allocated %d bytes: the directory of %d was read whole", alloc, n)
+	}
+	all := e.Call("files.list", map[string]any{"path": "big", "max_entries": 1000, "pattern": "f09*"}, "")
+	if names := strings.Fields(paths(all["files"])); len(names) != 1000 || all["truncated"] != false || !slices.IsSorted(names) {
+		t.Fatalf("list f09* = %d names, truncated %v", len(names), all["truncated"])
+	}
+}
+
+// cancelAfter is a context whose Err reports it cancelled from its n+1th
+// call on: it ends a call at a chosen check, without a clock.
+type cancelAfter struct {
+	context.Context
+	n atomic.Int64
+}
+
+func newCancelAfter(n int64) *cancelAfter {
+	c := &cancelAfter{Context: context.Background()}
+	c.n.Store(n)
+	return c
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestSearchStopsInsideAFile: a search cancelled (or timed out) while it
+// scans one file stops there, between lines and inside a long line: one
+// match of (\w+\s*){1000} over a 4 MiB line takes minutes, and the scan
+// went on after the host had given up on the call.
+func TestSearchStopsInsideAFile(t *testing.T) {
+	e := setup(t)
+	tools, err := Tools(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tools, func(t sdk.Tool) bool { return t.Contract.Tool == "files.search" })
+	search := func(ctx context.Context, in string) error {
+		_, err := tools[i].Handler(ctx, sdk.Call{Tool: "files.search", Payload: map[string]any{"query": "needle", "in": in, "path": "scan"}})
+		return err
+	}
+	for name, content := range map[string]string{
+		"lines":     strings.Repeat("hay\n", 100000) + "needle\n",
+		"long line": strings.Repeat("hay ", 1<<19) + "needle\n",
+	} {
+		dir := filepath.Join(e.cfg.Root, "scan")
+		os.RemoveAll(dir)
+		os.Mkdir(dir, 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The checks the walk itself makes (a names-only search scans no
+		// file) pass, and the first line's check: the scan is cut after.
+		walk := newCancelAfter(1 << 40)
+		if err := search(walk, "names"); err != nil {
+			t.Fatal(err)
+		}
+		ctx := newCancelAfter(1<<40 - walk.n.Load() + 1)
+		if err := search(ctx, "contents"); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: search cancelled in its scan = %v, want context.Canceled", name, err)
+		}
+	}
+}

@@ -31,9 +31,10 @@ const (
 )
 
 type plugin struct {
-	root    *safepath.Root
-	lock    *filelock.Mutex
-	journal *journal
+	root     *safepath.Root
+	maxBytes int64 // Config.MaxBytes
+	lock     *filelock.Mutex
+	journal  *journal
 }
 
 // Tools opens the root and the idempotency journal and returns the five
@@ -44,6 +45,9 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 		return nil, err
 	}
 	root.Hide(cfg.DataDir)
+	if cfg.AllowHardLinks {
+		root.AllowHardLinks()
+	}
 	if plugins := filepath.Dir(cfg.DataDir); filepath.Base(plugins) == "plugins" { // the host's <data_dir>/plugins/files
 		root.Hide(filepath.Dir(plugins))
 	}
@@ -51,7 +55,7 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plugin{root: root, lock: lock, journal: newJournal(filepath.Join(cfg.DataDir, journalName))}
+	p := &plugin{root: root, maxBytes: cfg.MaxBytes, lock: lock, journal: newJournal(filepath.Join(cfg.DataDir, journalName))}
 	if err := p.locked(p.journal.refresh); err != nil {
 		return nil, err
 	}
@@ -134,7 +138,7 @@ type writeIn struct {
 	Mode     string `json:"mode"`
 }
 
-func (p *plugin) write(_ context.Context, call sdk.Call) (any, error) {
+func (p *plugin) write(ctx context.Context, call sdk.Call) (any, error) {
 	var in writeIn
 	if err := call.Decode(&in); err != nil {
 		return nil, err
@@ -163,13 +167,48 @@ func (p *plugin) write(_ context.Context, call sdk.Call) (any, error) {
 			return nil, toolerr.Refuse("path", "path %q exists and is not a regular file", in.Path)
 		case !created && in.Mode == "create_new":
 			return nil, errExists(in.Path)
+		case !created && in.Mode == "append":
+			if err := p.root.Linked("path", in.Path, info); err != nil {
+				return nil, err
+			}
 		}
 		c := &change{Op: cmp.Or(in.Mode, "overwrite"), Path: in.Path, Name: name, Created: created, Perm: 0o644}
 		if !created {
 			c.Perm, c.Offset = info.Mode().Perm(), info.Size()
 		}
-		return c, nil
+		return c, p.fits(ctx, c, int64(len(data)))
 	})
+}
+
+// fits refuses (field content) change c, writing n bytes, when it would
+// grow the files under the root past maxBytes. The root is measured each
+// time, by a walk: other processes, and people, change it too.
+func (p *plugin) fits(ctx context.Context, c *change, n int64) error {
+	grows := n
+	if c.Op == "overwrite" {
+		grows -= c.Offset
+	}
+	if p.maxBytes == 0 || grows <= 0 {
+		return nil
+	}
+	var used int64
+	err := p.walk(ctx, ".", every, func(_ string, d fs.DirEntry) error {
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err == nil {
+				used += info.Size()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return walkError(".", err)
+	}
+	if used+grows > p.maxBytes {
+		return toolerr.Refuse("content", "the write would bring the files under the root to %d bytes, over the limit of %d (bundled.files.max_bytes)", used+grows, p.maxBytes).
+			With("limit", p.maxBytes).With("used", used)
+	}
+	return nil
 }
 
 type listIn struct {

@@ -110,3 +110,60 @@ func TestSearchStopsInsideAFile(t *testing.T) {
 		}
 	}
 }
+
+// TestHardLinkedFileRefused: a name in the root for a file that has other
+// hard links (made by whoever owns both) is not read, searched or appended
+// to, since another name may be outside the root; files.read of one read
+// ~/outside.txt. Overwrite (a rename) and delete change only the name in
+// the root. With AllowHardLinks the link reads as any file.
+func TestHardLinkedFileRefused(t *testing.T) {
+	e := setup(t)
+	outside := filepath.Join(filepath.Dir(e.cfg.Root), "outside.txt")
+	if err := os.Link(outside, filepath.Join(e.cfg.Root, "linked.txt")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	e.Refused("files.read", map[string]any{"path": "linked.txt"}, "", "path")
+	e.Refused("files.write", map[string]any{"path": "linked.txt", "content": "more", "mode": "append"}, "", "path")
+	if found := e.Call("files.search", map[string]any{"query": "secret"}, ""); len(found["matches"].([]any)) != 0 {
+		t.Fatalf("search read the linked file: %v", found)
+	}
+	if got, _ := os.ReadFile(outside); string(got) != "secret" {
+		t.Fatalf("the outside file holds %q", got)
+	}
+	allowed := e.cfg
+	allowed.AllowHardLinks = true
+	if got := restart(t, allowed).Call("files.read", map[string]any{"path": "linked.txt"}, ""); got["content"] != "secret" {
+		t.Fatalf("read with hard links allowed = %v", got)
+	}
+	e.Call("files.write", map[string]any{"path": "linked.txt", "content": "new"}, "")
+	if got, _ := os.ReadFile(outside); string(got) != "secret" || e.file(t, "linked.txt") != "new" {
+		t.Fatalf("overwrite: outside %q, in the root %q", got, e.file(t, "linked.txt"))
+	}
+}
+
+// TestMaxBytes: a write that would grow the files under the root past
+// MaxBytes is refused (field content, details limit) and changes nothing;
+// one that shrinks them, or stays within, goes through. files.write could
+// fill the disk.
+func TestMaxBytes(t *testing.T) {
+	e := setup(t)
+	e.cfg.MaxBytes = 1000
+	e = restart(t, e.cfg)
+	e.Call("files.write", map[string]any{"path": "a/one.txt", "content": strings.Repeat("a", 600)}, "")
+	for _, payload := range []map[string]any{
+		{"path": "b.txt", "content": strings.Repeat("b", 401)},
+		{"path": "a/one.txt", "content": strings.Repeat("c", 401), "mode": "append"},
+		{"path": "a/one.txt", "content": strings.Repeat("c", 1001)},
+	} {
+		err := e.Refused("files.write", payload, "k-"+payload["path"].(string), "content")
+		if fmt.Sprint(err.Details["limit"]) != "1000" {
+			t.Errorf("refusal details %v, want limit 1000", err.Details)
+		}
+	}
+	if got := readDir(t, e.cfg.Root) + " " + readDir(t, filepath.Join(e.cfg.Root, "a")); got != "a,etc,outside-link one.txt" || e.file(t, "a/one.txt") != strings.Repeat("a", 600) {
+		t.Fatalf("refused writes changed the root: %s", got)
+	}
+	e.Call("files.write", map[string]any{"path": "a/one.txt", "content": strings.Repeat("d", 900)}, "")
+	e.Call("files.write", map[string]any{"path": "b.txt", "content": strings.Repeat("e", 100)}, "")
+	e.Call("files.write", map[string]any{"path": "a/one.txt", "content": "short"}, "")
+}

@@ -34,6 +34,9 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.AllowHardLinks {
+		root.AllowHardLinks()
+	}
 	p := &plugin{root: root}
 	return []sdk.Tool{
 		{Contract: getRangeContract, Handler: p.getRange},

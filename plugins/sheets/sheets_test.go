@@ -193,3 +193,19 @@ func TestAnswerBounds(t *testing.T) {
 		t.Fatalf("get_range A2:C = %v", got["range"])
 	}
 }
+
+// TestHardLinkedSheetRefused: a sheet whose file has other hard links
+// (which may be outside the root) is refused unless AllowHardLinks.
+func TestHardLinkedSheetRefused(t *testing.T) {
+	s, base := setup(t)
+	root := filepath.Join(base, "root")
+	if err := os.Link(filepath.Join(base, "secret.csv"), filepath.Join(root, "hard.csv")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	s.Refused("sheets.get_range", map[string]any{"file": "hard.csv"}, "", "file")
+	tools, err := Tools(Config{Root: root, AllowHardLinks: true})
+	got := plugintest.Server(t, tools, err).Call("sheets.get_range", map[string]any{"file": "hard.csv"}, "")
+	if asJSON(got["rows"]) != `[["k"],["secret"]]` {
+		t.Fatalf("with hard links allowed: %v", got)
+	}
+}

@@ -18,6 +18,7 @@ type Root struct {
 	dir    string // absolute, symlinks resolved
 	fs     *os.Root
 	hidden []string // root-relative, slash-separated: see Hide
+	links  bool     // see AllowHardLinks
 }
 
 // Open opens dir as a root. dir must exist and be a directory; a bad one is
@@ -130,10 +131,29 @@ func within(dir, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
+// AllowHardLinks lets the tools read and append to files that have other
+// hard links (see Linked).
+func (r *Root) AllowHardLinks() { r.links = true }
+
+// Linked refuses (field, path shown as shown) a regular file with more
+// than one hard link unless AllowHardLinks was called: its other names
+// may be outside the root, where no path check reaches (a link to
+// ~/.ssh/id_ed25519 made in the root, by its owner or by a tool such as
+// cp -al), so reading it or appending to it reads or changes that file.
+// Linux's protected_hardlinks does not help: it stops a user linking a
+// file they cannot read and write, not the root's owner linking their own.
+func (r *Root) Linked(field, shown string, info fs.FileInfo) error {
+	if r.links || !info.Mode().IsRegular() || links(info) <= 1 {
+		return nil
+	}
+	return toolerr.Refuse(field, "%s %q has %d hard links, and its other names may be outside the root (allow_hardlinks to permit)", field, shown, links(info)).
+		With("path", shown)
+}
+
 // OpenRegular opens name, already resolved, for reading and refuses (field,
-// shown as shown) anything but a regular file. The open does not block: a
-// named pipe would otherwise hold the call until a writer came (forever),
-// and a device is no document.
+// shown as shown) anything but a regular file, and a linked one (Linked).
+// The open does not block: a named pipe would otherwise hold the call
+// until a writer came (forever), and a device is no document.
 func (r *Root) OpenRegular(field, shown, name string) (*os.File, fs.FileInfo, error) {
 	f, err := r.fs.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -146,7 +166,9 @@ func (r *Root) OpenRegular(field, shown, name string) (*os.File, fs.FileInfo, er
 	case !info.Mode().IsRegular():
 		err = toolerr.Refuse(field, "%s %q is not a regular file", field, shown).With("path", shown)
 	default:
-		return f, info, nil
+		if err = r.Linked(field, shown, info); err == nil {
+			return f, info, nil
+		}
 	}
 	f.Close()
 	return nil, nil, err

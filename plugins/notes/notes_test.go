@@ -19,7 +19,7 @@ func open(t *testing.T, dir string) *plugintest.Tools {
 
 func pageCount(t *testing.T, dir string) int {
 	t.Helper()
-	s, err := openStore(filepath.Join(dir, storeName))
+	s, err := openStore(filepath.Join(dir, storeName), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,4 +175,29 @@ func TestPageStaysReadable(t *testing.T) {
 	}
 	// "<" takes 6 bytes in JSON: 1 MB of it is 12 MB as content and block.
 	s.Refused("notes.create_page", map[string]any{"title": "big", "content": strings.Repeat("<", 1<<20)}, "", "content")
+}
+
+// TestStoreMaxBytes: a change that would make notes.json larger than
+// MaxBytes is refused (field content or text, details limit), keyed or not,
+// and changes nothing, not even the key's record: pages accumulated
+// without bound, each change rewriting the whole file.
+func TestStoreMaxBytes(t *testing.T) {
+	dir := t.TempDir()
+	tools, err := Tools(Config{DataDir: dir, MaxBytes: 4000})
+	s := plugintest.Server(t, tools, err)
+	id := s.Call("notes.create_page", map[string]any{"title": "log", "content": strings.Repeat("a", 1000)}, "")["id"]
+	before, err := os.ReadFile(filepath.Join(dir, storeName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"", "k1"} {
+		if e := s.Refused("notes.append_block", map[string]any{"page_id": id, "text": strings.Repeat("b", 3000)}, key, "text"); e.Details["limit"] != int64(4000) {
+			t.Errorf("refusal details %v, want limit 4000", e.Details)
+		}
+		s.Refused("notes.create_page", map[string]any{"title": "more", "content": strings.Repeat("c", 3000)}, key, "content")
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, storeName)); string(after) != string(before) {
+		t.Fatalf("refused changes rewrote the store:\n%s\nwas\n%s", after, before)
+	}
+	s.Call("notes.append_block", map[string]any{"page_id": id, "text": "small"}, "k1")
 }

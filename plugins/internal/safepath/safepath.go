@@ -146,7 +146,7 @@ func (r *Root) Linked(field, shown string, info fs.FileInfo) error {
 	if r.links || !info.Mode().IsRegular() || links(info) <= 1 {
 		return nil
 	}
-	return toolerr.Refuse(field, "%s %q has %d hard links, and its other names may be outside the root (allow_hardlinks to permit)", field, shown, links(info)).
+	return toolerr.Refuse(field, "%s %q has %d hard links, and another of its names may be outside the root (the plugin's allow_hardlinks setting allows it)", field, shown, links(info)).
 		With("path", shown)
 }
 

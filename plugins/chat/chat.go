@@ -205,7 +205,7 @@ func (p *plugin) post(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, toolerr.Refuse("channel", "channel %q is not a channel name", in.Channel)
 	}
 	if len(p.allowed) > 0 && !slices.Contains(p.allowed, channel) {
-		return nil, toolerr.Refuse("channel", "channel %q is not one of the configured channels (%s)", in.Channel, ChannelsEnv).
+		return nil, toolerr.Refuse("channel", "channel %q is not one of the configured channels (bundled.chat.channels, %s)", in.Channel, ChannelsEnv).
 			With("allowed", p.allowed)
 	}
 	s, err := idem.NewStamp(call.Tool, call.IdempotencyKey, call.Payload)

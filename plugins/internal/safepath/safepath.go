@@ -126,6 +126,29 @@ func (r *Root) Hidden(name string) bool {
 	return false
 }
 
+// Holds reports whether removing name (root-relative, as Resolve returns
+// it) would remove a directory Hide hides: name is one of its parents, as
+// a home directory's .local is of ~/.local/share/ordo. Resolve refuses
+// only paths into hidden directories. name's last element is taken as it
+// is, since a removal does not follow a symlink there.
+func (r *Root) Holds(name string) bool {
+	parent, err := filepath.EvalSymlinks(filepath.Join(r.dir, filepath.Dir(name)))
+	if err != nil {
+		return true // it vanished: nothing to remove, and nothing said it is safe
+	}
+	rel, err := filepath.Rel(r.dir, filepath.Join(parent, filepath.Base(name)))
+	if err != nil {
+		return true
+	}
+	rel = filepath.ToSlash(rel)
+	for _, h := range r.hidden {
+		if rel == "." || strings.HasPrefix(h, rel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)

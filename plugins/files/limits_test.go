@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
@@ -166,4 +167,15 @@ func TestMaxBytes(t *testing.T) {
 	e.Call("files.write", map[string]any{"path": "a/one.txt", "content": strings.Repeat("d", 900)}, "")
 	e.Call("files.write", map[string]any{"path": "b.txt", "content": strings.Repeat("e", 100)}, "")
 	e.Call("files.write", map[string]any{"path": "a/one.txt", "content": "short"}, "")
+}
+
+// TestSearchQueryBounded: a query is at most 1,000 characters (a schema
+// violation past it): a 3 MiB query compiled to 700 MB of regular
+// expression program.
+func TestSearchQueryBounded(t *testing.T) {
+	e := setup(t)
+	if err := e.Err("files.search", map[string]any{"query": strings.Repeat("<", 1001)}, ""); err.Code != contracts.CodeSchemaViolation {
+		t.Fatalf("a 1,001-character query: %v, want a schema violation", err)
+	}
+	e.Call("files.search", map[string]any{"query": strings.Repeat("<", 1000)}, "")
 }

@@ -173,9 +173,9 @@ func (p *plugin) queryPages(_ context.Context, call sdk.Call) (any, error) {
 		}
 	}
 	var hits []Page
+	needle := strings.ToLower(in.TitleContains) // once: a 16 MiB needle was lower-cased for every page
 	for _, pg := range cur.Pages {
-		if (in.Parent == "" || pg.Parent == pageID(in.Parent)) &&
-			strings.Contains(strings.ToLower(pg.Title), strings.ToLower(in.TitleContains)) {
+		if (in.Parent == "" || pg.Parent == pageID(in.Parent)) && strings.Contains(strings.ToLower(pg.Title), needle) {
 			hits = append(hits, pg)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -200,4 +201,24 @@ func TestStoreMaxBytes(t *testing.T) {
 		t.Fatalf("refused changes rewrote the store:\n%s\nwas\n%s", after, before)
 	}
 	s.Call("notes.append_block", map[string]any{"page_id": id, "text": "small"}, "k1")
+}
+
+// TestQueryNeedleLoweredOnce: query_pages lower-cases title_contains once,
+// not once per page.
+func TestQueryNeedleLoweredOnce(t *testing.T) {
+	dir := t.TempDir()
+	seedStore(t, dir, 5000)
+	s := open(t, dir)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := s.Call("notes.query_pages", map[string]any{"title_contains": strings.Repeat("X", 2000)}, "")
+	runtime.ReadMemStats(&after)
+	if got["count"] != json.Number("0") {
+		t.Fatalf("query = %v", got)
+	}
+	// Once per page it was 5,000 copies of 2,000 bytes: 10 MB.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Fatalf("query_pages allocated %d bytes: title_contains was lower-cased for every page", alloc)
+	}
 }

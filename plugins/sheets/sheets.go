@@ -220,13 +220,13 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	for i, h := range header {
 		index[h] = i
 	}
-	condCols := make([]int, len(conds))
+	tests := make([]cellTest, len(conds))
 	for i, c := range conds {
 		col, ok := index[c.Column]
 		if !ok {
 			return nil, toolerr.Refuse("where", "where: no column %q (columns: %s)", c.Column, strings.Join(header, ", ")).With("column", c.Column)
 		}
-		condCols[i] = col
+		tests[i] = cellTest{col: col, match: c.Matcher()}
 	}
 	columns := header
 	if len(in.Select) > 0 {
@@ -244,7 +244,7 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	truncated := false
 	size := 0
 	for _, row := range rows[1:] {
-		if !matchAll(conds, condCols, row) {
+		if !matchAll(tests, row) {
 			continue
 		}
 		if len(records) == in.Limit {
@@ -267,9 +267,15 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	return map[string]any{"records": records, "columns": columns, "count": len(records), "truncated": truncated}, nil
 }
 
-func matchAll(conds []Condition, cols []int, row []string) bool {
-	for i, c := range conds {
-		if !c.Match(cell(row, cols[i])) {
+// cellTest is one condition of a where clause, bound to its column.
+type cellTest struct {
+	col   int
+	match func(cell string) bool
+}
+
+func matchAll(tests []cellTest, row []string) bool {
+	for _, t := range tests {
+		if !t.match(cell(row, t.col)) {
 			return false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"path"
 	"path/filepath"
 	"slices"
@@ -342,7 +343,7 @@ type picker struct {
 // every is the picker of a walk that wants the whole tree.
 var every = picker{
 	keep: func(fs.DirEntry) (bool, bool) { return true, false },
-	room: func() int { return 0 },
+	room: func() int { return math.MaxInt },
 }
 
 // walk visits the tree under start depth-first, each directory's entries
@@ -396,7 +397,8 @@ func skipped(err error) error {
 const dirChunk = 1024
 
 // readDir reads directory name's entries that pick keeps, sorted by name.
-// It reads in chunks and stops once more than pick.room() of them count:
+// It reads in chunks of at most dirChunk and stops once more than
+// pick.room() of them count:
 // listing 10 entries of a directory of 300,000 read and sorted all of them
 // first (1 s and 120 MB, an lstat and a FileInfo each under an os.Root).
 func (p *plugin) readDir(ctx context.Context, name string, pick picker) ([]fs.DirEntry, error) {
@@ -408,7 +410,11 @@ func (p *plugin) readDir(ctx context.Context, name string, pick picker) ([]fs.Di
 	room, counted := pick.room(), 0
 	var kept []fs.DirEntry
 	for counted <= room {
-		chunk, err := f.ReadDir(dirChunk)
+		n := dirChunk // each entry read costs an lstat under an os.Root: read no more than can count
+		if left := room - counted; left < n {
+			n = left + 1
+		}
+		chunk, err := f.ReadDir(n)
 		for _, d := range chunk {
 			keep, counts := pick.keep(d)
 			if keep {

@@ -289,3 +289,27 @@ func TestLogsMaxBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookAnswerHidesPartOfPath: a refusing webhook's answer is quoted
+// in the error without the secret path, also where the quoted part would
+// end inside it (at 200 bytes, the first half of the path was quoted).
+func TestWebhookAnswerHidesPartOfPath(t *testing.T) {
+	const path = "/services/T000/B000/XXXXSECRETXXXXXXXXXXXX"
+	for _, body := range []string{
+		strings.Repeat("x", 180) + " no route for " + path,
+		strings.Repeat(path+" ", 6) + strings.Repeat("y", 30) + path,
+		strings.Repeat("z", 300) + path,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, body)
+		}))
+		c := open(t, Config{DataDir: t.TempDir(), WebhookURL: srv.URL + path})
+		e := c.Err("chat.post_message", map[string]any{"channel": "general", "text": "hi"}, "")
+		srv.Close()
+		msg, _ := json.Marshal(e)
+		if strings.Contains(string(msg), path[:5]) || e.Details["status"] != 404 {
+			t.Errorf("error reveals part of the webhook path: %s", msg)
+		}
+	}
+}

@@ -313,3 +313,19 @@ func TestWebhookAnswerHidesPartOfPath(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookRedirectNotFollowed: a webhook that redirects does not get
+// the message re-posted elsewhere (a 307 did); the post fails with the
+// status, not retryable.
+func TestWebhookRedirectNotFollowed(t *testing.T) {
+	elsewhere := &hook{}
+	other := httptest.NewServer(elsewhere)
+	defer other.Close()
+	srv := httptest.NewServer(http.RedirectHandler(other.URL+"/collect", http.StatusTemporaryRedirect))
+	defer srv.Close()
+	c := open(t, Config{DataDir: t.TempDir(), WebhookURL: srv.URL + "/services/T0/B0/X"})
+	e := c.Err("chat.post_message", map[string]any{"channel": "general", "text": "private"}, "")
+	if e.Retryable || e.Details["status"] != http.StatusTemporaryRedirect || len(elsewhere.posted()) != 0 {
+		t.Fatalf("redirect: %v (details %v), %d posts elsewhere", e, e.Details, len(elsewhere.posted()))
+	}
+}

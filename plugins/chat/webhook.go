@@ -28,7 +28,10 @@ func newWebhook(raw string) (*webhook, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, contracts.Errorf(contracts.CodeInvalidConfig, "%s is not an http(s) URL", WebhookEnv).With("setting", WebhookEnv)
 	}
-	return &webhook{url: raw, path: strings.TrimSuffix(u.Path, "/"), client: &http.Client{Timeout: 10 * time.Second}}, nil
+	// A redirect is not followed: the message goes to the configured
+	// webhook or nowhere (a 307 re-posts it to wherever it points).
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &webhook{url: raw, path: strings.TrimSuffix(u.Path, "/"), client: &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirect}}, nil
 }
 
 // send posts {"text": text}. Network failures, 429 and 5xx are retryable;

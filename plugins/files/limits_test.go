@@ -179,3 +179,23 @@ func TestSearchQueryBounded(t *testing.T) {
 	}
 	e.Call("files.search", map[string]any{"query": strings.Repeat("<", 1000)}, "")
 }
+
+// TestSearchLongLines: lines of 64 KiB and more, matched through a reader
+// that watches the context, or as a substring for a case-sensitive
+// literal, find what a short line would.
+func TestSearchLongLines(t *testing.T) {
+	e := setup(t)
+	long := strings.Repeat("hay ", 32<<10)
+	e.Call("files.write", map[string]any{"path": "long.txt", "content": long + "Needle\n" + long + "\nNeedle\n"}, "")
+	for _, q := range []map[string]any{
+		{"query": "needle"},
+		{"query": "Needle", "case_sensitive": true},
+		{"query": `Ne+dle$`, "regexp": true, "case_sensitive": true},
+	} {
+		q["in"] = "contents"
+		got := e.Call("files.search", q, "")
+		if s := matchList(got["matches"]); !strings.HasPrefix(s, "long.txt:1:hay") || !strings.HasSuffix(s, "long.txt:3:Needle") {
+			t.Errorf("search %v = %.80s", q, s)
+		}
+	}
+}

@@ -103,13 +103,19 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 const longLine = 64 << 10
 
 // matchLine matches one line, observing ctx: a cancelled or timed-out call
-// stops between lines and, in a long line, every few thousand runes.
+// stops between lines and, in a long line, every few thousand runes. The
+// reader costs a literal its fast search (a case-sensitive word over a
+// 4 MiB line: 0.1 ms, 360 ms through the reader), so a literal is matched
+// as a substring.
 func matchLine(ctx context.Context, re *regexp.Regexp, line string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
 	if len(line) < longLine {
 		return re.MatchString(line), nil
+	}
+	if lit, complete := re.LiteralPrefix(); complete { // a case-sensitive substring: fast and cannot stall
+		return strings.Contains(line, lit), nil
 	}
 	r := &ctxReader{ctx: ctx, r: strings.NewReader(line)}
 	ok := re.MatchReader(r)

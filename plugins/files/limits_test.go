@@ -199,3 +199,21 @@ func TestSearchLongLines(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxBytesSkipsUnreadable: a directory in the root the plugin may not
+// read (another user's, in a home directory) counts as empty when the root
+// is measured, instead of failing every write that grows the root.
+func TestMaxBytesSkipsUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory")
+	}
+	e := setup(t)
+	e.cfg.MaxBytes = 1000
+	e = restart(t, e.cfg)
+	locked := filepath.Join(e.cfg.Root, "locked")
+	if err := os.Mkdir(locked, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o755)
+	e.Call("files.write", map[string]any{"path": "a.txt", "content": "fits"}, "")
+}

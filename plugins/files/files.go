@@ -287,7 +287,7 @@ func (p *plugin) remove(_ context.Context, call sdk.Call) (any, error) {
 		return nil, toolerr.Refuse("path", "path %q is the root directory, which cannot be deleted", in.Path)
 	}
 	if p.root.Holds(name) {
-		return nil, toolerr.Refuse("path", "path %q holds Ordo's own data directory, which the tools may not touch", in.Path).With("path", in.Path)
+		return nil, toolerr.Refuse("path", "path %q holds Ordo's own data directory, which the tools may not touch", in.Path).With("path", toolerr.Shown(in.Path))
 	}
 	return p.perform(call, nil, func() (*change, error) {
 		info, err := p.root.FS().Lstat(name)

@@ -224,7 +224,7 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	for i, c := range conds {
 		col, ok := index[c.Column]
 		if !ok {
-			return nil, toolerr.Refuse("where", "where: no column %q (columns: %s)", c.Column, strings.Join(header, ", ")).With("column", c.Column)
+			return nil, toolerr.Refuse("where", "where: no column %q (columns: %s)", c.Column, strings.Join(header, ", ")).With("column", toolerr.Shown(c.Column))
 		}
 		tests[i] = cellTest{col: col, match: c.Matcher()}
 	}
@@ -236,7 +236,7 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	for i, name := range columns {
 		col, ok := index[name]
 		if !ok {
-			return nil, toolerr.Refuse("select", "select[%d]: no column %q (columns: %s)", i, name, strings.Join(header, ", ")).With("column", name)
+			return nil, toolerr.Refuse("select", "select[%d]: no column %q (columns: %s)", i, name, strings.Join(header, ", ")).With("column", toolerr.Shown(name))
 		}
 		selCols[i] = col
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 )
 
 // Condition is one "column op value" test of a where clause.
@@ -69,7 +70,7 @@ func ParseWhere(s string) ([]Condition, error) {
 
 func whereError(s, format string, args ...any) error {
 	return contracts.Errorf(contracts.CodeInvalidInput, "where %q: "+format, append([]any{s}, args...)...).
-		With("field", "where").With("where", s)
+		With("field", "where").With("where", toolerr.Shown(s))
 }
 
 type token struct {

@@ -57,7 +57,7 @@ func (r *Root) Close() error { return r.fs.Close() }
 // path.
 func (r *Root) Resolve(field, name string) (string, error) {
 	refuse := func(why string) error {
-		return toolerr.Refuse(field, "%s %q %s", field, name, why).With("path", name)
+		return toolerr.Refuse(field, "%s %q %s", field, name, why).With("path", toolerr.Shown(name))
 	}
 	switch {
 	case name == "":
@@ -170,7 +170,7 @@ func (r *Root) Linked(field, shown string, info fs.FileInfo) error {
 		return nil
 	}
 	return toolerr.Refuse(field, "%s %q has %d hard links, and another of its names may be outside the root (the plugin's allow_hardlinks setting allows it)", field, shown, links(info)).
-		With("path", shown)
+		With("path", toolerr.Shown(shown))
 }
 
 // OpenRegular opens name, already resolved, for reading and refuses (field,
@@ -187,7 +187,7 @@ func (r *Root) OpenRegular(field, shown, name string) (*os.File, fs.FileInfo, er
 	case err != nil:
 		err = toolerr.FromOS(field, shown, err)
 	case !info.Mode().IsRegular():
-		err = toolerr.Refuse(field, "%s %q is not a regular file", field, shown).With("path", shown)
+		err = toolerr.Refuse(field, "%s %q is not a regular file", field, shown).With("path", toolerr.Shown(shown))
 	default:
 		if err = r.Linked(field, shown, info); err == nil {
 			return f, info, nil

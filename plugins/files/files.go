@@ -410,7 +410,7 @@ const dirChunk = 1024
 // readDir reads directory name's entries that pick keeps, sorted by name.
 // It reads in chunks of at most dirChunk and stops once more than
 // pick.room() of them count: listing 10 entries of a directory of 100,000
-// read and sorted all of them first (640 times the cost of 10 of 100, an
+// read and sorted all of them first (648 times the cost of 10 of 100, an
 // lstat and a FileInfo each under an os.Root; BenchmarkList10).
 func (p *plugin) readDir(ctx context.Context, name string, pick picker) ([]fs.DirEntry, error) {
 	f, err := p.root.FS().Open(name)

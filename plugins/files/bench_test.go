@@ -11,7 +11,7 @@ import (
 
 // BenchmarkList10 lists 10 entries of a directory of 100 and of 100,000:
 // the directory is read only until it has more than 10, so the two cost
-// about the same (reading and sorting it whole made the large one 640
+// about the same (reading and sorting it whole made the large one 648
 // times dearer).
 func BenchmarkList10(b *testing.B) {
 	list := func(b *testing.B, s *plugintest.Tools) {

@@ -21,7 +21,8 @@ import (
 // does not grow with the directory (10 entries of 300,000 took 1 s and
 // 120 MB when the directory was read and sorted whole first). Its entries
 // are sorted and the listing says it is truncated; a listing that fits is
-// the whole directory, sorted, as before.
+// the whole directory, sorted, as before. A search of names alone reads
+// as little.
 func TestListReadsALargeDirectoryInPart(t *testing.T) {
 	e := setup(t)
 	dir := filepath.Join(e.cfg.Root, "big")
@@ -47,6 +48,16 @@ func TestListReadsALargeDirectoryInPart(t *testing.T) {
 	// 3.7 MB; two chunks of 1,024 0.5 MB.
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3<<19 {
 		t.Fatalf("listing 10 entries allocated %d bytes: the directory of %d was read whole", alloc, n)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	found := e.Call("files.search", map[string]any{"path": "big", "query": "f0", "in": "names", "max_results": 10}, "")
+	runtime.ReadMemStats(&after)
+	if got := matchList(found["matches"]); found["truncated"] != true || strings.Count(got, ":0:f0") != 10 {
+		t.Fatalf("search of 10 names = %s", got)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3<<19 {
+		t.Fatalf("searching 10 names allocated %d bytes: the directory of %d was read whole", alloc, n)
 	}
 	all := e.Call("files.list", map[string]any{"path": "big", "max_entries": 1000, "pattern": "f09*"}, "")
 	if names := strings.Fields(paths(all["files"])); len(names) != 1000 || all["truncated"] != false || !slices.IsSorted(names) {

@@ -60,7 +60,17 @@ func (p *plugin) search(ctx context.Context, call sdk.Call) (any, error) {
 		}
 		matches = append(matches, map[string]any{"path": path, "line": line, "text": text})
 	}
-	err = p.walk(ctx, start, every, func(name string, d fs.DirEntry) error {
+	pick := every
+	if in.In == "names" { // as files.list: a huge directory is read only until enough names match
+		pick = picker{
+			keep: func(d fs.DirEntry) (bool, bool) {
+				named := re.MatchString(d.Name())
+				return named || d.IsDir(), named
+			},
+			room: func() int { return in.MaxResults - len(matches) },
+		}
+	}
+	err = p.walk(ctx, start, pick, func(name string, d fs.DirEntry) error {
 		if truncated {
 			return fs.SkipAll
 		}

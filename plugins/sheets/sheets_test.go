@@ -1,16 +1,20 @@
 package sheets
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/plugins/internal/plugintest"
+	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
 const salesCSV = "\uFEFFregion,rep,revenue,status\n" +
@@ -237,4 +241,21 @@ func TestQueryValueWorkOnce(t *testing.T) {
 	}
 	many := strings.TrimSuffix(strings.Repeat("name != x and ", MaxConditions+1), " and ")
 	s.Refused("sheets.query", map[string]any{"file": "rows.csv", "where": many}, "", "where")
+}
+
+// TestQueryStopsWhenCancelled: a query watches its call's context while it
+// tests rows: 99 conditions over 2M rows ran on after the host's timeout.
+func TestQueryStopsWhenCancelled(t *testing.T) {
+	_, base := setup(t)
+	tools, err := Tools(Config{Root: filepath.Join(base, "root")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tools, func(t sdk.Tool) bool { return t.Contract.Tool == "sheets.query" })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = tools[i].Handler(ctx, sdk.Call{Tool: "sheets.query", Payload: map[string]any{"file": "q1/sales.csv", "where": "region = EMEA"}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled query = %v, want context.Canceled", err)
+	}
 }

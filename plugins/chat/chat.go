@@ -19,6 +19,7 @@ import (
 	"github.com/ordo-run/ordo/plugins/internal/filelock"
 	"github.com/ordo-run/ordo/plugins/internal/idem"
 	"github.com/ordo-run/ordo/plugins/internal/jsonl"
+	"github.com/ordo-run/ordo/plugins/internal/jsonsize"
 	"github.com/ordo-run/ordo/plugins/internal/killpoint"
 	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
@@ -53,7 +54,13 @@ const lockName = "chat.lock"
 // two keys sharing a file only wait for each other.
 const keyLocks = 64
 
+// MaxChannels is how many channels the plugin opens, a log file each,
+// when no allow-list (Config.Channels) names them: without a bound every
+// new name a plan posts to was a new file.
+const MaxChannels = 100
+
 type plugin struct {
+	maxBytes int64  // Config.MaxBytes
 	dir      string // channels/
 	webhook  *webhook
 	allowed  []string // empty: any channel
@@ -72,7 +79,7 @@ type plugin struct {
 
 // Tools indexes the channel logs and returns the chat tools.
 func Tools(cfg Config) ([]sdk.Tool, error) {
-	p := &plugin{dir: filepath.Join(cfg.DataDir, "channels"), stats: map[string]channelStats{}, delivery: "outbox",
+	p := &plugin{maxBytes: cfg.MaxBytes, dir: filepath.Join(cfg.DataDir, "channels"), stats: map[string]channelStats{}, delivery: "outbox",
 		logs: map[string]*jsonl.Follower{}, guard: idem.NewGuard(nil),
 		keysDir: filepath.Join(cfg.DataDir, "chat-keys"), keys: map[uint32]*filelock.Mutex{}}
 	for _, c := range cfg.Channels {
@@ -198,7 +205,7 @@ func (p *plugin) post(ctx context.Context, call sdk.Call) (any, error) {
 		return nil, toolerr.Refuse("channel", "channel %q is not a channel name", in.Channel)
 	}
 	if len(p.allowed) > 0 && !slices.Contains(p.allowed, channel) {
-		return nil, toolerr.Refuse("channel", "channel %q is not one of the configured channels (%s)", in.Channel, ChannelsEnv).
+		return nil, toolerr.Refuse("channel", "channel %q is not one of the configured channels (bundled.chat.channels, %s)", in.Channel, ChannelsEnv).
 			With("allowed", p.allowed)
 	}
 	s, err := idem.NewStamp(call.Tool, call.IdempotencyKey, call.Payload)
@@ -227,6 +234,9 @@ func (p *plugin) post(ctx context.Context, call sdk.Call) (any, error) {
 // one appended line. The webhook call holds no lock: a keyed caller holds
 // its key's lock, so no other process sends with that key meanwhile.
 func (p *plugin) send(ctx context.Context, s idem.Stamp, channel, text string) (any, error) {
+	if err := p.locked(func() error { return p.room(s, channel, text) }); err != nil {
+		return nil, err
+	}
 	killpoint.Here("chat.post_message/start")
 	if p.webhook != nil {
 		if err := p.webhook.send(ctx, text); err != nil {
@@ -243,6 +253,33 @@ func (p *plugin) send(ctx context.Context, s idem.Stamp, channel, text string) (
 		return err
 	})
 	return out, err
+}
+
+// lineBytes is more than a logged line takes besides its text and key:
+// ts, channel (twice, with the record's result), delivery, time, hash.
+const lineBytes = 512
+
+// room refuses a post that would open a channel past MaxChannels or grow
+// the logs past maxBytes, before anything is sent; callers hold the lock.
+// Posts of other processes between this check and the logged line may
+// pass maxBytes by their lines.
+func (p *plugin) room(s idem.Stamp, channel, text string) error {
+	if _, known := p.stats[channel]; !known && len(p.stats) >= MaxChannels {
+		return toolerr.Refuse("channel", "channel %q would be a new channel past the %d a chat plugin without an allow-list opens (bundled.chat.channels)", channel, MaxChannels).
+			With("limit", MaxChannels)
+	}
+	if p.maxBytes == 0 {
+		return nil
+	}
+	var used int64
+	for _, l := range p.logs {
+		used += l.Size()
+	}
+	if grows := int64(jsonsize.Len(text)+jsonsize.Len(s.Key)) + lineBytes; used+grows > p.maxBytes {
+		return toolerr.Refuse("text", "the channel logs hold %d bytes: the message would take them past the limit of %d (bundled.chat.max_bytes)", used, p.maxBytes).
+			With("limit", p.maxBytes).With("used", used)
+	}
+	return nil
 }
 
 // log appends the message's line; callers hold the lock.

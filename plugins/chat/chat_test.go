@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -225,5 +226,106 @@ func TestPostIdempotentWithKeyOnlyForOutbox(t *testing.T) {
 				t.Errorf("webhook %q: idempotent_with_key %v, want %v", tc.webhook, tool.Contract.IdempotentWithKey, tc.want)
 			}
 		}
+	}
+}
+
+// TestChannelsBoundedWithoutAllowList: with no allow-list, the plugin opens
+// at most MaxChannels channels (a log file each); a post to one more is
+// refused (field channel) and creates no file, while the open channels
+// still take posts. Every new name a plan posted to was a new file.
+func TestChannelsBoundedWithoutAllowList(t *testing.T) {
+	dir := t.TempDir()
+	c := open(t, Config{DataDir: dir})
+	for i := range MaxChannels {
+		c.Call("chat.post_message", map[string]any{"channel": fmt.Sprintf("c%d", i), "text": "x"}, "")
+	}
+	if e := c.Refused("chat.post_message", map[string]any{"channel": "one-more", "text": "x"}, "", "channel"); e.Details["limit"] != MaxChannels {
+		t.Errorf("refusal details %v", e.Details)
+	}
+	c.Call("chat.post_message", map[string]any{"channel": "#C7", "text": "still open"}, "")
+	files, _ := os.ReadDir(filepath.Join(dir, "channels"))
+	if len(files) != MaxChannels {
+		t.Fatalf("%d channel logs, want %d", len(files), MaxChannels)
+	}
+	// A restarted plugin counts the channels on disk.
+	open(t, Config{DataDir: dir}).Refused("chat.post_message", map[string]any{"channel": "one-more", "text": "x"}, "", "channel")
+}
+
+// TestLogsMaxBytes: a post that would grow the channel logs past MaxBytes
+// is refused (field text, details limit) before it is sent, and logs
+// nothing; the logs grew without bound.
+func TestLogsMaxBytes(t *testing.T) {
+	dir := t.TempDir()
+	var posted int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		posted++
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	for _, hook := range []string{"", srv.URL} {
+		os.RemoveAll(filepath.Join(dir, "channels"))
+		c := open(t, Config{DataDir: dir, WebhookURL: hook, MaxBytes: 4000})
+		accepted := 0
+		for range 10 {
+			if _, err := c.Try("chat.post_message", map[string]any{"channel": "log", "text": strings.Repeat("y", 1000)}, ""); err != nil {
+				if e := contracts.AsError(err); e.Retryable || e.Details["field"] != "text" || e.Details["limit"] != int64(4000) {
+					t.Fatalf("refused with %v (details %v)", e, e.Details)
+				}
+				break
+			}
+			accepted++
+		}
+		info, err := os.Stat(filepath.Join(dir, "channels", "log.jsonl"))
+		if err != nil || info.Size() > 4000 || accepted == 0 || accepted == 10 || len(logLines(t, dir, "log")) != accepted {
+			t.Fatalf("webhook %q: %d of 10 posts accepted, log %v, %v", hook, accepted, info.Size(), err)
+		}
+		mu.Lock()
+		sent := posted
+		mu.Unlock()
+		if hook != "" && sent != accepted {
+			t.Fatalf("%d posts sent to the webhook, %d accepted", sent, accepted)
+		}
+	}
+}
+
+// TestWebhookAnswerHidesPartOfPath: a refusing webhook's answer is quoted
+// in the error without the secret path, also where the quoted part would
+// end inside it (at 200 bytes, the first half of the path was quoted).
+func TestWebhookAnswerHidesPartOfPath(t *testing.T) {
+	const path = "/services/T000/B000/XXXXSECRETXXXXXXXXXXXX"
+	for _, body := range []string{
+		strings.Repeat("x", 180) + " no route for " + path,
+		strings.Repeat(path+" ", 6) + strings.Repeat("y", 30) + path,
+		strings.Repeat("z", 300) + path,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, body)
+		}))
+		c := open(t, Config{DataDir: t.TempDir(), WebhookURL: srv.URL + path})
+		e := c.Err("chat.post_message", map[string]any{"channel": "general", "text": "hi"}, "")
+		srv.Close()
+		msg, _ := json.Marshal(e)
+		if strings.Contains(string(msg), path[:5]) || e.Details["status"] != 404 {
+			t.Errorf("error reveals part of the webhook path: %s", msg)
+		}
+	}
+}
+
+// TestWebhookRedirectNotFollowed: a webhook that redirects does not get
+// the message re-posted elsewhere (a 307 did); the post fails with the
+// status, not retryable.
+func TestWebhookRedirectNotFollowed(t *testing.T) {
+	elsewhere := &hook{}
+	other := httptest.NewServer(elsewhere)
+	defer other.Close()
+	srv := httptest.NewServer(http.RedirectHandler(other.URL+"/collect", http.StatusTemporaryRedirect))
+	defer srv.Close()
+	c := open(t, Config{DataDir: t.TempDir(), WebhookURL: srv.URL + "/services/T0/B0/X"})
+	e := c.Err("chat.post_message", map[string]any{"channel": "general", "text": "private"}, "")
+	if e.Retryable || e.Details["status"] != http.StatusTemporaryRedirect || len(elsewhere.posted()) != 0 {
+		t.Fatalf("redirect: %v (details %v), %d posts elsewhere", e, e.Details, len(elsewhere.posted()))
 	}
 }

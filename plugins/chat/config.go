@@ -12,7 +12,11 @@ import (
 const (
 	WebhookEnv  = "ORDO_CHAT_WEBHOOK_URL"
 	ChannelsEnv = "ORDO_CHAT_CHANNELS"
+	MaxBytesEnv = "ORDO_CHAT_MAX_BYTES"
 )
+
+// DefaultMaxBytes is Config.MaxBytes when ORDO_CHAT_MAX_BYTES is unset.
+const DefaultMaxBytes = 64 << 20
 
 // Config is where messages go.
 type Config struct {
@@ -22,17 +26,25 @@ type Config struct {
 	// a secret: it is never logged or put in an error.
 	WebhookURL string
 	// Channels, when not empty, is the only channels posting is allowed to.
+	// When it is empty, at most MaxChannels channels are opened.
 	Channels []string
+	// MaxBytes bounds the channel logs together: a post that would grow
+	// them past it is refused. 0 is no limit.
+	MaxBytes int64
 }
 
-// ConfigFromEnv reads ORDO_PLUGIN_DATA_DIR, ORDO_CHAT_WEBHOOK_URL and
-// ORDO_CHAT_CHANNELS (comma-separated).
+// ConfigFromEnv reads ORDO_PLUGIN_DATA_DIR, ORDO_CHAT_WEBHOOK_URL,
+// ORDO_CHAT_CHANNELS (comma-separated) and ORDO_CHAT_MAX_BYTES.
 func ConfigFromEnv() (Config, error) {
 	dir, err := plugenv.DataDir("chat")
 	if err != nil {
 		return Config{}, err
 	}
-	cfg := Config{DataDir: dir, WebhookURL: os.Getenv(WebhookEnv)}
+	max, err := plugenv.Bytes(MaxBytesEnv, DefaultMaxBytes)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{DataDir: dir, WebhookURL: os.Getenv(WebhookEnv), MaxBytes: max}
 	for _, c := range strings.Split(os.Getenv(ChannelsEnv), ",") {
 		if c = strings.TrimSpace(c); c != "" {
 			cfg.Channels = append(cfg.Channels, c)

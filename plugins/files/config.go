@@ -7,8 +7,15 @@ import (
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
-// RootEnv names the directory the tools may touch.
-const RootEnv = "ORDO_FILES_ROOT"
+// Environment variables the plugin reads besides ORDO_PLUGIN_DATA_DIR.
+const (
+	RootEnv      = "ORDO_FILES_ROOT"            // the directory the tools may touch
+	MaxBytesEnv  = "ORDO_FILES_MAX_BYTES"       // Config.MaxBytes
+	HardLinksEnv = "ORDO_FILES_ALLOW_HARDLINKS" // Config.AllowHardLinks
+)
+
+// DefaultMaxBytes is Config.MaxBytes when ORDO_FILES_MAX_BYTES is unset.
+const DefaultMaxBytes = 1 << 30
 
 // Config is where the plugin works.
 type Config struct {
@@ -17,9 +24,15 @@ type Config struct {
 	// DataDir holds the idempotency journal (outside Root unless Root is
 	// set to contain it).
 	DataDir string
+	// MaxBytes bounds the size of the regular files under Root: a write
+	// that would grow them past it is refused. 0 is no limit.
+	MaxBytes int64
+	// AllowHardLinks lets read and append reach a file with other hard
+	// links (safepath.Root.Linked).
+	AllowHardLinks bool
 }
 
-// ConfigFromEnv reads ORDO_PLUGIN_DATA_DIR and ORDO_FILES_ROOT. An unset
+// ConfigFromEnv reads ORDO_PLUGIN_DATA_DIR and the variables above. An unset
 // root defaults to <data dir>/root, an empty sandbox, rather than the
 // working directory, which for a plugin is wherever the host happens to run.
 func ConfigFromEnv() (Config, error) {
@@ -27,11 +40,15 @@ func ConfigFromEnv() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	root, err := plugenv.DirOr(RootEnv, filepath.Join(data, "root"))
-	if err != nil {
+	cfg := Config{DataDir: data}
+	if cfg.Root, err = plugenv.DirOr(RootEnv, filepath.Join(data, "root")); err != nil {
 		return Config{}, err
 	}
-	return Config{Root: root, DataDir: data}, nil
+	if cfg.MaxBytes, err = plugenv.Bytes(MaxBytesEnv, DefaultMaxBytes); err != nil {
+		return Config{}, err
+	}
+	cfg.AllowHardLinks, err = plugenv.Bool(HardLinksEnv)
+	return cfg, err
 }
 
 // ToolsFromEnv is ConfigFromEnv then Tools: what the plugin binary serves.

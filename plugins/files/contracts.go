@@ -74,7 +74,7 @@ var (
 		"Search file names and/or text file contents under the files root for a substring or a regular expression; returns matching paths and lines.",
 		contracts.RiskRead, true, nil,
 		`{"type":"object","additionalProperties":false,"required":["query"],"properties":{
-			"query":{"type":"string","minLength":1},
+			"query":{"type":"string","minLength":1,"maxLength":1000},
 			"regexp":{"type":"boolean","default":false,"description":"treat query as a Go (RE2) regular expression"},
 			"in":{"enum":["names","contents","both"],"default":"both"},
 			"path":{"type":"string","minLength":1,"default":".","description":"directory to search, relative to the files root"},

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -29,9 +32,10 @@ const (
 )
 
 type plugin struct {
-	root    *safepath.Root
-	lock    *filelock.Mutex
-	journal *journal
+	root     *safepath.Root
+	maxBytes int64 // Config.MaxBytes
+	lock     *filelock.Mutex
+	journal  *journal
 }
 
 // Tools opens the root and the idempotency journal and returns the five
@@ -42,6 +46,9 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 		return nil, err
 	}
 	root.Hide(cfg.DataDir)
+	if cfg.AllowHardLinks {
+		root.AllowHardLinks()
+	}
 	if plugins := filepath.Dir(cfg.DataDir); filepath.Base(plugins) == "plugins" { // the host's <data_dir>/plugins/files
 		root.Hide(filepath.Dir(plugins))
 	}
@@ -49,7 +56,7 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plugin{root: root, lock: lock, journal: newJournal(filepath.Join(cfg.DataDir, journalName))}
+	p := &plugin{root: root, maxBytes: cfg.MaxBytes, lock: lock, journal: newJournal(filepath.Join(cfg.DataDir, journalName))}
 	if err := p.locked(p.journal.refresh); err != nil {
 		return nil, err
 	}
@@ -132,7 +139,7 @@ type writeIn struct {
 	Mode     string `json:"mode"`
 }
 
-func (p *plugin) write(_ context.Context, call sdk.Call) (any, error) {
+func (p *plugin) write(ctx context.Context, call sdk.Call) (any, error) {
 	var in writeIn
 	if err := call.Decode(&in); err != nil {
 		return nil, err
@@ -161,13 +168,48 @@ func (p *plugin) write(_ context.Context, call sdk.Call) (any, error) {
 			return nil, toolerr.Refuse("path", "path %q exists and is not a regular file", in.Path)
 		case !created && in.Mode == "create_new":
 			return nil, errExists(in.Path)
+		case !created && in.Mode == "append":
+			if err := p.root.Linked("path", in.Path, info); err != nil {
+				return nil, err
+			}
 		}
 		c := &change{Op: cmp.Or(in.Mode, "overwrite"), Path: in.Path, Name: name, Created: created, Perm: 0o644}
 		if !created {
 			c.Perm, c.Offset = info.Mode().Perm(), info.Size()
 		}
-		return c, nil
+		return c, p.fits(ctx, c, int64(len(data)))
 	})
+}
+
+// fits refuses (field content) change c, writing n bytes, when it would
+// grow the files under the root past maxBytes. The root is measured each
+// time, by a walk: other processes, and people, change it too.
+func (p *plugin) fits(ctx context.Context, c *change, n int64) error {
+	grows := n
+	if c.Op == "overwrite" {
+		grows -= c.Offset
+	}
+	if p.maxBytes == 0 || grows <= 0 {
+		return nil
+	}
+	var used int64
+	err := p.walk(ctx, ".", measure, func(_ string, d fs.DirEntry) error {
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err == nil {
+				used += info.Size()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return walkError(".", err)
+	}
+	if used+grows > p.maxBytes {
+		return toolerr.Refuse("content", "the write would bring the files under the root to %d bytes, over the limit of %d (bundled.files.max_bytes)", used+grows, p.maxBytes).
+			With("limit", p.maxBytes).With("used", used)
+	}
+	return nil
 }
 
 type listIn struct {
@@ -191,7 +233,14 @@ func (p *plugin) list(ctx context.Context, call sdk.Call) (any, error) {
 	}
 	entries := []map[string]any{}
 	truncated, size := false, 0
-	err = p.walk(ctx, start, func(name string, d fs.DirEntry) error {
+	pick := picker{
+		keep: func(d fs.DirEntry) (bool, bool) {
+			listed := in.Pattern == "" || matches(in.Pattern, d.Name())
+			return listed || (in.Recursive && d.IsDir()), listed
+		},
+		room: func() int { return in.MaxEntries - len(entries) },
+	}
+	err = p.walk(ctx, start, pick, func(name string, d fs.DirEntry) error {
 		if name == start {
 			return nil
 		}
@@ -237,6 +286,9 @@ func (p *plugin) remove(_ context.Context, call sdk.Call) (any, error) {
 	if name == "." {
 		return nil, toolerr.Refuse("path", "path %q is the root directory, which cannot be deleted", in.Path)
 	}
+	if p.root.Holds(name) {
+		return nil, toolerr.Refuse("path", "path %q holds Ordo's own data directory, which the tools may not touch", in.Path).With("path", toolerr.Shown(in.Path))
+	}
 	return p.perform(call, nil, func() (*change, error) {
 		info, err := p.root.FS().Lstat(name)
 		if err != nil {
@@ -280,22 +332,121 @@ func kind(t fs.FileMode) string {
 	}
 }
 
-// walk walks the tree under start in lexical order, skipping what the root
-// hides and stopping at the first error or when ctx ends.
-func (p *plugin) walk(ctx context.Context, start string, fn func(name string, d fs.DirEntry) error) error {
-	return fs.WalkDir(p.root.FS().FS(), start, func(name string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
+// picker says which entries of a directory a walk wants (keep) and
+// which of those count against room, the entries the caller can still
+// take: a directory is read until more than room of its entries count.
+// A walk that passes an unreadable directory fails, unless unreadable is
+// set: then the directory counts as empty.
+type picker struct {
+	keep       func(d fs.DirEntry) (keep, counts bool)
+	room       func() int
+	unreadable bool
+}
+
+// every is the picker of a walk that wants the whole tree, and measure of
+// one that sizes it: a directory the plugin may not read (another user's,
+// in a root set to a home directory) holds nothing it wrote.
+var (
+	every = picker{
+		keep: func(fs.DirEntry) (bool, bool) { return true, false },
+		room: func() int { return math.MaxInt },
+	}
+	measure = picker{keep: every.keep, room: every.room, unreadable: true}
+)
+
+// walk visits the tree under start depth-first, each directory's entries
+// in lexical order, skipping what the root hides and stopping at the first
+// error or when ctx ends. fn may return fs.SkipDir for a directory (not
+// entered) and fs.SkipAll. A directory is read in chunks (readDir), and
+// only the entries pick keeps are visited.
+func (p *plugin) walk(ctx context.Context, start string, pick picker, fn func(name string, d fs.DirEntry) error) error {
+	info, err := p.root.FS().Stat(start)
+	if err == nil {
+		err = p.visit(ctx, start, fs.FileInfoToDirEntry(info), pick, fn)
+	}
+	if errors.Is(err, fs.SkipAll) {
+		return nil
+	}
+	return err
+}
+
+func (p *plugin) visit(ctx context.Context, name string, d fs.DirEntry, pick picker, fn func(name string, d fs.DirEntry) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.root.Hidden(name) {
+		return nil
+	}
+	if err := fn(name, d); err != nil || !d.IsDir() {
+		return skipped(err)
+	}
+	entries, err := p.readDir(ctx, name, pick)
+	if pick.unreadable && errors.Is(err, fs.ErrPermission) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := p.visit(ctx, path.Join(name, e.Name()), e, pick, fn); err != nil {
 			return err
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case p.root.Hidden(name) && d.IsDir():
-			return fs.SkipDir
-		case p.root.Hidden(name):
-			return nil
 		}
-		return fn(name, d)
-	})
+	}
+	return nil
+}
+
+// skipped is err with fs.SkipDir, which only stops the directory it was
+// returned for, taken as done.
+func skipped(err error) error {
+	if errors.Is(err, fs.SkipDir) {
+		return nil
+	}
+	return err
+}
+
+// dirChunk is how many entries a walk reads from a directory at a time.
+const dirChunk = 1024
+
+// readDir reads directory name's entries that pick keeps, sorted by name.
+// It reads in chunks of at most dirChunk and stops once more than
+// pick.room() of them count: listing 10 entries of a directory of 100,000
+// read and sorted all of them first (648 times the cost of 10 of 100, an
+// lstat and a FileInfo each under an os.Root; BenchmarkList10).
+func (p *plugin) readDir(ctx context.Context, name string, pick picker) ([]fs.DirEntry, error) {
+	f, err := p.root.FS().Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	room, counted := pick.room(), 0
+	var kept []fs.DirEntry
+	for counted <= room {
+		n := dirChunk // each entry read costs an lstat under an os.Root: read no more than can count
+		if left := room - counted; left < n {
+			n = left + 1
+		}
+		chunk, err := f.ReadDir(n)
+		for _, d := range chunk {
+			keep, counts := pick.keep(d)
+			if keep {
+				kept = append(kept, d)
+			}
+			if counts {
+				counted++
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(kept, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return kept, nil
 }
 
 // walkError keeps a cancelled context's error (the SDK maps it to a

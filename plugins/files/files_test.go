@@ -311,7 +311,7 @@ func TestListAndSearchFitTheHost(t *testing.T) {
 // TestOrdoDataHidden: with the root set to a directory that holds Ordo's
 // data (a home directory), the tools cannot reach that data: a plan could
 // otherwise read or rewrite the run store and forge the idempotency
-// journal, or delete them.
+// journal, or delete them, also by deleting a parent (.local) recursively.
 func TestOrdoDataHidden(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "ordo")
@@ -332,6 +332,12 @@ func TestOrdoDataHidden(t *testing.T) {
 		e.Refused("files.write", map[string]any{"path": path, "content": "x"}, "", "path")
 		e.Refused("files.delete", map[string]any{"path": path, "recursive": true}, "", "path")
 	}
+	// Deleting a directory that holds the data deletes the data: refused.
+	for _, path := range []string{".local", "./.local/"} {
+		e.Refused("files.delete", map[string]any{"path": path, "recursive": true}, "", "path")
+	}
+	must(os.Symlink(".local", filepath.Join(home, "link-to-parent")))
+	e.Call("files.delete", map[string]any{"path": "link-to-parent"}, "") // the link only
 	e.Refused("files.list", map[string]any{"path": ".local/ordo"}, "", "path")
 	listed := e.Call("files.list", map[string]any{"recursive": true}, "")
 	found := e.Call("files.search", map[string]any{"query": "secret"}, "")

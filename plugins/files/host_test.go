@@ -3,6 +3,7 @@ package files_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ordo-run/ordo/host/hosttest"
@@ -33,6 +34,15 @@ func TestThroughHost(t *testing.T) {
 		p.Refused("files.write", map[string]any{"path": path, "content": "x"}, "", "path")
 		p.Refused("files.delete", map[string]any{"path": path}, "", "path")
 	}
+	// A payload over gRPC's default 4 MiB reaches the plugin (a 5 MB write
+	// failed with a size error), and so does a hard-link refusal and the
+	// size limit set in the environment.
+	big := strings.Repeat("x", 5<<20)
+	if got := p.Call("files.write", map[string]any{"path": "big.txt", "content": big}, ""); got["bytes_written"] != float64(5<<20) {
+		t.Fatalf("write of 5 MiB = %v", got)
+	}
+	os.Link(filepath.Join(base, "outside.txt"), filepath.Join(root, "linked.txt"))
+	p.Refused("files.read", map[string]any{"path": "linked.txt"}, "", "path")
 	if _, err := os.Stat(filepath.Join(p.DataDir, "files-journal.jsonl")); err != nil {
 		t.Fatalf("journal not in the host-given data dir: %v", err)
 	}

@@ -281,7 +281,7 @@ func (c *change) unappended(fsys *os.Root) ([]byte, error) {
 
 func (c *change) changed() error {
 	return toolerr.Refuse("path", "path %q changed since the interrupted append with this idempotency key: cannot tell whether it happened", c.Path).
-		With("path", c.Path)
+		With("path", toolerr.Shown(c.Path))
 }
 
 func appendTo(fsys *os.Root, name string, data []byte, perm os.FileMode) error {

@@ -40,7 +40,7 @@ func BenchmarkGetPage(b *testing.B) {
 }
 
 // seedStore writes a store of size pages into dir and returns a page id.
-func seedStore(b *testing.B, dir string, size int) string {
+func seedStore(b testing.TB, dir string, size int) string {
 	seed := &snapshot{Version: storeVersion, Pages: map[string]Page{}}
 	var id string
 	for i := range size {

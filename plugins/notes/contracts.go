@@ -42,7 +42,7 @@ var (
 		Tool: "notes.query_pages", Service: "notes", RiskLevel: contracts.RiskRead, Idempotent: true,
 		Description: "List note pages, oldest first, filtered by a case-insensitive title substring and/or a parent page.",
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-			"title_contains":{"type":"string"},
+			"title_contains":{"type":"string","maxLength":2000,"description":"titles are at most 2000 characters"},
 			"parent":{"type":"string","minLength":1,"description":"id or URL of the parent page"},
 			"limit":{"type":"integer","minimum":1,"maximum":500,"default":50}}}`),
 		OutputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["records","count","truncated"],"properties":{

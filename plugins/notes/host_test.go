@@ -2,6 +2,7 @@ package notes_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ordo-run/ordo/host/hosttest"
@@ -19,6 +20,9 @@ func TestThroughHost(t *testing.T) {
 		t.Fatalf("get_page = %v", got)
 	}
 	p.Refused("notes.get_page", map[string]any{"page_id": "page_missing"}, "", "page_id")
+	// An error quoting a 5 MiB page id (20 MiB as %q writes it) passed what
+	// the host takes from a plugin: it is cut and arrives as a refusal.
+	p.Refused("notes.get_page", map[string]any{"page_id": strings.Repeat("\x01", 5<<20)}, "", "page_id")
 
 	p = p.Restart()
 	again := p.Call("notes.create_page", map[string]any{"title": "Meeting notes", "content": "Agenda"}, "run-1/a1")

@@ -27,7 +27,7 @@ type plugin struct {
 
 // Tools opens the store and returns the four notes tools.
 func Tools(cfg Config) ([]sdk.Tool, error) {
-	s, err := openStore(filepath.Join(cfg.DataDir, storeName))
+	s, err := openStore(filepath.Join(cfg.DataDir, storeName), cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (p *plugin) createPage(_ context.Context, call sdk.Call) (any, error) {
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	return p.store.change(call, func(cur *snapshot) (Page, any, error) {
+	return p.store.change(call, "content", func(cur *snapshot) (Page, any, error) {
 		now := p.now()
 		pg := Page{ID: newID("page_"), Title: in.Title, Blocks: []Block{}, CreatedAt: now, UpdatedAt: now}
 		if in.Parent != "" {
@@ -91,7 +91,7 @@ func (p *plugin) appendBlock(_ context.Context, call sdk.Call) (any, error) {
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	return p.store.change(call, func(cur *snapshot) (Page, any, error) {
+	return p.store.change(call, "text", func(cur *snapshot) (Page, any, error) {
 		pg, err := cur.page("page_id", in.PageID)
 		if err != nil {
 			return Page{}, nil, err
@@ -173,9 +173,9 @@ func (p *plugin) queryPages(_ context.Context, call sdk.Call) (any, error) {
 		}
 	}
 	var hits []Page
+	needle := strings.ToLower(in.TitleContains) // once: a 16 MiB needle was lower-cased for every page
 	for _, pg := range cur.Pages {
-		if (in.Parent == "" || pg.Parent == pageID(in.Parent)) &&
-			strings.Contains(strings.ToLower(pg.Title), strings.ToLower(in.TitleContains)) {
+		if (in.Parent == "" || pg.Parent == pageID(in.Parent)) && strings.Contains(strings.ToLower(pg.Title), needle) {
 			hits = append(hits, pg)
 		}
 	}

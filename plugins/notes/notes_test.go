@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func open(t *testing.T, dir string) *plugintest.Tools {
 
 func pageCount(t *testing.T, dir string) int {
 	t.Helper()
-	s, err := openStore(filepath.Join(dir, storeName))
+	s, err := openStore(filepath.Join(dir, storeName), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,4 +176,49 @@ func TestPageStaysReadable(t *testing.T) {
 	}
 	// "<" takes 6 bytes in JSON: 1 MB of it is 12 MB as content and block.
 	s.Refused("notes.create_page", map[string]any{"title": "big", "content": strings.Repeat("<", 1<<20)}, "", "content")
+}
+
+// TestStoreMaxBytes: a change that would make notes.json larger than
+// MaxBytes is refused (field content or text, details limit), keyed or not,
+// and changes nothing, not even the key's record: pages accumulated
+// without bound, each change rewriting the whole file.
+func TestStoreMaxBytes(t *testing.T) {
+	dir := t.TempDir()
+	tools, err := Tools(Config{DataDir: dir, MaxBytes: 4000})
+	s := plugintest.Server(t, tools, err)
+	id := s.Call("notes.create_page", map[string]any{"title": "log", "content": strings.Repeat("a", 1000)}, "")["id"]
+	before, err := os.ReadFile(filepath.Join(dir, storeName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"", "k1"} {
+		if e := s.Refused("notes.append_block", map[string]any{"page_id": id, "text": strings.Repeat("b", 3000)}, key, "text"); e.Details["limit"] != int64(4000) {
+			t.Errorf("refusal details %v, want limit 4000", e.Details)
+		}
+		s.Refused("notes.create_page", map[string]any{"title": "more", "content": strings.Repeat("c", 3000)}, key, "content")
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, storeName)); string(after) != string(before) {
+		t.Fatalf("refused changes rewrote the store:\n%s\nwas\n%s", after, before)
+	}
+	s.Call("notes.append_block", map[string]any{"page_id": id, "text": "small"}, "k1")
+}
+
+// TestQueryNeedleLoweredOnce: query_pages lower-cases title_contains once,
+// not once per page.
+func TestQueryNeedleLoweredOnce(t *testing.T) {
+	dir := t.TempDir()
+	seedStore(t, dir, 5000)
+	s := open(t, dir)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := s.Call("notes.query_pages", map[string]any{"title_contains": strings.Repeat("X", 2000)}, "")
+	runtime.ReadMemStats(&after)
+	if got["count"] != json.Number("0") {
+		t.Fatalf("query = %v", got)
+	}
+	// Once per page it was 5,000 copies of 2,000 bytes: 10 MB.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Fatalf("query_pages allocated %d bytes: title_contains was lower-cased for every page", alloc)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ordo-run/ordo/plugins/internal/filelock"
 	"github.com/ordo-run/ordo/plugins/internal/idem"
 	"github.com/ordo-run/ordo/plugins/internal/killpoint"
+	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
@@ -59,6 +60,7 @@ type snapshot struct {
 // replaces it whole; every read first checks whether it was replaced.
 type store struct {
 	path string
+	max  int64 // Config.MaxBytes
 	lock *filelock.Mutex
 	mu   sync.Mutex // guards cur and held
 	cur  *snapshot
@@ -71,12 +73,12 @@ type store struct {
 
 // openStore loads path; a missing file is an empty store. A file that does
 // not parse is refused rather than overwritten.
-func openStore(path string) (*store, error) {
+func openStore(path string, max int64) (*store, error) {
 	lock, err := filelock.Open(filepath.Join(filepath.Dir(path), lockName))
 	if err != nil {
 		return nil, err
 	}
-	s := &store{path: path, lock: lock}
+	s := &store{path: path, max: max, lock: lock}
 	if _, err := s.snap(); err != nil {
 		return nil, err
 	}
@@ -145,8 +147,9 @@ func (s *store) hold(f *os.File, info os.FileInfo, snap *snapshot) {
 // change runs one store mutation of call exactly once per idempotency key,
 // under the lock: mutate builds the changed page and the call's result
 // from the latest snapshot, and the page and the key's record are
-// committed in one atomic replace of the file.
-func (s *store) change(call sdk.Call, mutate func(cur *snapshot) (Page, any, error)) (any, error) {
+// committed in one atomic replace of the file. A change that would make
+// the file larger than s.max is refused, naming field.
+func (s *store) change(call sdk.Call, field string, mutate func(cur *snapshot) (Page, any, error)) (any, error) {
 	if err := s.lock.Lock(); err != nil {
 		return nil, err
 	}
@@ -163,7 +166,7 @@ func (s *store) change(call sdk.Call, mutate func(cur *snapshot) (Page, any, err
 		}
 		rec, err := st.Record(result)
 		if err == nil {
-			err = s.commit(call.Tool, cur, page, st, rec)
+			err = s.commit(call.Tool, field, cur, page, st, rec)
 		}
 		return rec, err
 	})
@@ -171,7 +174,7 @@ func (s *store) change(call sdk.Call, mutate func(cur *snapshot) (Page, any, err
 
 // commit writes cur with page changed and rec remembered (when the call
 // was keyed) and publishes it. Callers hold the lock.
-func (s *store) commit(tool string, cur *snapshot, page Page, stamp idem.Stamp, rec idem.Record) error {
+func (s *store) commit(tool, field string, cur *snapshot, page Page, stamp idem.Stamp, rec idem.Record) error {
 	next := &snapshot{Version: storeVersion, Pages: maps.Clone(cur.Pages), Idempotency: cur.Idempotency}
 	next.Pages[page.ID] = page
 	if stamp.Keyed() {
@@ -180,6 +183,10 @@ func (s *store) commit(tool string, cur *snapshot, page Page, stamp idem.Stamp, 
 	data, err := json.MarshalIndent(next, "", " ")
 	if err != nil {
 		return err
+	}
+	if s.max > 0 && int64(len(data)) > s.max {
+		return toolerr.Refuse(field, "the notes store would be %d bytes, over the limit of %d (bundled.notes.max_bytes)", len(data), s.max).
+			With("limit", s.max)
 	}
 	if err := atomicfile.WriteFile(s.path, data, 0o600, tool+"/tmp"); err != nil {
 		return err

@@ -83,7 +83,13 @@ func Main(name string, build func() ([]Tool, error)) {
 // (globally, before Serve) continues the host's trace. A call the host
 // sends outside any trace skips otelgrpc (see grpctrace); a plugin that
 // installed no tracer provider or propagator serves without otelgrpc.
+//
+// A call may carry more than gRPC's default 4 MiB: state bound into it (at
+// most contracts.MaxMessageBytes, the agent checks) plus the plan's own
+// inputs (the plan came in one model answer, at most as much again). At
+// 4 MiB, files.write of a 5 MB text failed with a gRPC size error.
 func grpcServer(opts []grpc.ServerOption) *grpc.Server {
+	opts = append(opts, grpc.MaxRecvMsgSize(2*contracts.MaxMessageBytes))
 	if !grpctrace.Configured() {
 		return plugin.DefaultGRPCServer(opts)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/plugins/internal/toolerr"
 )
 
 // Limits of A1 notation (those of common spreadsheets).
@@ -27,7 +28,7 @@ type Range struct {
 func ParseRange(s string) (Range, error) {
 	bad := func(format string, args ...any) (Range, error) {
 		return Range{}, contracts.Errorf(contracts.CodeInvalidInput, "range %q: "+format, append([]any{s}, args...)...).
-			With("field", "range").With("range", s)
+			With("field", "range").With("range", toolerr.Shown(s))
 	}
 	body := s
 	if i := strings.LastIndexByte(body, '!'); i >= 0 {

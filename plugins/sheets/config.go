@@ -7,25 +7,35 @@ import (
 	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
-// RootEnv names the directory holding the sheets.
-const RootEnv = "ORDO_SHEETS_ROOT"
+// Environment variables the plugin reads besides ORDO_PLUGIN_DATA_DIR.
+const (
+	RootEnv      = "ORDO_SHEETS_ROOT"            // the directory holding the sheets
+	HardLinksEnv = "ORDO_SHEETS_ALLOW_HARDLINKS" // Config.AllowHardLinks
+)
 
 // Config is where the sheets are.
 type Config struct {
 	// Root is the only directory tree the tools may read.
 	Root string
+	// AllowHardLinks lets the tools read a file with other hard links
+	// (safepath.Root.Linked).
+	AllowHardLinks bool
 }
 
-// ConfigFromEnv reads ORDO_SHEETS_ROOT; unset, the root is <data dir>/root
-// (created empty). Point it at the files root to query CSVs that
-// files.write produced.
+// ConfigFromEnv reads the variables above; with ORDO_SHEETS_ROOT unset,
+// the root is <data dir>/root (created empty). Point it at the files root
+// to query CSVs that files.write produced.
 func ConfigFromEnv() (Config, error) {
 	data, err := plugenv.DataDir("sheets")
 	if err != nil {
 		return Config{}, err
 	}
 	root, err := plugenv.DirOr(RootEnv, filepath.Join(data, "root"))
-	return Config{Root: root}, err
+	if err != nil {
+		return Config{}, err
+	}
+	links, err := plugenv.Bool(HardLinksEnv)
+	return Config{Root: root, AllowHardLinks: links}, err
 }
 
 // ToolsFromEnv is ConfigFromEnv then Tools: what the plugin binary serves.

@@ -34,6 +34,9 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.AllowHardLinks {
+		root.AllowHardLinks()
+	}
 	p := &plugin{root: root}
 	return []sdk.Tool{
 		{Contract: getRangeContract, Handler: p.getRange},
@@ -196,7 +199,7 @@ type queryIn struct {
 	Limit  int      `json:"limit"`
 }
 
-func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
+func (p *plugin) query(ctx context.Context, call sdk.Call) (any, error) {
 	in := queryIn{Limit: 1000}
 	if err := call.Decode(&in); err != nil {
 		return nil, err
@@ -217,13 +220,13 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	for i, h := range header {
 		index[h] = i
 	}
-	condCols := make([]int, len(conds))
+	tests := make([]cellTest, len(conds))
 	for i, c := range conds {
 		col, ok := index[c.Column]
 		if !ok {
-			return nil, toolerr.Refuse("where", "where: no column %q (columns: %s)", c.Column, strings.Join(header, ", ")).With("column", c.Column)
+			return nil, toolerr.Refuse("where", "where: no column %q (columns: %s)", c.Column, strings.Join(header, ", ")).With("column", toolerr.Shown(c.Column))
 		}
-		condCols[i] = col
+		tests[i] = cellTest{col: col, match: c.Matcher()}
 	}
 	columns := header
 	if len(in.Select) > 0 {
@@ -233,15 +236,20 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	for i, name := range columns {
 		col, ok := index[name]
 		if !ok {
-			return nil, toolerr.Refuse("select", "select[%d]: no column %q (columns: %s)", i, name, strings.Join(header, ", ")).With("column", name)
+			return nil, toolerr.Refuse("select", "select[%d]: no column %q (columns: %s)", i, name, strings.Join(header, ", ")).With("column", toolerr.Shown(name))
 		}
 		selCols[i] = col
 	}
 	records := []map[string]string{}
 	truncated := false
 	size := 0
-	for _, row := range rows[1:] {
-		if !matchAll(conds, condCols, row) {
+	for i, row := range rows[1:] {
+		if i%1024 == 0 { // 20 conditions over 2M rows take seconds: stop when the call ends
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if !matchAll(tests, row) {
 			continue
 		}
 		if len(records) == in.Limit {
@@ -264,9 +272,15 @@ func (p *plugin) query(_ context.Context, call sdk.Call) (any, error) {
 	return map[string]any{"records": records, "columns": columns, "count": len(records), "truncated": truncated}, nil
 }
 
-func matchAll(conds []Condition, cols []int, row []string) bool {
-	for i, c := range conds {
-		if !c.Match(cell(row, cols[i])) {
+// cellTest is one condition of a where clause, bound to its column.
+type cellTest struct {
+	col   int
+	match func(cell string) bool
+}
+
+func matchAll(tests []cellTest, row []string) bool {
+	for _, t := range tests {
+		if !t.match(cell(row, t.col)) {
 			return false
 		}
 	}

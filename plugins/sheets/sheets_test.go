@@ -1,15 +1,20 @@
 package sheets
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ordo-run/ordo/plugins/internal/plugintest"
+	"github.com/ordo-run/ordo/plugins/sdk"
 )
 
 const salesCSV = "\uFEFFregion,rep,revenue,status\n" +
@@ -191,5 +196,66 @@ func TestAnswerBounds(t *testing.T) {
 	}
 	if got := s.Call("sheets.get_range", map[string]any{"file": "ragged.csv", "range": "A2:C"}, ""); got["range"] != "A2:C401" {
 		t.Fatalf("get_range A2:C = %v", got["range"])
+	}
+}
+
+// TestHardLinkedSheetRefused: a sheet whose file has other hard links
+// (which may be outside the root) is refused unless AllowHardLinks.
+func TestHardLinkedSheetRefused(t *testing.T) {
+	s, base := setup(t)
+	root := filepath.Join(base, "root")
+	if err := os.Link(filepath.Join(base, "secret.csv"), filepath.Join(root, "hard.csv")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	s.Refused("sheets.get_range", map[string]any{"file": "hard.csv"}, "", "file")
+	tools, err := Tools(Config{Root: root, AllowHardLinks: true})
+	got := plugintest.Server(t, tools, err).Call("sheets.get_range", map[string]any{"file": "hard.csv"}, "")
+	if asJSON(got["rows"]) != `[["k"],["secret"]]` {
+		t.Fatalf("with hard links allowed: %v", got)
+	}
+}
+
+// TestQueryValueWorkOnce: a where value is lower-cased and parsed once per
+// query, not once per row (a 1 MB value over 100,000 rows was 100 GB of
+// lower-casing), and a clause of more than MaxConditions is refused.
+func TestQueryValueWorkOnce(t *testing.T) {
+	s, base := setup(t)
+	var b strings.Builder
+	b.WriteString("name\n")
+	for i := range 2000 {
+		b.WriteString("row" + strconv.Itoa(i) + "\n")
+	}
+	os.WriteFile(filepath.Join(base, "root", "rows.csv"), []byte(b.String()), 0o644)
+	where := "name contains '" + strings.Repeat("X", 64<<10) + "'"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := s.Call("sheets.query", map[string]any{"file": "rows.csv", "where": where}, "")
+	runtime.ReadMemStats(&after)
+	if got["count"] != json.Number("0") {
+		t.Fatalf("query = %v", got)
+	}
+	// Per row it allocated 2,000 lower-cased copies of 64 KiB: 128 MiB.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Fatalf("query allocated %d bytes: the value was lower-cased for every row", alloc)
+	}
+	many := strings.TrimSuffix(strings.Repeat("name != x and ", MaxConditions+1), " and ")
+	s.Refused("sheets.query", map[string]any{"file": "rows.csv", "where": many}, "", "where")
+}
+
+// TestQueryStopsWhenCancelled: a query watches its call's context while it
+// tests rows: 99 conditions over 2M rows ran on after the host's timeout.
+func TestQueryStopsWhenCancelled(t *testing.T) {
+	_, base := setup(t)
+	tools, err := Tools(Config{Root: filepath.Join(base, "root")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tools, func(t sdk.Tool) bool { return t.Contract.Tool == "sheets.query" })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = tools[i].Handler(ctx, sdk.Call{Tool: "sheets.query", Payload: map[string]any{"file": "q1/sales.csv", "where": "region = EMEA"}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled query = %v, want context.Canceled", err)
 	}
 }

@@ -72,6 +72,10 @@ func (f *Follower) Next() ([]json.RawMessage, error) {
 	return recs, nil
 }
 
+// Size is the length of the log's complete lines read so far: the file's
+// size as of the last Next.
+func (f *Follower) Size() int64 { return f.off }
+
 func (f *Follower) shrank(size int64) error {
 	if size >= f.off {
 		return nil

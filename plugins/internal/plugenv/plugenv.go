@@ -3,6 +3,7 @@ package plugenv
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/ordo-run/ordo/contracts"
 )
@@ -45,4 +46,33 @@ func ensure(key, dir string) (string, error) {
 		return "", contracts.Errorf(contracts.CodeInvalidConfig, "%s: create %q: %w", key, dir, err).With("setting", key)
 	}
 	return dir, nil
+}
+
+// Bytes reads a size in bytes from env var key: def when unset, 0 for no
+// limit. Anything but a whole number from 0 up is a CodeInvalidConfig
+// error naming key.
+func Bytes(key string, def int64) (int64, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, contracts.Errorf(contracts.CodeInvalidConfig, "%s: %q is not a size in bytes (a whole number, 0 for no limit)", key, v).With("setting", key)
+	}
+	return n, nil
+}
+
+// Bool reads env var key as strconv.ParseBool does: false when unset, a
+// CodeInvalidConfig error naming key when it does not parse.
+func Bool(key string) (bool, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, contracts.Errorf(contracts.CodeInvalidConfig, "%s: %q is not true or false", key, v).With("setting", key)
+	}
+	return b, nil
 }

@@ -18,6 +18,7 @@ type Root struct {
 	dir    string // absolute, symlinks resolved
 	fs     *os.Root
 	hidden []string // root-relative, slash-separated: see Hide
+	links  bool     // see AllowHardLinks
 }
 
 // Open opens dir as a root. dir must exist and be a directory; a bad one is
@@ -56,7 +57,7 @@ func (r *Root) Close() error { return r.fs.Close() }
 // path.
 func (r *Root) Resolve(field, name string) (string, error) {
 	refuse := func(why string) error {
-		return toolerr.Refuse(field, "%s %q %s", field, name, why).With("path", name)
+		return toolerr.Refuse(field, "%s %q %s", field, name, why).With("path", toolerr.Shown(name))
 	}
 	switch {
 	case name == "":
@@ -125,15 +126,57 @@ func (r *Root) Hidden(name string) bool {
 	return false
 }
 
+// Holds reports whether removing name (root-relative, as Resolve returns
+// it) would remove a directory Hide hides: name is one of its parents, as
+// a home directory's .local is of ~/.local/share/ordo. Resolve refuses
+// only paths into hidden directories. name's last element is taken as it
+// is, since a removal does not follow a symlink there.
+func (r *Root) Holds(name string) bool {
+	parent, err := filepath.EvalSymlinks(filepath.Join(r.dir, filepath.Dir(name)))
+	if err != nil {
+		return true // it vanished: nothing to remove, and nothing said it is safe
+	}
+	rel, err := filepath.Rel(r.dir, filepath.Join(parent, filepath.Base(name)))
+	if err != nil {
+		return true
+	}
+	rel = filepath.ToSlash(rel)
+	for _, h := range r.hidden {
+		if rel == "." || strings.HasPrefix(h, rel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
+// AllowHardLinks lets the tools read and append to files that have other
+// hard links (see Linked).
+func (r *Root) AllowHardLinks() { r.links = true }
+
+// Linked refuses (field, path shown as shown) a regular file with more
+// than one hard link unless AllowHardLinks was called: its other names
+// may be outside the root, where no path check reaches (a link to
+// ~/.ssh/id_ed25519 made in the root, by its owner or by a tool such as
+// cp -al), so reading it or appending to it reads or changes that file.
+// Linux's protected_hardlinks does not help: it stops a user linking a
+// file they cannot read and write, not the root's owner linking their own.
+func (r *Root) Linked(field, shown string, info fs.FileInfo) error {
+	if r.links || !info.Mode().IsRegular() || links(info) <= 1 {
+		return nil
+	}
+	return toolerr.Refuse(field, "%s %q has %d hard links, and another of its names may be outside the root (the plugin's allow_hardlinks setting allows it)", field, shown, links(info)).
+		With("path", toolerr.Shown(shown))
+}
+
 // OpenRegular opens name, already resolved, for reading and refuses (field,
-// shown as shown) anything but a regular file. The open does not block: a
-// named pipe would otherwise hold the call until a writer came (forever),
-// and a device is no document.
+// shown as shown) anything but a regular file, and a linked one (Linked).
+// The open does not block: a named pipe would otherwise hold the call
+// until a writer came (forever), and a device is no document.
 func (r *Root) OpenRegular(field, shown, name string) (*os.File, fs.FileInfo, error) {
 	f, err := r.fs.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -144,9 +187,11 @@ func (r *Root) OpenRegular(field, shown, name string) (*os.File, fs.FileInfo, er
 	case err != nil:
 		err = toolerr.FromOS(field, shown, err)
 	case !info.Mode().IsRegular():
-		err = toolerr.Refuse(field, "%s %q is not a regular file", field, shown).With("path", shown)
+		err = toolerr.Refuse(field, "%s %q is not a regular file", field, shown).With("path", toolerr.Shown(shown))
 	default:
-		return f, info, nil
+		if err = r.Linked(field, shown, info); err == nil {
+			return f, info, nil
+		}
 	}
 	f.Close()
 	return nil, nil, err

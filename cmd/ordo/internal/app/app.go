@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -381,20 +383,23 @@ func upstreamSpec(u config.Upstream, env config.Env, log *slog.Logger) host.Upst
 // bundledEnv is one bundled plugin's environment and whether it is on.
 func bundledEnv(cfg *config.Config, name string) (map[string]string, bool) {
 	b := cfg.Bundled
+	size := func(n int64) string { return strconv.FormatInt(n, 10) }
 	switch name {
 	case "files":
-		return map[string]string{"ORDO_FILES_ROOT": b.Files.Root}, b.Files.Enabled
+		return map[string]string{"ORDO_FILES_ROOT": b.Files.Root, "ORDO_FILES_MAX_BYTES": size(b.Files.MaxBytes),
+			"ORDO_FILES_ALLOW_HARDLINKS": strconv.FormatBool(b.Files.AllowHardLinks)}, b.Files.Enabled
 	case "sheets":
-		return map[string]string{"ORDO_SHEETS_ROOT": b.Sheets.Root}, b.Sheets.Enabled
+		return map[string]string{"ORDO_SHEETS_ROOT": b.Sheets.Root, "ORDO_SHEETS_ALLOW_HARDLINKS": strconv.FormatBool(b.Sheets.AllowHardLinks)}, b.Sheets.Enabled
 	case "notes":
-		return nil, b.Notes.Enabled
+		return map[string]string{"ORDO_NOTES_MAX_BYTES": size(b.Notes.MaxBytes)}, b.Notes.Enabled
 	case "text":
 		return nil, b.Text.Enabled
 	case "chat":
+		env := map[string]string{"ORDO_CHAT_MAX_BYTES": size(b.Chat.MaxBytes), "ORDO_CHAT_CHANNELS": strings.Join(b.Chat.Channels, ",")}
 		if b.Chat.WebhookURL != "" {
-			return map[string]string{"ORDO_CHAT_WEBHOOK_URL": b.Chat.WebhookURL}, b.Chat.Enabled
+			env["ORDO_CHAT_WEBHOOK_URL"] = b.Chat.WebhookURL
 		}
-		return nil, b.Chat.Enabled
+		return env, b.Chat.Enabled
 	}
 	return nil, false
 }

@@ -160,9 +160,9 @@ func (u Upstream) Spec(env Env) host.UpstreamSpec {
 // are looked up next to the ordo binary, then in ./bin.
 type Bundled struct {
 	Enabled bool         `yaml:"enabled"`
-	Files   RootedPlugin `yaml:"files"`
+	Files   FilesPlugin  `yaml:"files"`
 	Sheets  RootedPlugin `yaml:"sheets"`
-	Notes   Switch       `yaml:"notes"`
+	Notes   NotesPlugin  `yaml:"notes"`
 	Text    Switch       `yaml:"text"`
 	Chat    ChatPlugin   `yaml:"chat"`
 }
@@ -176,6 +176,24 @@ type Switch struct {
 type RootedPlugin struct {
 	Enabled bool   `yaml:"enabled"`
 	Root    string `yaml:"root"`
+	// AllowHardLinks lets the tools read a file that has other hard
+	// links, whose other names may be outside the root.
+	AllowHardLinks bool `yaml:"allow_hardlinks"`
+}
+
+// FilesPlugin is the files plugin: a RootedPlugin that writes, so its root
+// has a size limit (MaxBytes, 0 for none).
+type FilesPlugin struct {
+	Enabled        bool   `yaml:"enabled"`
+	Root           string `yaml:"root"`
+	AllowHardLinks bool   `yaml:"allow_hardlinks"`
+	MaxBytes       int64  `yaml:"max_bytes"`
+}
+
+// NotesPlugin is the notes plugin; MaxBytes bounds its store (0: none).
+type NotesPlugin struct {
+	Enabled  bool  `yaml:"enabled"`
+	MaxBytes int64 `yaml:"max_bytes"`
 }
 
 // ChatPlugin posts to an outbox file, or to WebhookURL when set.
@@ -184,6 +202,11 @@ type ChatPlugin struct {
 	// WebhookURL is a Slack-compatible incoming webhook. It is a secret
 	// (whoever has it can post) and is never logged.
 	WebhookURL string `yaml:"webhook_url"`
+	// Channels, when set, are the only channels posts may go to; unset,
+	// the plugin opens at most 100.
+	Channels []string `yaml:"channels"`
+	// MaxBytes bounds the channel logs together (0: no limit).
+	MaxBytes int64 `yaml:"max_bytes"`
 }
 
 // HTTP configures `ordo serve --http`.
@@ -295,11 +318,12 @@ func Default() *Config {
 		LeaseTTL:     30 * time.Second, // agent.DefaultLeaseTTL
 		Bundled: Bundled{
 			Enabled: true,
-			Files:   RootedPlugin{Enabled: true},
-			Sheets:  RootedPlugin{Enabled: true},
-			Notes:   Switch{Enabled: true},
-			Text:    Switch{Enabled: true},
-			Chat:    ChatPlugin{Enabled: true},
+			// The size limits are the plugins' own defaults (plugins/*/config.go).
+			Files:  FilesPlugin{Enabled: true, MaxBytes: 1 << 30},
+			Sheets: RootedPlugin{Enabled: true},
+			Notes:  NotesPlugin{Enabled: true, MaxBytes: 64 << 20},
+			Text:   Switch{Enabled: true},
+			Chat:   ChatPlugin{Enabled: true, MaxBytes: 64 << 20},
 		},
 		HTTP:      HTTP{Listen: "127.0.0.1:7411", ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute},
 		MCP:       MCP{MaxTasksPerUser: 16}, // mcpserver.DefaultMaxTasksPerUser

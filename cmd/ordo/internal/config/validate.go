@@ -241,12 +241,28 @@ func (c *Config) validateUpstreams() error {
 // their names.
 var bundledNames = map[string]bool{"files": true, "sheets": true, "notes": true, "text": true, "chat": true, "llm": true}
 
+// chatChannel is a channel name as chat.post_message takes it.
+var chatChannel = regexp.MustCompile(`^#?[A-Za-z0-9][A-Za-z0-9._-]{0,79}$`)
+
 func (c *Config) validateBundled() error {
 	if err := absDir("bundled.files.root", c.Bundled.Files.Root); err != nil {
 		return err
 	}
 	if err := absDir("bundled.sheets.root", c.Bundled.Sheets.Root); err != nil {
 		return err
+	}
+	for _, max := range []struct {
+		key string
+		n   int64
+	}{{"bundled.files.max_bytes", c.Bundled.Files.MaxBytes}, {"bundled.notes.max_bytes", c.Bundled.Notes.MaxBytes}, {"bundled.chat.max_bytes", c.Bundled.Chat.MaxBytes}} {
+		if max.n < 0 {
+			return invalid(max.key, "a size in bytes, 0 for no limit, got %d", max.n)
+		}
+	}
+	for i, ch := range c.Bundled.Chat.Channels {
+		if !chatChannel.MatchString(ch) {
+			return invalid(fmt.Sprintf("bundled.chat.channels[%d]", i), "a channel name (letters, digits, '.', '_', '-', up to 80, an optional leading '#'), got %q", ch)
+		}
 	}
 	if w := c.Bundled.Chat.WebhookURL; w != "" {
 		u, err := url.Parse(w)

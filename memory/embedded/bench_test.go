@@ -55,3 +55,10 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLongGoal: stored bytes per step of 10 runs × 100 steps whose
+// goal is 10,000 bytes.
+func BenchmarkLongGoal(b *testing.B) {
+	s := benchStore(b, "FULL")
+	storetest.BenchLongGoal(b, s, 10, 100, meter(s))
+}

@@ -169,3 +169,35 @@ func TestGroupCommitIsolatesWriteFailure(t *testing.T) {
 		t.Fatalf("%d runs completed, want %d (%v)", len(l), runs-1, err)
 	}
 }
+
+// Log entries written when each one repeated the goal still load.
+func TestGoalInEveryEntry(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "ordo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.RequireGoalInEveryEntry(t, s, func(t *testing.T, id string, goal func(int64) string) {
+		rows, err := s.r.Query(`SELECT seq, data FROM run_log WHERE run_id = ? AND whole = 0`, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := map[int64][]byte{}
+		for rows.Next() {
+			var seq int64
+			var data []byte
+			if err := rows.Scan(&seq, &data); err != nil {
+				t.Fatal(err)
+			}
+			old[seq] = storetest.WithGoal(t, data, goal(seq))
+		}
+		if err := rows.Err(); err != nil || len(old) == 0 {
+			t.Fatalf("%d entries, %v", len(old), err)
+		}
+		for seq, data := range old {
+			if _, err := s.w.Exec(`UPDATE run_log SET data = ? WHERE run_id = ? AND seq = ?`, data, id, seq); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

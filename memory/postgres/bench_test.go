@@ -67,3 +67,11 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLongGoal: stored bytes per step of 10 runs × 100 steps whose
+// goal is 10,000 bytes.
+func BenchmarkLongGoal(b *testing.B) {
+	s := openTest(b)
+	defer s.Close()
+	storetest.BenchLongGoal(b, s, 10, 100, meter(b, s))
+}

@@ -277,3 +277,33 @@ func TestRedactedSecretNotStored(t *testing.T) {
 		t.Fatalf("secret found in %d rows (payload %s)", hits, payload)
 	}
 }
+
+// Log entries written when each one repeated the goal still load.
+func TestGoalInEveryEntry(t *testing.T) {
+	s := openTest(t)
+	defer s.Close()
+	ctx := context.Background()
+	storetest.RequireGoalInEveryEntry(t, s, func(t *testing.T, id string, goal func(int64) string) {
+		rows, err := s.Pool().Query(ctx, `SELECT seq, entry FROM run_log WHERE run_id = $1 AND NOT whole`, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := map[int64][]byte{}
+		for rows.Next() {
+			var seq int64
+			var data []byte
+			if err := rows.Scan(&seq, &data); err != nil {
+				t.Fatal(err)
+			}
+			old[seq] = storetest.WithGoal(t, data, goal(seq))
+		}
+		if err := rows.Err(); err != nil || len(old) == 0 {
+			t.Fatalf("%d entries, %v", len(old), err)
+		}
+		for seq, data := range old {
+			if _, err := s.Pool().Exec(ctx, `UPDATE run_log SET entry = $1 WHERE run_id = $2 AND seq = $3`, data, id, seq); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

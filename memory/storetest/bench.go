@@ -177,3 +177,28 @@ func BenchConcurrentRuns(b *testing.B, s memory.Checkpointer, runs, steps int, m
 	b.ReportMetric(float64(b.N*runs*steps)/total.Seconds(), "steps/s")
 	m.report(b, stored0, wal0, b.N*runs*steps)
 }
+
+// BenchLongGoal saves runs runs of steps steps each, one after another,
+// whose goal is LongGoal (10,000 bytes), and reports the bytes stored per
+// step (m.Stored): what a long goal costs a run's log.
+func BenchLongGoal(b *testing.B, s memory.Checkpointer, runs, steps int, m Meter) {
+	ctx := context.Background()
+	stored0, wal0 := m.read()
+	save := func(run *contracts.Run) {
+		if err := s.Save(ctx, run); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for n := range b.N {
+		for r := range runs {
+			run := benchNew(fmt.Sprintf("goal-%d-%d", n, r), steps)
+			run.Goal = LongGoal
+			save(run)
+			for i := range steps {
+				benchStep(run, i, steps)
+				save(run)
+			}
+		}
+	}
+	m.report(b, stored0, wal0, b.N*runs*steps)
+}

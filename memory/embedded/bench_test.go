@@ -62,3 +62,9 @@ func BenchmarkLongGoal(b *testing.B) {
 	s := benchStore(b, "FULL")
 	storetest.BenchLongGoal(b, s, 10, 100, meter(s))
 }
+
+// BenchmarkSnapshot64MiB: the Save that snapshots a run at the run bound
+// (64 MiB of results and state) at an interrupt.
+func BenchmarkSnapshot64MiB(b *testing.B) {
+	storetest.BenchSnapshot(b, benchStore(b, "FULL"), 64<<20)
+}

@@ -75,3 +75,11 @@ func BenchmarkLongGoal(b *testing.B) {
 	defer s.Close()
 	storetest.BenchLongGoal(b, s, 10, 100, meter(b, s))
 }
+
+// BenchmarkSnapshot64MiB: the Save that snapshots a run at the run bound
+// (64 MiB of results and state) at an interrupt.
+func BenchmarkSnapshot64MiB(b *testing.B) {
+	s := openTest(b)
+	defer s.Close()
+	storetest.BenchSnapshot(b, s, 64<<20)
+}

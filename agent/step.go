@@ -294,9 +294,14 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 		}
 	}
 	if (len(unbound) > 0 || feedback != "") && e.model(ctx) != nil {
-		known := map[string]any{}
+		known, raw := map[string]any{}, map[string]json.RawMessage{}
 		for _, k := range a.Requires {
-			known[k] = state[k]
+			known[k], raw[k] = state[k], run.State[k]
+		}
+		if shown, cut := promptState(raw, e.stateLimit()); cut {
+			for k, v := range shown {
+				known[k] = v
+			}
 		}
 		in := map[string]any{
 			"action": shownAction(a, tool), "input_schema": tool.Contract.InputSchema, "state_memory": known,

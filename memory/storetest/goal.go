@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -64,11 +63,11 @@ func testLogGoal(t *testing.T, s memory.Checkpointer) {
 
 // RequireGoalInEveryEntry checks that a log written before the goal was
 // left out of entries still loads: it saves run "old-goal" (whole, then
-// five steps), lets addGoal rewrite each of its entries after the first
-// to carry the goal (and clarified ones from the fourth on) as older
-// builds wrote them, then checks that Load, Log and a fold give the run
-// with the clarified goal and that it carries on.
-func RequireGoalInEveryEntry(t *testing.T, s memory.Checkpointer, addGoal func(t *testing.T, id string, goal func(seq int64) string)) {
+// five steps), lets addGoal rewrite its entries after the first, from
+// sequence from on, to carry goal as older builds wrote them (the goal,
+// then a clarified one from the fourth), then checks that Load, Log and a
+// fold give the run with the clarified goal and that it carries on.
+func RequireGoalInEveryEntry(t *testing.T, s memory.Checkpointer, addGoal func(t *testing.T, id string, from int64, goal string)) {
 	t.Helper()
 	run := SimpleRun("old-goal", "u", contracts.RunRunning, 1, Base)
 	run.Goal = LongGoal
@@ -76,14 +75,16 @@ func RequireGoalInEveryEntry(t *testing.T, s memory.Checkpointer, addGoal func(t
 	for range 5 {
 		d.addStep(false)
 	}
+	clarified := LongGoal + " (clarified)"
 	goal := func(seq int64) string {
 		if seq >= 4 {
-			return LongGoal + " (clarified)"
+			return clarified
 		}
 		return LongGoal
 	}
-	addGoal(t, "old-goal", goal)
-	d.run.Goal = goal(d.run.Seq)
+	addGoal(t, "old-goal", 2, LongGoal)
+	addGoal(t, "old-goal", 4, clarified)
+	d.run.Goal = clarified
 	requireSame(t, d.run, mustLoad(t, s, "old-goal"))
 	log := mustLog(t, s, "old-goal", 0, 0)
 	for _, e := range log[1:] {
@@ -101,19 +102,4 @@ func RequireGoalInEveryEntry(t *testing.T, s memory.Checkpointer, addGoal func(t
 	if e := mustLog(t, s, "old-goal", d.run.Seq-1, 0); len(e) != 1 || e[0].Goal != "" {
 		t.Fatalf("the entry after the old ones repeats the goal: %+v", e)
 	}
-}
-
-// WithGoal is a delta entry as an older build wrote it: with the goal.
-func WithGoal(t testing.TB, entry []byte, goal string) []byte {
-	t.Helper()
-	var doc map[string]any
-	if err := json.Unmarshal(entry, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["goal"] = goal
-	out, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -81,11 +81,11 @@ type Config struct {
 	// larger values cut and marked (default DefaultPromptStateBytes; <0:
 	// no bound; see promptState).
 	PromptStateBytes int `json:"prompt_state_bytes"`
-	HITL         contracts.HITLSwitches
-	Policy       PolicyConfig
-	Verifier     VerifierConfig
-	Timezone     string `json:"timezone"` // default UTC
-	Locale       string `json:"locale"`   // default en-US
+	HITL             contracts.HITLSwitches
+	Policy           PolicyConfig
+	Verifier         VerifierConfig
+	Timezone         string `json:"timezone"` // default UTC
+	Locale           string `json:"locale"`   // default en-US
 	// Prompts overrides the embedded prompts file by file (NAME.md).
 	Prompts fs.FS `json:"-"`
 	// Owner names this engine in run leases (default: host/pid/random);

@@ -77,17 +77,17 @@ type Config struct {
 	ReplanBudget int `json:"replan_budget"` // re-plans per run (default 3; <0 means none)
 	CandidatesK  int `json:"candidates_k"`  // tools shown to the planner (default 8)
 	AllToolsMax  int `json:"all_tools_max"` // catalogs up to this size go to the planner whole (default AllToolsBound; <0: always rank)
+	HITL         contracts.HITLSwitches
+	Policy       PolicyConfig
+	Verifier     VerifierConfig
+	Timezone     string `json:"timezone"` // default UTC
+	Locale       string `json:"locale"`   // default en-US
+	// Prompts overrides the embedded prompts file by file (NAME.md).
+	Prompts fs.FS `json:"-"`
 	// PromptStateBytes bounds the run state one prompt shows a model, its
 	// larger values cut and marked (default DefaultPromptStateBytes; <0:
 	// no bound; see promptState).
 	PromptStateBytes int `json:"prompt_state_bytes"`
-	HITL             contracts.HITLSwitches
-	Policy           PolicyConfig
-	Verifier         VerifierConfig
-	Timezone         string `json:"timezone"` // default UTC
-	Locale           string `json:"locale"`   // default en-US
-	// Prompts overrides the embedded prompts file by file (NAME.md).
-	Prompts fs.FS `json:"-"`
 	// Owner names this engine in run leases (default: host/pid/random);
 	// LeaseTTL is how long a lease outlives its last renewal (default
 	// DefaultLeaseTTL). Used only when the store is a memory.Leaser.

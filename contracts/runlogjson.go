@@ -69,6 +69,20 @@ func (d *RunDelta) appendJSON(b []byte, stateKeys []string, state map[string]jso
 	if len(d.Policy) > 0 {
 		w.marshal(`,"policy":`, d.Policy)
 	}
+	w.records(stateKeys, state, d.Steps)
+	if len(d.Decisions) > 0 {
+		w.marshal(`,"decisions":`, d.Decisions)
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	return append(w.b, '}'), nil
+}
+
+// records writes the "state" (the values of state under stateKeys, in
+// that order) and "steps" members as json.Marshal writes them, each left
+// out when empty: the bulk of an entry and of a run.
+func (w *jsonWriter) records(stateKeys []string, state map[string]json.RawMessage, steps []StepRecord) {
 	if len(stateKeys) > 0 {
 		w.b = append(w.b, `,"state":{`...)
 		for i, k := range stateKeys {
@@ -77,21 +91,14 @@ func (d *RunDelta) appendJSON(b []byte, stateKeys []string, state map[string]jso
 		}
 		w.b = append(w.b, '}')
 	}
-	if len(d.Steps) > 0 {
+	if len(steps) > 0 {
 		w.b = append(w.b, `,"steps":[`...)
-		for i := range d.Steps {
+		for i := range steps {
 			w.b = append(w.b, comma(i)...)
-			w.step(&d.Steps[i])
+			w.step(&steps[i])
 		}
 		w.b = append(w.b, ']')
 	}
-	if len(d.Decisions) > 0 {
-		w.marshal(`,"decisions":`, d.Decisions)
-	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	return append(w.b, '}'), nil
 }
 
 // step writes s as json.Marshal writes a StepRecord.
@@ -290,22 +297,7 @@ func (r *Run) AppendJSON(b []byte) ([]byte, error) {
 	}
 	w := jsonWriter{b: slices.Grow(b, len(head.b)+r.recordsSize()+len(tail.b)+1)}
 	w.b = append(w.b, head.b...)
-	if len(r.State) > 0 {
-		w.b = append(w.b, `,"state":{`...)
-		for i, k := range slices.Sorted(maps.Keys(r.State)) {
-			w.key(i, k)
-			w.raw("", r.State[k])
-		}
-		w.b = append(w.b, '}')
-	}
-	if len(r.Steps) > 0 {
-		w.b = append(w.b, `,"steps":[`...)
-		for i := range r.Steps {
-			w.b = append(w.b, comma(i)...)
-			w.step(&r.Steps[i])
-		}
-		w.b = append(w.b, ']')
-	}
+	w.records(slices.Sorted(maps.Keys(r.State)), r.State, r.Steps)
 	if w.err != nil {
 		return appendMarshal(b, r)
 	}

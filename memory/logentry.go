@@ -9,7 +9,9 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
-// Entry is what a store appends to a run's log for one Save, encoded.
+// Entry is what a store appends to a run's log for one Save, encoded. A
+// whole entry's Data is its Snap inside the entry's wrapper: Head(), Snap
+// and "}" (a store may send the snapshot once and join the entry itself).
 type Entry struct {
 	Data  []byte // the encoded contracts.RunDelta, format contracts.RunFormatVersion
 	Whole bool   // Data carries the whole run (then Snap is that run, encoded as a checkpoint)
@@ -31,6 +33,15 @@ func NewEntry(run *contracts.Run) (Entry, error) {
 		}
 	}
 	return wholeOf(run)
+}
+
+// Head is the wrapper a whole entry's Data holds before its Snap (nil for
+// a delta entry).
+func (e Entry) Head() []byte {
+	if !e.Whole {
+		return nil
+	}
+	return e.Data[:len(e.Data)-len(e.Snap)-1]
 }
 
 // AddSnapshot encodes run, whose entry e is, as e's snapshot.

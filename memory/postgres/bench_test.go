@@ -83,3 +83,11 @@ func BenchmarkSnapshot64MiB(b *testing.B) {
 	defer s.Close()
 	storetest.BenchSnapshot(b, s, 64<<20)
 }
+
+// BenchmarkWhole64MiB: the Save of a new run at the run bound, as a fork
+// of one is saved (a whole-run entry and its snapshot).
+func BenchmarkWhole64MiB(b *testing.B) {
+	s := openTest(b)
+	defer s.Close()
+	storetest.BenchWhole(b, s, 64<<20)
+}

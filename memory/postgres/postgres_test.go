@@ -290,3 +290,28 @@ func TestGoalInEveryEntry(t *testing.T) {
 		}
 	})
 }
+
+// A whole-run entry is joined in the database from its head and the
+// snapshot, sent once: it holds exactly the bytes memory.NewEntry wrote.
+func TestWholeEntryJoined(t *testing.T) {
+	s := openTest(t)
+	defer s.Close()
+	ctx := context.Background()
+	for seq := int64(1); seq <= 2; seq++ {
+		run := storetest.FullRun("whole", seq) // never logged: a whole entry at either seq
+		want, err := memory.NewEntry(run)
+		if err != nil || !want.Whole {
+			t.Fatalf("entry %+v %v", want, err)
+		}
+		if err := s.Save(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		if err := s.Pool().QueryRow(ctx, `SELECT entry FROM run_log WHERE run_id = 'whole' AND seq = $1`, seq).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want.Data) {
+			t.Fatalf("seq %d: stored\n%s\nwant\n%s", seq, got, want.Data)
+		}
+	}
+}

@@ -248,3 +248,25 @@ func BenchSnapshot(b *testing.B, s memory.Checkpointer, bytes int) {
 		}
 	}
 }
+
+// BenchWhole measures the Save of a new run that already holds bytes of
+// results and state (BigRun), as a fork of a large run is saved: one
+// whole-run entry and its snapshot (timed). -benchmem's B/op is what that
+// Save allocates.
+func BenchWhole(b *testing.B, s memory.Checkpointer, bytes int) {
+	ctx := context.Background()
+	run := BigRun(b, memory.NewMemStore(), "big", bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := range b.N {
+		run.ID, run.Seq = fmt.Sprint("whole-", n), 1
+		if err := s.Save(ctx, run); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := s.Delete(ctx, []string{run.ID}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

@@ -104,13 +104,19 @@ func TestCollectorDoesNotBlockAndDrainsOnClose(t *testing.T) {
 	}
 }
 
-func TestCollectorCopiesTheRun(t *testing.T) {
+// gatedCollector is a collector into a new memory whose embedder waits
+// for its gate.
+func gatedCollector(t *testing.T) (*gatedEmbedder, *patterns.Memory, *patterns.Collector) {
 	emb := &gatedEmbedder{Hashed: embed.NewHashed(embed.HashedOptions{}), gate: make(chan struct{})}
 	m, err := patterns.Open("", emb, patterns.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := patterns.NewCollector(m, patterns.CollectorOptions{})
+	return emb, m, patterns.NewCollector(m, patterns.CollectorOptions{})
+}
+
+func TestCollectorCopiesTheRun(t *testing.T) {
+	emb, m, c := gatedCollector(t)
 	r := finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1})
 	if !c.Submit(r) {
 		t.Fatal("not queued")
@@ -130,12 +136,7 @@ func TestCollectorCopiesTheRun(t *testing.T) {
 // payloads and results, which collection never reads: a run may hold
 // 64 MiB of them, and the copy is made as the run ends.
 func TestCollectorCopiesNoState(t *testing.T) {
-	emb := &gatedEmbedder{Hashed: embed.NewHashed(embed.HashedOptions{}), gate: make(chan struct{})}
-	m, err := patterns.Open("", emb, patterns.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := patterns.NewCollector(m, patterns.CollectorOptions{})
+	emb, m, c := gatedCollector(t)
 	r := finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1})
 	big := json.RawMessage(`"` + strings.Repeat("x", 8<<20) + `"`)
 	r.State = map[string]json.RawMessage{"text": big}

@@ -27,6 +27,14 @@ import (
 // budgetSteps is the index of "steps" in budgetNames.
 const budgetSteps = 3
 
+// DefaultRunModelCalls is budgets.run.model_calls where the configuration
+// leaves it 0: the filler and the critic are asked per action and per
+// attempt, so without it a plan of contracts.MaxPlanActions actions with
+// retries and re-plans could make thousands of model calls. Four per
+// action of the largest plan leave a planner, a filler and a critic for
+// every action, a composer, and retries and re-plans of part of it.
+const DefaultRunModelCalls = 4 * contracts.MaxPlanActions
+
 // budgetScopes and budgetNames name a budget: scope.name, run.tokens.
 var (
 	budgetScopes = [...]string{"run", "user_day"}
@@ -80,8 +88,8 @@ func spentBy(run *contracts.Run, until time.Time) contracts.Budget {
 // are CodeStore.
 func (e *Engine) checkBudgets(ctx context.Context, run *contracts.Run, before string, inFlight int) error {
 	b := e.cfg.Budgets
-	if b.Run == (contracts.Budget{}) && b.UserDay == (contracts.Budget{}) {
-		return nil
+	if b.Run.ModelCalls == 0 {
+		b.Run.ModelCalls = DefaultRunModelCalls
 	}
 	limits := [len(budgetScopes)]amounts{amountsOf(b.Run), amountsOf(b.UserDay)}
 	raised(run, &limits)

@@ -283,3 +283,33 @@ func TestRunStopsAtMaxRunBytes(t *testing.T) {
 		t.Fatalf("%d calls of %d bytes each: the run was not stopped at %d bytes", calls, each, MaxRunBytes)
 	}
 }
+
+// With no budgets configured a run may still make only
+// DefaultRunModelCalls model calls: the next one is CodeBudgetExceeded
+// naming run.model_calls; a configured limit or a person's raise replaces
+// the default.
+func TestDefaultModelCallBound(t *testing.T) {
+	ctx := context.Background()
+	e := New(Config{}, Deps{Tools: newTools(t, searchTool())})
+	run := &contracts.Run{ID: "r", LLMCalls: map[string]int{"planner": 1, "filler": DefaultRunModelCalls - 2}}
+	if err := e.checkBudgets(ctx, run, "verifier", 0); err != nil {
+		t.Fatalf("one call left: %v", err)
+	}
+	run.LLMCalls["verifier"] = 1
+	err := e.checkBudgets(ctx, run, "filler", 0)
+	stop, _ := contracts.AsError(err).Details["budget"].(contracts.BudgetStop)
+	if contracts.CodeOf(err) != contracts.CodeBudgetExceeded ||
+		stop != (contracts.BudgetStop{Budget: "run.model_calls", Limit: DefaultRunModelCalls, Used: DefaultRunModelCalls, Before: "filler"}) {
+		t.Fatalf("at the default bound: %v", err)
+	}
+	if err := New(Config{Budgets: contracts.Budgets{Run: contracts.Budget{ModelCalls: 2 * DefaultRunModelCalls}}}, Deps{Tools: newTools(t, searchTool())}).
+		checkBudgets(ctx, run, "filler", 0); err != nil {
+		t.Fatalf("a configured limit above the default: %v", err)
+	}
+	run.Decisions = append(run.Decisions, contracts.DecisionRecord{
+		Interrupt: contracts.Interrupt{Kind: contracts.InterruptBudgetExceeded, Budget: &stop},
+		Decision:  contracts.Decision{Kind: contracts.DecisionApprove, Answers: map[string]any{"limit": float64(DefaultRunModelCalls + 10)}}})
+	if err := e.checkBudgets(ctx, run, "filler", 0); err != nil {
+		t.Fatalf("after a person raised it: %v", err)
+	}
+}

@@ -67,19 +67,20 @@ func (e *Engine) Confirm(ctx context.Context, runID string, d contracts.Decision
 	return e.Resume(ctx, runID, d)
 }
 
-// directPayload gives a direct call's payload: its arguments while Call
-// or Confirm drives the run, else the bound payload, refused when it holds
-// a redacted secret.
-func (e *Engine) directPayload(run *contracts.Run, tool *contracts.Tool, bound json.RawMessage) (json.RawMessage, error) {
+// directPayload gives a direct call's payload and what it misses: its
+// arguments (the caller's data: nothing is missing) while Call or Confirm
+// drives the run, else the bound payload, refused when it holds a
+// redacted secret.
+func (e *Engine) directPayload(run *contracts.Run, tool *contracts.Tool, bound json.RawMessage, missing []string) (json.RawMessage, []string, error) {
 	if args, ok := e.args.Load(run.ID); ok {
-		return args.(json.RawMessage), nil
+		return args.(json.RawMessage), nil, nil
 	}
 	if !redactedFree(tool, bound) {
-		return nil, contracts.Errorf(contracts.CodeInvalidInput,
+		return nil, nil, contracts.Errorf(contracts.CodeInvalidInput,
 			"the secret arguments of this direct call of %s are not kept once the call returns; call the tool again", tool.Name()).
 			With("tool", tool.Name()).With("run", run.ID)
 	}
-	return bound, nil
+	return bound, missing, nil
 }
 
 // redactedFree reports whether no secret field of payload holds the

@@ -42,7 +42,8 @@ func (e *Engine) compose(ctx context.Context, run *contracts.Run) *contracts.Run
 		}
 		steps = append(steps, ss)
 	}
-	in := withTurns(run, map[string]any{"goal": run.Goal, "status": run.Status, "state": run.State, "steps": steps, "locale": run.Options.Locale,
+	state, _ := promptState(run.State, e.stateLimit())
+	in := withTurns(run, map[string]any{"goal": run.Goal, "status": run.Status, "state": state, "steps": steps, "locale": run.Options.Locale,
 		"timezone": run.Options.Timezone, "now": e.localNow(run)})
 	if n := len(run.Plans); n > 0 && run.Plans[n-1].Plan.FinalResponse != nil {
 		in["final_response"] = run.Plans[n-1].Plan.FinalResponse

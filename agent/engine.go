@@ -84,6 +84,10 @@ type Config struct {
 	Locale       string `json:"locale"`   // default en-US
 	// Prompts overrides the embedded prompts file by file (NAME.md).
 	Prompts fs.FS `json:"-"`
+	// PromptStateBytes bounds the run state one prompt shows a model, its
+	// larger values cut and marked (default DefaultPromptStateBytes; <0:
+	// no bound; see promptState).
+	PromptStateBytes int `json:"prompt_state_bytes"`
 	// Owner names this engine in run leases (default: host/pid/random);
 	// LeaseTTL is how long a lease outlives its last renewal (default
 	// DefaultLeaseTTL). Used only when the store is a memory.Leaser.

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -217,6 +218,49 @@ func TestFillerMissingBecomesInputRequired(t *testing.T) {
 	wantStatus(t, run, err, contracts.RunCompleted)
 	if c := tt.Calls("")[0].Payload; c["channel"] != "#team" || c["text"] != "Meeting at 3" || run.LLMCalls["filler"] != 1 {
 		t.Fatalf("payload=%v llm=%v", c, run.LLMCalls)
+	}
+}
+
+// A tool result whose text is the filler's word for "unknown" is data:
+// bound into the next action it is sent as it is, and nobody is asked.
+func TestToolResultMISSINGIsData(t *testing.T) {
+	plan := `{"version":"1.0","goal":"forecast to chat","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"weather.get","intent":"read","requires":[],"produces":["forecast"],"inputs":{"city":"Seoul"}},
+	 {"id":"a2","tool":"chat.post_message","intent":"notify","requires":["forecast"],"produces":[],"inputs":{"channel":"#w"},"input_bindings":{"text":"forecast"}}]}`
+	tt := newTools(t, weatherTool(returns(map[string]any{"forecast": "MISSING"})), chatTool())
+	run, err := fresh(Config{}, tt, newStore()).Run(context.Background(), Request{Plan: mustPlan(t, plan)})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if c := tt.Calls("chat.post_message"); len(c) != 1 || c[0].Payload["text"] != "MISSING" {
+		t.Fatalf("chat calls %+v", c)
+	}
+}
+
+// A question an older build stored, whose payload holds "MISSING" where a
+// value was wanted, is answered as before.
+func TestOldMissingQuestionResumes(t *testing.T) {
+	ctx := context.Background()
+	plan := `{"version":"1.0","goal":"post","timezone":"UTC","actions":[
+	 {"id":"a1","tool":"chat.post_message","intent":"notify","requires":[],"produces":[],"inputs":{"text":"hi"}}]}`
+	tt := newTools(t, chatTool())
+	store := newStore()
+	run, err := fresh(Config{}, tt, store).Run(ctx, Request{Plan: mustPlan(t, plan)})
+	wantStatus(t, run, err, contracts.RunInterrupted)
+	if in := run.Interrupt; in.Kind != contracts.InterruptInputRequired || !slices.Equal(in.Fields, []string{"$.channel"}) || string(in.Payload) != `{"text":"hi"}` {
+		t.Fatalf("question %+v payload %s", in, in.Payload)
+	}
+	old, err := store.Load(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Interrupt.Payload = json.RawMessage(`{"channel":"MISSING","text":"hi"}`)
+	old.Seq++
+	if err := store.Save(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	run, err = fresh(Config{}, tt, store).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionAnswer, Answers: map[string]any{"$.channel": "#team"}})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	if c := tt.Calls("")[0].Payload; c["channel"] != "#team" || c["text"] != "hi" {
+		t.Fatalf("payload %v", c)
 	}
 }
 

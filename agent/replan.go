@@ -53,9 +53,10 @@ func (e *Engine) replan(ctx context.Context, run *contracts.Run, f *failure) (bo
 		}
 		past = append(past, pastStep{s.ActionID, s.Tool, s.PlanVersion, s.Attempt, string(s.Status), s.Error, s.Produced})
 	}
+	state, _ := promptState(run.State, e.stateLimit())
 	in := withTurns(run, map[string]any{
 		"goal": run.Goal, "reason": cause.Message, "failed_action": f.action, "error": cause,
-		"available_state": run.State, "past_steps": past, "tool_candidates": describe(cands),
+		"available_state": state, "past_steps": past, "tool_candidates": describe(cands),
 		"timezone": run.Options.Timezone, "locale": run.Options.Locale, "now": e.localNow(run),
 	})
 	text, err := e.complete(ctx, run, "replanner", in, contracts.PlanSchema())

@@ -224,7 +224,8 @@ func (e *Engine) applyEdit(ctx context.Context, run *contracts.Run, in contracts
 }
 
 // checkStepDecision refuses an edited payload (a step approval's edit, a
-// retry's payload) that breaks the contract or still holds MISSING values.
+// retry's payload) that breaks the contract. Its values are the person's:
+// a string "MISSING" there is what they sent, not a question.
 func (e *Engine) checkStepDecision(run *contracts.Run, in contracts.Interrupt, d contracts.Decision) error {
 	if d.Kind != contracts.DecisionEdit && (d.Kind != contracts.DecisionRetry || len(d.Payload) == 0) {
 		return nil
@@ -235,10 +236,6 @@ func (e *Engine) checkStepDecision(run *contracts.Run, in contracts.Interrupt, d
 	}
 	if len(d.Payload) == 0 {
 		return contracts.Errorf(contracts.CodeInvalidDecision, "an edit needs a payload").With("field", "payload")
-	}
-	if fields := contracts.FindMissing(d.Payload); len(fields) > 0 {
-		return contracts.Errorf(contracts.CodeMissingValues, "the edited payload still holds MISSING at %s", strings.Join(fields, ", ")).
-			With("field", "payload").With("fields", fields)
 	}
 	if err := tool.ValidateInput(d.Payload); err != nil {
 		return err

@@ -124,21 +124,21 @@ func (e *Engine) hideTypedSecrets(runID string, in contracts.Interrupt, d contra
 // restoreSecrets puts real values back into the secret fields of the
 // payload action a's decisions give, where people saw or sent the marker:
 // what they typed (held in memory), else what the plan itself binds
-// there (planBound); a field with neither becomes contracts.Missing, so
-// the person is asked for it.
-func (e *Engine) restoreSecrets(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, payload json.RawMessage) (json.RawMessage, error) {
+// there (planBound); a field with neither is left out and its path
+// returned (missing), so the person is asked for it.
+func (e *Engine) restoreSecrets(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, payload json.RawMessage) (json.RawMessage, []string, error) {
 	if len(tool.Contract.SecretFields) == 0 || len(payload) == 0 {
-		return payload, nil
+		return payload, nil, nil
 	}
 	var err error
 	if typed := e.typed.get(e.now(), run.ID, secretKey(version, a.ID)); len(typed) > 0 {
 		if payload, err = applyAnswers(payload, typed); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var obj map[string]any
 	if json.Unmarshal(payload, &obj) != nil {
-		return payload, nil
+		return payload, nil, nil
 	}
 	var bound map[string]any
 	changed := false
@@ -148,7 +148,7 @@ func (e *Engine) restoreSecrets(run *contracts.Run, version int, a contracts.Act
 		}
 		if bound == nil {
 			if bound, err = planBound(a, tool, state); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		if v, ok := bound[f]; ok && !holdsRedacted(v) {
@@ -159,29 +159,11 @@ func (e *Engine) restoreSecrets(run *contracts.Run, version int, a contracts.Act
 		changed = true
 	}
 	if !changed {
-		return payload, nil
+		return payload, nil, nil
 	}
-	return json.Marshal(obj)
-}
-
-// redactBound is payload as an input_required interrupt shows it: the
-// secret fields it already holds redacted (restoreSecrets puts them back),
-// the MISSING ones left to say what is asked.
-func redactBound(tool *contracts.Tool, payload json.RawMessage) json.RawMessage {
-	var obj map[string]any
-	if len(tool.Contract.SecretFields) == 0 || json.Unmarshal(payload, &obj) != nil {
-		return redact(tool, payload)
-	}
-	var bound []string
-	for f, v := range obj {
-		if contracts.IsSecretField(tool.Contract.SecretFields, f) && v != contracts.Missing {
-			bound = append(bound, f)
-		}
-	}
-	if r, ok := contracts.Redact(payload, bound).(json.RawMessage); ok {
-		return r
-	}
-	return nil
+	missing := contracts.TakeMissing(obj)
+	payload, err = json.Marshal(obj)
+	return payload, missing, err
 }
 
 // withoutSecrets is values (payload paths -> values a model wrote) without

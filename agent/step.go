@@ -39,7 +39,7 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 		if len(tool.Contract.SecretFields) == 0 && len(rec.Payload) > 0 {
 			return o, nil, nil
 		}
-		payload, err := e.bind(ctx, run, version, a, tool, state, "")
+		payload, _, err := e.bind(ctx, run, version, a, tool, state, "")
 		o.started.Payload = payload
 		return o, nil, err
 	}
@@ -50,7 +50,7 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 		}
 	}
 	attempt := prog.tries[a.ID] + 1
-	payload, approved, err := e.approvedPayload(run, version, a, tool, state, attempt)
+	payload, missing, approved, err := e.approvedPayload(run, version, a, tool, state, attempt)
 	if err != nil {
 		return o, nil, err
 	}
@@ -59,7 +59,7 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 		if retry {
 			feedback = retryFeedback(run, version, a.ID, feedback)
 		}
-		if payload, err = e.bind(ctx, run, version, a, tool, state, feedback); err != nil {
+		if payload, missing, err = e.bind(ctx, run, version, a, tool, state, feedback); err != nil {
 			return o, nil, err
 		}
 		if retry {
@@ -67,15 +67,15 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 		}
 	}
 	if run.Options.Direct {
-		if payload, err = e.directPayload(run, tool, payload); err != nil {
+		if payload, missing, err = e.directPayload(run, tool, payload, missing); err != nil {
 			return o, nil, err
 		}
 	}
-	if fields := contracts.FindMissing(payload); len(fields) > 0 {
+	if len(missing) > 0 {
 		return o, &contracts.Interrupt{
-			Kind: contracts.InterruptInputRequired, Message: "values needed for " + describeAction(a) + ": " + strings.Join(fields, ", "),
-			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: redactBound(tool, payload), Fields: fields,
-			Secret: secretPaths(tool, fields), Suggestions: e.inputSuggestions(ctx, run, tool, fields),
+			Kind: contracts.InterruptInputRequired, Message: "values needed for " + describeAction(a) + ": " + strings.Join(missing, ", "),
+			PlanVersion: version, ActionID: a.ID, Tool: a.Tool, Payload: redact(tool, payload), Fields: missing,
+			Secret: secretPaths(tool, missing), Suggestions: e.inputSuggestions(ctx, run, tool, missing),
 		}, nil
 	}
 	if e.needsApproval(run, a) && !approvedAs(approved, redact(tool, payload)) {
@@ -115,15 +115,16 @@ func (e *Engine) needsApproval(run *contracts.Run, a contracts.Action) bool {
 }
 
 // approvedPayload reads the person's decisions on this action: the
-// payload they gave (an edit, a retry's payload, input for MISSING fields
+// payload they gave (an edit, a retry's payload, input for missing fields
 // merged into the payload the interrupt showed) or, for the attempt a step
 // approval asked about, the payload it showed, never a fresh binding a
 // model may fill differently; with real values put back where secret
-// fields hold the marker (restoreSecrets). approved lists the payloads a
+// fields hold the marker (restoreSecrets), and the paths of those it
+// could not put back (missing). approved lists the payloads a
 // person approved, redacted as they saw them: an approval holds for that
 // payload only, so a retry whose payload the critic or the filler changed
 // is asked about again.
-func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, attempt int) (payload json.RawMessage, approved []json.RawMessage, err error) {
+func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, attempt int) (payload json.RawMessage, missing []string, approved []json.RawMessage, err error) {
 	for _, d := range run.Decisions {
 		in := d.Interrupt
 		if in.PlanVersion != version || in.ActionID != a.ID {
@@ -142,13 +143,13 @@ func (e *Engine) approvedPayload(run *contracts.Run, version int, a contracts.Ac
 		case in.Kind == contracts.InterruptInputRequired:
 			merged, err := applyAnswers(in.Payload, d.Decision.Answers)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			payload = merged
 		}
 	}
-	payload, err = e.restoreSecrets(run, version, a, tool, state, payload)
-	return payload, approved, err
+	payload, missing, err = e.restoreSecrets(run, version, a, tool, state, payload)
+	return payload, missing, approved, err
 }
 
 // approvedAs reports whether a person approved payload (redacted): the
@@ -236,10 +237,12 @@ func checkBoundSize(run *contracts.Run, a contracts.Action, tool *contracts.Tool
 }
 
 // planBound is the payload the plan itself gives action a: its literal
-// inputs, its input_bindings and the required state keys named like schema
-// fields — no model call, so the same every time it is asked.
+// inputs (where the plan's author wrote contracts.MissingWord, the
+// contracts.Missing marker), its input_bindings and the required state
+// keys named like schema fields (as they are: state is data) — no model
+// call, so the same every time it is asked.
 func planBound(a contracts.Action, tool *contracts.Tool, state map[string]any) (map[string]any, error) {
-	payload := cloneValue(a.Inputs).(map[string]any)
+	payload := contracts.MarkMissing(cloneValue(a.Inputs)).(map[string]any)
 	// Shorter paths first, so "values" bound whole is then refined by
 	// "values.page_url".
 	var fields []string
@@ -269,17 +272,19 @@ func planBound(a contracts.Action, tool *contracts.Tool, state map[string]any) (
 
 // bind builds a payload from what the plan gives (planBound). Only if required fields are still
 // unbound (or a critic asked for changes) does one filler LLM call fill
-// the rest; without a model they become MISSING. The filler never writes
-// a secret field: a model cannot know a credential, and one it made up or
-// copied would reach the tool unseen, so an unbound one is asked of a
-// person (input_required).
-func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, feedback string) (json.RawMessage, error) {
+// the rest; without a model, or where the model wrote it did not know
+// (contracts.MissingWord), they are missing: left out of the payload and
+// their paths returned, to be asked of a person (input_required). The
+// filler never writes a secret field: a model cannot know a credential,
+// and one it made up or copied would reach the tool unseen, so an
+// unbound one is asked of a person too.
+func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a contracts.Action, tool *contracts.Tool, state map[string]any, feedback string) (json.RawMessage, []string, error) {
 	if err := checkBoundSize(run, a, tool); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	payload, err := planBound(a, tool, state)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	_, required := tool.InputFields()
 	var unbound []string
@@ -289,9 +294,14 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 		}
 	}
 	if (len(unbound) > 0 || feedback != "") && e.model(ctx) != nil {
-		known := map[string]any{}
+		known, raw := map[string]any{}, map[string]json.RawMessage{}
 		for _, k := range a.Requires {
-			known[k] = state[k]
+			known[k], raw[k] = state[k], run.State[k]
+		}
+		if shown, cut := promptState(raw, e.stateLimit()); cut {
+			for k, v := range shown {
+				known[k] = v
+			}
 		}
 		in := map[string]any{
 			"action": shownAction(a, tool), "input_schema": tool.Contract.InputSchema, "state_memory": known,
@@ -303,12 +313,13 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 		}
 		text, err := e.complete(ctx, run, "filler", in, tool.Contract.InputSchema)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		filled, err := decodeObject(text)
 		if err != nil {
-			return nil, contracts.Errorf(contracts.CodeLLMInvalidOutput, "payload filler for %s: %w", a.ID, err).With("action", a.ID)
+			return nil, nil, contracts.Errorf(contracts.CodeLLMInvalidOutput, "payload filler for %s: %w", a.ID, err).With("action", a.ID)
 		}
+		contracts.MarkMissing(filled)
 		for k, v := range withoutSecrets(tool, filled) {
 			if _, bound := payload[k]; !bound || feedback != "" {
 				payload[k] = v
@@ -320,11 +331,12 @@ func (e *Engine) bind(ctx context.Context, run *contracts.Run, version int, a co
 			payload[f] = contracts.Missing
 		}
 	}
+	missing := contracts.TakeMissing(payload)
 	b, err := json.Marshal(payload)
 	if err != nil {
-		return nil, contracts.Errorf(contracts.CodeInvalidInput, "payload of %s: %w", a.ID, err).With("action", a.ID)
+		return nil, nil, contracts.Errorf(contracts.CodeInvalidInput, "payload of %s: %w", a.ID, err).With("action", a.ID)
 	}
-	return b, nil
+	return b, missing, nil
 }
 
 func decodeObject(text string) (map[string]any, error) {

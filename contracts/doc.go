@@ -14,7 +14,7 @@
 //     CheckPlan for the semantic checks, giving a Graph with topological
 //     levels and a Mermaid rendering.
 //   - LLM-output tolerance that never guesses (ExtractJSON, DecodeJSON) and
-//     MISSING detection (FindMissing).
+//     the marker of a missing value no JSON can hold (Missing, TakeMissing).
 //   - The success-criteria language (ParseCriterion), redaction of secret
 //     payload fields (Redact), and the coded Error taxonomy.
 package contracts

@@ -29,7 +29,7 @@ const (
 	CodeAmbiguousReference  Code = 1012 // a dependency reference matches no single action
 	CodeMissingPath         Code = 1013 // a produces_map path found nothing in a result
 	CodeInvalidConfig       Code = 1014 // a configuration key has a bad value
-	CodeMissingValues       Code = 1015 // a payload still holds "MISSING" values
+	CodeMissingValues       Code = 1015 // reserved: was a person's payload holding "MISSING" (now their data, see Missing)
 	CodeJSONTooDeep         Code = 1016 // JSON nests deeper than MaxJSONDepth
 )
 

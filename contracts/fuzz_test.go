@@ -85,9 +85,11 @@ func FuzzExtractJSON(f *testing.F) {
 	})
 }
 
-// FuzzFindMissing checks each reported path with an RFC 9535 parser: it
-// must select exactly one "MISSING" string, and no MISSING may be unreported.
-func FuzzFindMissing(f *testing.F) {
+// FuzzTakeMissing checks each path TakeMissing reports, for a value
+// MarkMissing marked, with an RFC 9535 parser on the value before: it
+// must select exactly one "MISSING" string, and none may be unreported;
+// no JSON text decodes to a marker.
+func FuzzTakeMissing(f *testing.F) {
 	f.Add([]byte(`{"a":"MISSING","b":[{"c":"MISSING"}],"odd key":"MISSING"}`))
 	f.Add([]byte(`{"a":"MISS\u0049NG","b":"MISSING "}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -95,10 +97,11 @@ func FuzzFindMissing(f *testing.F) {
 		if err != nil {
 			return
 		}
-		paths := FindMissing(v)
-		if text := FindMissing(json.RawMessage(data)); !slices.Equal(text, paths) {
-			t.Fatalf("the text gives %q, its value %q", text, paths)
+		if TakeMissing(v) != nil {
+			t.Fatal("decoded JSON holds a marker")
 		}
+		marked, _ := DecodeJSON(data)
+		paths := TakeMissing(MarkMissing(marked))
 		if !slices.IsSorted(paths) {
 			t.Fatalf("unsorted: %q", paths)
 		}
@@ -107,7 +110,7 @@ func FuzzFindMissing(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%q is not RFC 9535: %v", p, err)
 			}
-			if nodes := q.Select(v); len(nodes) != 1 || nodes[0] != Missing {
+			if nodes := q.Select(v); len(nodes) != 1 || nodes[0] != MissingWord {
 				t.Fatalf("%q selects %v", p, nodes)
 			}
 		}
@@ -120,7 +123,7 @@ func FuzzFindMissing(f *testing.F) {
 func countMissing(v any) int {
 	switch v := v.(type) {
 	case string:
-		if v == Missing {
+		if v == MissingWord {
 			return 1
 		}
 	case map[string]any:

@@ -12,9 +12,21 @@ import (
 	"strings"
 )
 
-// Missing is the placeholder a payload filler writes for a value it could
-// not find: the executor asks a person instead of guessing.
-const Missing = "MISSING"
+// Missing marks, in a payload being built (decoded JSON: map[string]any),
+// a value nobody has given yet: a required field nothing binds, or one a
+// model said it could not find. It is a Go value no JSON text decodes to,
+// so no tool result, bound state or person's answer can hold it whatever
+// its text: a result that is the string "MISSING" is data, passed on as
+// it is. TakeMissing lists and removes the markers; the payload goes on
+// without them and the paths go to the person asked (input_required).
+var Missing any = missingValue{}
+
+type missingValue struct{}
+
+// MissingWord is how a model (the planner in a plan's literal inputs, the
+// payload filler in its answer) writes a value it does not know, its
+// answer being text; MarkMissing reads it as Missing.
+const MissingWord = "MISSING"
 
 // MaxExtractBytes bounds ExtractJSON's input; the prose scan is quadratic
 // in the worst case and no plan comes near this size.
@@ -138,44 +150,57 @@ func matchBrace(text string, start int) int {
 	return -1
 }
 
-// FindMissing lists the JSON paths (RFC 9535 style: $.a.b[0], or
-// $['odd key'] where a name is not an identifier) of string values equal
-// to Missing, sorted. json.RawMessage and []byte are read as JSON text.
-func FindMissing(v any) []string {
-	if text, ok := v.(json.RawMessage); ok && !mayHoldMissing(text) {
-		return nil
+// MarkMissing replaces every string equal to MissingWord in v, a model's
+// words decoded (map[string]any, []any, scalars), by Missing, in place,
+// and returns v (Missing when v itself is the word).
+func MarkMissing(v any) any {
+	switch x := v.(type) {
+	case string:
+		if x == MissingWord {
+			return Missing
+		}
+	case map[string]any:
+		for k, c := range x {
+			x[k] = MarkMissing(c)
+		}
+	case []any:
+		for i, c := range x {
+			x[i] = MarkMissing(c)
+		}
 	}
-	v, err := jsonValue(v)
-	if err != nil {
-		return nil
-	}
+	return v
+}
+
+// TakeMissing removes the Missing markers from v, in place (an object
+// loses the member, an array holds null in its place), and returns their
+// paths, RFC 9535 style ($.a.b[0], or $['odd key'] where a name is not an
+// identifier), sorted; v itself Missing is "$".
+func TakeMissing(v any) []string {
 	var out []string
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case string:
-			if v == Missing {
-				out = append(out, path)
-			}
+	var walk func(path string, v any) bool
+	walk = func(path string, v any) bool {
+		switch x := v.(type) {
+		case missingValue:
+			out = append(out, path)
+			return true
 		case map[string]any:
-			for k, child := range v {
-				walk(path+pathName(k), child)
+			for k, c := range x {
+				if walk(path+pathName(k), c) {
+					delete(x, k)
+				}
 			}
 		case []any:
-			for i, child := range v {
-				walk(path+"["+strconv.Itoa(i)+"]", child)
+			for i, c := range x {
+				if walk(path+"["+strconv.Itoa(i)+"]", c) {
+					x[i] = nil
+				}
 			}
 		}
+		return false
 	}
 	walk("$", v)
 	slices.Sort(out)
 	return out
-}
-
-// mayHoldMissing reports whether JSON text can hold the string Missing:
-// only where its letters, or an escape, occur.
-func mayHoldMissing(text []byte) bool {
-	return bytes.Contains(text, []byte(Missing)) || bytes.IndexByte(text, '\\') >= 0
 }
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

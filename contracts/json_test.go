@@ -72,15 +72,23 @@ func TestExtractJSON(t *testing.T) {
 	}
 }
 
-func TestFindMissing(t *testing.T) {
-	payload := json.RawMessage(`{
+// The word a model writes becomes the marker, and only the markers are
+// taken: a value whose text is the word but that no model wrote as its
+// word (a tool result bound in) stays.
+func TestTakeMissing(t *testing.T) {
+	v, err := DecodeJSON([]byte(`{
 		"channel": "MISSING",
 		"text": "hello MISSING",
 		"blocks": [{"type": "section", "text": "MISSING"}, "MISSING", "ok"],
 		"odd key": "MISSING",
 		"it's": {"x": "MISSING"},
 		"n": 1, "nil": null, "missing": "missing"
-	}`)
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := MarkMissing(v).(map[string]any)
+	payload["result"] = "MISSING" // bound from a tool: data
 	want := []string{
 		"$.blocks[0].text",
 		"$.blocks[1]",
@@ -88,23 +96,20 @@ func TestFindMissing(t *testing.T) {
 		"$['it\\'s'].x",
 		"$['odd key']",
 	}
-	if got := FindMissing(payload); !reflect.DeepEqual(got, want) {
+	if got := TakeMissing(payload); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	if got := FindMissing(map[string]any{"a": "b"}); got != nil {
-		t.Fatalf("got %v", got)
+	data, err := json.Marshal(payload)
+	if err != nil || string(data) != `{"blocks":[{"type":"section"},null,"ok"],"it's":{},"missing":"missing","n":1,"nil":null,"result":"MISSING","text":"hello MISSING"}` {
+		t.Fatalf("after: %s %v", data, err)
 	}
-	if got := FindMissing(Missing); !reflect.DeepEqual(got, []string{"$"}) {
+	if got := TakeMissing(payload); got != nil {
+		t.Fatalf("taken twice: %v", got)
+	}
+	if got := TakeMissing(MarkMissing(MissingWord)); !reflect.DeepEqual(got, []string{"$"}) {
 		t.Fatalf("root: %v", got)
 	}
-	type payloadStruct struct {
-		To   string   `json:"to"`
-		Tags []string `json:"tags"`
-	}
-	if got := FindMissing(payloadStruct{To: Missing, Tags: []string{"x", Missing}}); !reflect.DeepEqual(got, []string{"$.tags[1]", "$.to"}) {
-		t.Fatalf("struct: %v", got)
-	}
-	if got := FindMissing(json.RawMessage(`{"a":`)); got != nil {
-		t.Fatalf("unreadable: %v", got)
+	if v, _ := DecodeJSON([]byte(`"MISSING"`)); TakeMissing(v) != nil {
+		t.Fatal("decoded JSON holds a marker")
 	}
 }

@@ -12,19 +12,23 @@ import (
 // RunDelta is one entry of a run's append-only log: what changed at one
 // step boundary. The first entry of a run (and the one a compacted log
 // starts with) carries the whole run in Run; every later one carries the
-// run's header as it now is (status, goal, counters and usage, interrupt,
-// result, error — nil there means none) and only the records appended since the
-// entry before: plan versions (with the policy of the newest), step and
-// decision records, and the state keys those steps produced. Its size does
-// not grow with the run's length, and folding a run's entries in order
-// with Apply rebuilds the run exactly.
+// run's header as it now is (status, counters and usage, interrupt,
+// result, error — nil there means none), the goal only when it changed
+// since the entry before (a clarification's answers; a goal is up to
+// 10,000 bytes, too much to repeat at every step), and only the records
+// appended since the entry before: plan versions (with the policy of the
+// newest), step and decision records, and the state keys those steps
+// produced. Its size does not grow with the run's length, and folding a
+// run's entries in order with Apply rebuilds the run exactly. Entries
+// written before the goal was left out carry it every time; Apply reads
+// them the same.
 type RunDelta struct {
 	Seq       int64     `json:"seq"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Run       *Run      `json:"run,omitempty"` // a whole run: the first entry, or a compacted log's base
 
 	Status      RunStatus                  `json:"status,omitempty"`
-	Goal        string                     `json:"goal,omitempty"`
+	Goal        string                     `json:"goal,omitempty"` // the new goal; "" when unchanged
 	ReplanCount int                        `json:"replan_count,omitempty"`
 	LLMCalls    map[string]int             `json:"llm_calls,omitempty"`
 	Usage       RunUsage                   `json:"usage,omitzero"`
@@ -39,10 +43,12 @@ type RunDelta struct {
 }
 
 // runLogMark is how much of a run its log already holds: the counts of
-// its append-only lists at the last entry. Delta leaves those out.
+// its append-only lists at the last entry, and its goal then. Delta
+// leaves those out.
 type runLogMark struct {
 	logged                  bool
 	plans, steps, decisions int
+	goal                    string
 }
 
 // Delta is the log entry that takes the run from its last logged entry
@@ -80,7 +86,10 @@ func (r *Run) fillDelta(d *RunDelta, withState bool) {
 		d.Run = &whole
 		return
 	}
-	d.Status, d.Goal, d.ReplanCount, d.LLMCalls, d.Usage = r.Status, r.Goal, r.ReplanCount, r.LLMCalls, r.Usage
+	d.Status, d.ReplanCount, d.LLMCalls, d.Usage = r.Status, r.ReplanCount, r.LLMCalls, r.Usage
+	if r.Goal != m.goal {
+		d.Goal = r.Goal
+	}
 	d.Interrupt, d.Result, d.Error = r.Interrupt, r.Result, r.Error
 	if len(r.Plans) > m.plans {
 		d.Plans, d.Policy = r.Plans[m.plans:], r.Policy
@@ -124,7 +133,7 @@ func (r *Run) producedKeys(steps []StepRecord) []string {
 // MarkLogged records that the run's log holds the run as it is now: a
 // store calls it after writing Delta, and after loading the run.
 func (r *Run) MarkLogged() {
-	r.logMark = runLogMark{logged: true, plans: len(r.Plans), steps: len(r.Steps), decisions: len(r.Decisions)}
+	r.logMark = runLogMark{logged: true, plans: len(r.Plans), steps: len(r.Steps), decisions: len(r.Decisions), goal: r.Goal}
 }
 
 // Apply folds entry d into the run, which must hold entries up to
@@ -142,7 +151,10 @@ func (r *Run) Apply(d *RunDelta) error {
 			With("run_id", r.ID).With("seq", d.Seq)
 	}
 	r.Seq, r.UpdatedAt = d.Seq, d.UpdatedAt
-	r.Status, r.Goal, r.ReplanCount = d.Status, d.Goal, d.ReplanCount
+	r.Status, r.ReplanCount = d.Status, d.ReplanCount
+	if d.Goal != "" {
+		r.Goal = d.Goal
+	}
 	r.LLMCalls, r.Usage = maps.Clone(d.LLMCalls), d.Usage.Clone()
 	r.Interrupt, r.Result, r.Error = d.Interrupt, d.Result, d.Error
 	if len(d.Plans) > 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/memory/storetest"
 )
 
 // logRun is a run that has done n steps, each producing one state key.
@@ -201,6 +202,11 @@ func FuzzRunDeltaJSON(f *testing.F) {
 				t.Fatalf("%s: a logged run's entry is whole", what)
 			}
 			same(what+" (AppendDelta)", got, gerr, want, werr)
+			// The whole run, as a checkpoint holds it (Run.AppendJSON).
+			run.UserID, run.SessionID, run.Context, run.CreatedAt = d.Goal, d.Goal, d.Goal, d.UpdatedAt
+			got, gerr = run.AppendJSON([]byte("prefix"))
+			want, werr = json.Marshal(run)
+			same(what+" (Run.AppendJSON)", got, gerr, want, werr)
 		}
 		check("decoded")
 		d.Goal, d.Status = text, contracts.RunStatus(text)
@@ -224,4 +230,33 @@ func FuzzRunDeltaJSON(f *testing.F) {
 		}
 		check("changed")
 	})
+}
+
+// Run.AppendJSON writes a run with every field set exactly as json.Marshal
+// does (a field added to Run and not to AppendJSON fails here, once the
+// fixture sets it, which storetest's RoundTrip requires).
+func TestRunAppendJSON(t *testing.T) {
+	run := storetest.FullRun("full", 3)
+	run.Steps = append(run.Steps, storetest.LogStep("full", 1, "k<&>", run.UpdatedAt))
+	run.State["k<&>"] = json.RawMessage("[1, \"<b>\"]")
+	v := reflect.ValueOf(run).Elem()
+	for i := range v.NumField() {
+		if v.Type().Field(i).IsExported() && v.Field(i).IsZero() {
+			t.Fatalf("FullRun leaves Run.%s unset", v.Type().Field(i).Name)
+		}
+	}
+	got, err := run.AppendJSON(nil)
+	want, werr := json.Marshal(run)
+	if err != nil || werr != nil || string(got) != string(want) {
+		t.Fatalf("AppendJSON:\n%s\njson.Marshal:\n%s\n%v %v", got, want, err, werr)
+	}
+	if cap(got) != len(got) && cap(got) > 2*len(got) {
+		t.Fatalf("%d bytes in a buffer of %d", len(got), cap(got))
+	}
+	run.State["bad"] = json.RawMessage(`{`)
+	_, err = run.AppendJSON(nil)
+	_, werr = json.Marshal(run)
+	if err == nil || werr == nil || err.Error() != werr.Error() {
+		t.Fatalf("invalid state: %v, json.Marshal's %v", err, werr)
+	}
 }

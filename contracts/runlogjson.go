@@ -69,6 +69,20 @@ func (d *RunDelta) appendJSON(b []byte, stateKeys []string, state map[string]jso
 	if len(d.Policy) > 0 {
 		w.marshal(`,"policy":`, d.Policy)
 	}
+	w.records(stateKeys, state, d.Steps)
+	if len(d.Decisions) > 0 {
+		w.marshal(`,"decisions":`, d.Decisions)
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	return append(w.b, '}'), nil
+}
+
+// records writes the "state" (the values of state under stateKeys, in
+// that order) and "steps" members as json.Marshal writes them, each left
+// out when empty: the bulk of an entry and of a run.
+func (w *jsonWriter) records(stateKeys []string, state map[string]json.RawMessage, steps []StepRecord) {
 	if len(stateKeys) > 0 {
 		w.b = append(w.b, `,"state":{`...)
 		for i, k := range stateKeys {
@@ -77,21 +91,14 @@ func (d *RunDelta) appendJSON(b []byte, stateKeys []string, state map[string]jso
 		}
 		w.b = append(w.b, '}')
 	}
-	if len(d.Steps) > 0 {
+	if len(steps) > 0 {
 		w.b = append(w.b, `,"steps":[`...)
-		for i := range d.Steps {
+		for i := range steps {
 			w.b = append(w.b, comma(i)...)
-			w.step(&d.Steps[i])
+			w.step(&steps[i])
 		}
 		w.b = append(w.b, ']')
 	}
-	if len(d.Decisions) > 0 {
-		w.marshal(`,"decisions":`, d.Decisions)
-	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	return append(w.b, '}'), nil
 }
 
 // step writes s as json.Marshal writes a StepRecord.
@@ -210,11 +217,7 @@ func (w *jsonWriter) fail(err error) bool {
 // so that d itself may live on its caller's stack (Run.AppendDelta).
 func (d *RunDelta) appendMarshal(b []byte) ([]byte, error) {
 	c := *d
-	data, err := json.Marshal(&c)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, data...), nil
+	return appendMarshal(b, &c)
 }
 
 // comma separates the items of a list or object after the first.
@@ -231,4 +234,104 @@ func usageZero(u RunUsage) bool {
 	t := u.Total
 	return u.ByRole == nil && t.InputTokens == 0 && t.OutputTokens == 0 && t.CachedTokens == 0 &&
 		math.Float64bits(t.CostUSD) == 0 && t.Models == nil
+}
+
+// AppendJSON appends r encoded exactly as json.Marshal encodes it, with
+// the same errors. A checkpoint holds the whole run, up to the run bound
+// of results and state (64 MiB): json.Marshal would build it in a buffer
+// grown by doubling, copy it out and keep the buffer in its pool, about
+// three times the run's bytes at once. Here the run's header and its
+// rarer parts are encoded first (they are small), the buffer is sized
+// once for them and the step records and state, and those are written
+// into it field by field.
+func (r *Run) AppendJSON(b []byte) ([]byte, error) {
+	head := jsonWriter{}
+	head.int(`{"format_version":`, int64(r.FormatVersion))
+	head.str(`,"id":`, r.ID)
+	if r.UserID != "" {
+		head.str(`,"user_id":`, r.UserID)
+	}
+	head.str(`,"goal":`, r.Goal)
+	head.str(`,"status":`, string(r.Status))
+	head.time(`,"created_at":`, r.CreatedAt)
+	head.time(`,"updated_at":`, r.UpdatedAt)
+	head.int(`,"seq":`, r.Seq)
+	head.marshal(`,"options":`, r.Options)
+	if r.SessionID != "" {
+		head.str(`,"session_id":`, r.SessionID)
+	}
+	if len(r.Conversation) > 0 {
+		head.marshal(`,"conversation":`, r.Conversation)
+	}
+	if r.Context != "" {
+		head.str(`,"context":`, r.Context)
+	}
+	if len(r.Plans) > 0 {
+		head.marshal(`,"plans":`, r.Plans)
+	}
+	if len(r.Policy) > 0 {
+		head.marshal(`,"policy":`, r.Policy)
+	}
+	tail := jsonWriter{}
+	if r.Interrupt != nil {
+		tail.marshal(`,"interrupt":`, r.Interrupt)
+	}
+	if len(r.Decisions) > 0 {
+		tail.marshal(`,"decisions":`, r.Decisions)
+	}
+	tail.int(`,"replan_count":`, int64(r.ReplanCount))
+	if len(r.LLMCalls) > 0 {
+		tail.marshal(`,"llm_calls":`, r.LLMCalls)
+	}
+	if !usageZero(r.Usage) {
+		tail.marshal(`,"usage":`, r.Usage)
+	}
+	if r.Result != nil {
+		tail.marshal(`,"result":`, r.Result)
+	}
+	if r.Error != nil {
+		tail.marshal(`,"error":`, r.Error)
+	}
+	if head.err != nil || tail.err != nil {
+		return appendMarshal(b, r)
+	}
+	w := jsonWriter{b: slices.Grow(b, len(head.b)+r.recordsSize()+len(tail.b)+1)}
+	w.b = append(w.b, head.b...)
+	w.records(slices.Sorted(maps.Keys(r.State)), r.State, r.Steps)
+	if w.err != nil {
+		return appendMarshal(b, r)
+	}
+	w.b = append(w.b, tail.b...)
+	return append(w.b, '}'), nil
+}
+
+// recordsSize is about the bytes r's state and step records encode to:
+// their raw JSON as it is, and a record's other fields at a generous
+// guess. Raw JSON with spaces to compact encodes shorter, with <, >, & to
+// escape longer (then the buffer grows once).
+func (r *Run) recordsSize() int {
+	n := 16
+	for k, v := range r.State {
+		n += len(k) + len(v) + 8
+	}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		n += 256 + len(s.ActionID) + len(s.Tool) + len(s.IdempotencyKey) + len(s.Payload) + len(s.Result)
+		for _, k := range s.Produced {
+			n += len(k) + 3
+		}
+		if s.Error != nil {
+			n += 256 + len(s.Error.Message)
+		}
+	}
+	return n
+}
+
+// appendMarshal appends v as json.Marshal encodes it: for its error.
+func appendMarshal(b []byte, v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, data...), nil
 }

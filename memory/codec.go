@@ -10,9 +10,15 @@ import (
 // EncodeRun serialises run as a checkpoint in the current format
 // (contracts.RunFormatVersion). The caller's value is not modified.
 func EncodeRun(run *contracts.Run) ([]byte, error) {
+	return appendRun(nil, run)
+}
+
+// appendRun appends run to b as EncodeRun encodes it, in one buffer sized
+// once (contracts.Run.AppendJSON): a run may hold 64 MiB.
+func appendRun(b []byte, run *contracts.Run) ([]byte, error) {
 	c := *run
 	c.FormatVersion = contracts.RunFormatVersion
-	data, err := json.Marshal(&c)
+	data, err := c.AppendJSON(b)
 	if err != nil {
 		return nil, contracts.Errorf(contracts.CodeInvalidInput, "encode run %q: %w", run.ID, err).With("field", "run")
 	}

@@ -9,7 +9,9 @@ import (
 	"github.com/ordo-run/ordo/contracts"
 )
 
-// Entry is what a store appends to a run's log for one Save, encoded.
+// Entry is what a store appends to a run's log for one Save, encoded. A
+// whole entry's Data is its Snap inside the entry's wrapper: Head(), Snap
+// and "}" (a store may send the snapshot once and join the entry itself).
 type Entry struct {
 	Data  []byte // the encoded contracts.RunDelta, format contracts.RunFormatVersion
 	Whole bool   // Data carries the whole run (then Snap is that run, encoded as a checkpoint)
@@ -30,15 +32,16 @@ func NewEntry(run *contracts.Run) (Entry, error) {
 			return Entry{Data: data}, nil
 		}
 	}
-	snap, err := EncodeRun(run)
-	if err != nil {
-		return Entry{}, err
+	return wholeOf(run)
+}
+
+// Head is the wrapper a whole entry's Data holds before its Snap (nil for
+// a delta entry).
+func (e Entry) Head() []byte {
+	if !e.Whole {
+		return nil
 	}
-	data, err := wrapWhole(snap, run.Seq, run.UpdatedAt)
-	if err != nil {
-		return Entry{}, err
-	}
-	return Entry{Data: data, Whole: true, Snap: snap}, nil
+	return e.Data[:len(e.Data)-len(e.Snap)-1]
 }
 
 // AddSnapshot encodes run, whose entry e is, as e's snapshot.
@@ -72,22 +75,28 @@ func WholeEntry(checkpoint []byte, seq int64, updated time.Time) ([]byte, error)
 	return data, nil
 }
 
-// wrapWhole is WholeEntry for a checkpoint EncodeRun wrote: that is
-// already compact and escaped as json.Marshal would write it, so it is
-// wrapped as it is instead of being compacted again.
-func wrapWhole(snap []byte, seq int64, updated time.Time) ([]byte, error) {
-	at, err := updated.MarshalJSON()
+// wholeOf is the whole-run entry of run: the checkpoint EncodeRun writes,
+// already compact and escaped as json.Marshal would write it, encoded once
+// inside the entry's wrapper, its Snap the same bytes (a run may hold
+// 64 MiB: not encoded twice, nor copied).
+func wholeOf(run *contracts.Run) (Entry, error) {
+	at, err := run.UpdatedAt.MarshalJSON()
 	if err != nil {
-		return nil, contracts.Errorf(contracts.CodeInvalidInput, "encode whole-run entry %d: %w", seq, err).With("field", "run")
+		return Entry{}, contracts.Errorf(contracts.CodeInvalidInput, "encode whole-run entry %d: %w", run.Seq, err).With("field", "run")
 	}
-	data := make([]byte, 0, len(snap)+len(at)+48)
+	data := make([]byte, 0, len(at)+48)
 	data = append(data, `{"seq":`...)
-	data = strconv.AppendInt(data, seq, 10)
+	data = strconv.AppendInt(data, run.Seq, 10)
 	data = append(data, `,"updated_at":`...)
 	data = append(data, at...)
 	data = append(data, `,"run":`...)
-	data = append(data, snap...)
-	return append(data, '}'), nil
+	start := len(data)
+	if data, err = appendRun(data, run); err != nil {
+		return Entry{}, err
+	}
+	end := len(data)
+	data = append(data, '}')
+	return Entry{Data: data, Whole: true, Snap: data[start:end:end]}, nil
 }
 
 // DecodeLogEntry reads a stored log entry of format version. Entries in

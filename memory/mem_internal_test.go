@@ -61,3 +61,30 @@ func TestMemStoreSnapshotsOnRead(t *testing.T) {
 		}
 	}
 }
+
+// Entries an older build wrote, each with the goal, still fold (the
+// database stores check theirs with storetest.RequireGoalInEveryEntry).
+func TestMemStoreGoalInEveryEntry(t *testing.T) {
+	ctx := context.Background()
+	s := NewMemStore()
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	run := &contracts.Run{ID: "old", Goal: "g", Status: contracts.RunRunning, Seq: 1, CreatedAt: at, UpdatedAt: at}
+	for ; run.Seq <= 4; run.Seq++ {
+		run.ReplanCount = int(run.Seq)
+		if err := s.Save(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, e := range s.runs["old"].entries[1:] {
+		var doc map[string]any
+		if err := json.Unmarshal(e.data, &doc); err != nil || doc["goal"] != nil {
+			t.Fatalf("entry %d: %s, %v", i+2, e.data, err)
+		}
+		doc["goal"] = fmt.Sprint("g", i+2)
+		s.runs["old"].entries[i+1].data, _ = json.Marshal(doc)
+	}
+	got, err := s.Load(ctx, "old")
+	if err != nil || got.Goal != "g4" || got.ReplanCount != 4 {
+		t.Fatalf("load: %+v, %v", got, err)
+	}
+}

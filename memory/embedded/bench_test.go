@@ -55,3 +55,16 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLongGoal: stored bytes per step of 10 runs × 100 steps whose
+// goal is 10,000 bytes.
+func BenchmarkLongGoal(b *testing.B) {
+	s := benchStore(b, "FULL")
+	storetest.BenchLongGoal(b, s, 10, 100, meter(s))
+}
+
+// BenchmarkSnapshot64MiB: the Save that snapshots a run at the run bound
+// (64 MiB of results and state) at an interrupt.
+func BenchmarkSnapshot64MiB(b *testing.B) {
+	storetest.BenchSnapshot(b, benchStore(b, "FULL"), 64<<20)
+}

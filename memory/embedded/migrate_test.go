@@ -169,3 +169,18 @@ func TestGroupCommitIsolatesWriteFailure(t *testing.T) {
 		t.Fatalf("%d runs completed, want %d (%v)", len(l), runs-1, err)
 	}
 }
+
+// Log entries written when each one repeated the goal still load.
+func TestGoalInEveryEntry(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "ordo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.RequireGoalInEveryEntry(t, s, func(t *testing.T, id string, from int64, goal string) {
+		if _, err := s.w.Exec(`UPDATE run_log SET data = CAST(json_set(CAST(data AS TEXT), '$.goal', ?) AS BLOB)
+			WHERE run_id = ? AND whole = 0 AND seq >= ?`, goal, id, from); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

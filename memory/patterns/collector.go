@@ -80,9 +80,18 @@ func (c *Collector) Submit(run *contracts.Run) bool {
 	}
 }
 
-// clone copies the run so the caller may keep changing its own.
+// clone copies what Collect reads of the run, so the caller may keep
+// changing its own: all of it but the state and the steps' payloads and
+// results, which Collect never reads and which may hold 64 MiB (copied
+// twice over at the end of every run, beside its last snapshot).
 func clone(run *contracts.Run) (*contracts.Run, error) {
-	b, err := json.Marshal(run)
+	c := *run
+	c.State, c.Steps = nil, make([]contracts.StepRecord, len(run.Steps))
+	for i, s := range run.Steps {
+		s.Payload, s.Result = nil, nil
+		c.Steps[i] = s
+	}
+	b, err := json.Marshal(&c)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,10 @@ package patterns_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -102,13 +104,19 @@ func TestCollectorDoesNotBlockAndDrainsOnClose(t *testing.T) {
 	}
 }
 
-func TestCollectorCopiesTheRun(t *testing.T) {
+// gatedCollector is a collector into a new memory whose embedder waits
+// for its gate.
+func gatedCollector(t *testing.T) (*gatedEmbedder, *patterns.Memory, *patterns.Collector) {
 	emb := &gatedEmbedder{Hashed: embed.NewHashed(embed.HashedOptions{}), gate: make(chan struct{})}
 	m, err := patterns.Open("", emb, patterns.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := patterns.NewCollector(m, patterns.CollectorOptions{})
+	return emb, m, patterns.NewCollector(m, patterns.CollectorOptions{})
+}
+
+func TestCollectorCopiesTheRun(t *testing.T) {
+	emb, m, c := gatedCollector(t)
 	r := finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1})
 	if !c.Submit(r) {
 		t.Fatal("not queued")
@@ -121,6 +129,33 @@ func TestCollectorCopiesTheRun(t *testing.T) {
 	tools := list(t, m, "ann", patterns.NSTool)
 	if len(tools) != 1 || tools[0].Tool != "chat.post" || len(list(t, m, "mallory", "")) != 0 {
 		t.Fatalf("the caller's later edit reached memory: %+v", tools)
+	}
+}
+
+// What the collector copies of a run leaves out the state and the steps'
+// payloads and results, which collection never reads: a run may hold
+// 64 MiB of them, and the copy is made as the run ends.
+func TestCollectorCopiesNoState(t *testing.T) {
+	emb, m, c := gatedCollector(t)
+	r := finishedRun("ann", report, contracts.RunCompleted, step{"chat.post", "post the report", true, 1})
+	big := json.RawMessage(`"` + strings.Repeat("x", 8<<20) + `"`)
+	r.State = map[string]json.RawMessage{"text": big}
+	r.Steps[0].Payload, r.Steps[0].Result = big, big
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if !c.Submit(r) {
+		t.Fatal("not queued")
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("Submit of a run holding 24 MiB of state, payload and result allocated %d bytes", n)
+	}
+	close(emb.gate)
+	if err := c.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if tools := list(t, m, "ann", patterns.NSTool); len(tools) != 1 || tools[0].Tool != "chat.post" {
+		t.Fatalf("collected %+v", tools)
 	}
 }
 

@@ -67,3 +67,27 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLongGoal: stored bytes per step of 10 runs × 100 steps whose
+// goal is 10,000 bytes.
+func BenchmarkLongGoal(b *testing.B) {
+	s := openTest(b)
+	defer s.Close()
+	storetest.BenchLongGoal(b, s, 10, 100, meter(b, s))
+}
+
+// BenchmarkSnapshot64MiB: the Save that snapshots a run at the run bound
+// (64 MiB of results and state) at an interrupt.
+func BenchmarkSnapshot64MiB(b *testing.B) {
+	s := openTest(b)
+	defer s.Close()
+	storetest.BenchSnapshot(b, s, 64<<20)
+}
+
+// BenchmarkWhole64MiB: the Save of a new run at the run bound, as a fork
+// of one is saved (a whole-run entry and its snapshot).
+func BenchmarkWhole64MiB(b *testing.B) {
+	s := openTest(b)
+	defer s.Close()
+	storetest.BenchWhole(b, s, 64<<20)
+}

@@ -277,3 +277,41 @@ func TestRedactedSecretNotStored(t *testing.T) {
 		t.Fatalf("secret found in %d rows (payload %s)", hits, payload)
 	}
 }
+
+// Log entries written when each one repeated the goal still load.
+func TestGoalInEveryEntry(t *testing.T) {
+	s := openTest(t)
+	defer s.Close()
+	storetest.RequireGoalInEveryEntry(t, s, func(t *testing.T, id string, from int64, goal string) {
+		if _, err := s.Pool().Exec(context.Background(), `UPDATE run_log
+			SET entry = convert_to(jsonb_set(convert_from(entry, 'UTF8')::jsonb, '{goal}', to_jsonb($1::text))::text, 'UTF8')
+			WHERE run_id = $2 AND NOT whole AND seq >= $3`, goal, id, from); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A whole-run entry is joined in the database from its head and the
+// snapshot, sent once: it holds exactly the bytes memory.NewEntry wrote.
+func TestWholeEntryJoined(t *testing.T) {
+	s := openTest(t)
+	defer s.Close()
+	ctx := context.Background()
+	for seq := int64(1); seq <= 2; seq++ {
+		run := storetest.FullRun("whole", seq) // never logged: a whole entry at either seq
+		want, err := memory.NewEntry(run)
+		if err != nil || !want.Whole {
+			t.Fatalf("entry %+v %v", want, err)
+		}
+		if err := s.Save(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		if err := s.Pool().QueryRow(ctx, `SELECT entry FROM run_log WHERE run_id = 'whole' AND seq = $1`, seq).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want.Data) {
+			t.Fatalf("seq %d: stored\n%s\nwant\n%s", seq, got, want.Data)
+		}
+	}
+}

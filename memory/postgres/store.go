@@ -183,14 +183,16 @@ func hasNUL(data []byte) bool {
 
 // saveNew appends the first entry of a new run: the runs row (if no run
 // has the id; with lease $14 for $15 microseconds when $14 is not null),
-// the whole-run entry and the snapshot, in one statement. It returns the
-// run's tail and snapshot bytes, or no row if the id is taken.
+// the whole-run entry (its head $10, the snapshot $12 and "}": the run is
+// sent once, not twice, for it may hold 64 MiB) and the snapshot, in one
+// statement. It returns the run's tail and snapshot bytes, or no row if
+// the id is taken.
 const saveNew = `WITH u AS (
 	INSERT INTO runs (id, user_id, goal, status, final, seq, created_at, updated_at, tail_bytes, snap_bytes, session_id, lease_owner, lease_until)
 	VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, $11, $13, $14::text, now() + $15::bigint * interval '1 microsecond') ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ), l AS (
-	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, 1, $8::integer, $9::boolean, $10::bytea FROM u
+	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, 1, $8::integer, $9::boolean, $10::bytea || $12::bytea || '\x7d'::bytea FROM u
 ), s AS (
 	INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, 1, $8::integer, $12::bytea FROM u
 )
@@ -198,8 +200,8 @@ SELECT 0::bigint, $11::bigint FROM u`
 
 // saveNext appends entry $6 of a run: the runs row advances from $6 - 1
 // (no row changed means a stale or skipping writer, and nothing else is
-// written), the entry is inserted, the snapshot replaced when $12 holds
-// one, and the lease let go when $15 (the run is at rest), in one
+// written), the entry is inserted (a whole one, $10, as its head $11, the
+// snapshot $12 and "}"), the snapshot replaced when $12 holds one, and the lease let go when $15 (the run is at rest), in one
 // statement. It returns how many rows advanced (0 or 1), the
 // stored sequence before the statement, and the run's new tail and
 // snapshot bytes.
@@ -211,7 +213,8 @@ const saveNext = `WITH u AS (
 	WHERE id = $1 AND seq = $6 - 1
 	RETURNING id, tail_bytes, snap_bytes
 ), l AS (
-	INSERT INTO run_log (run_id, seq, format_version, whole, entry) SELECT id, $6, $9::integer, $10::boolean, $11::bytea FROM u
+	INSERT INTO run_log (run_id, seq, format_version, whole, entry)
+	SELECT id, $6, $9::integer, $10::boolean, CASE WHEN $10 THEN $11::bytea || $12::bytea || '\x7d'::bytea ELSE $11::bytea END FROM u
 ), s AS (
 	INSERT INTO run_snapshots (run_id, seq, format_version, run) SELECT id, $6, $9::integer, $12::bytea FROM u WHERE $12::bytea IS NOT NULL
 	ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, format_version = excluded.format_version, run = excluded.run
@@ -285,11 +288,15 @@ func (s *Store) save(ctx context.Context, run *contracts.Run, owner *string, ttl
 	var next memory.TailSize
 	if run.Seq == 1 {
 		err = s.pool.QueryRow(ctx, saveNew, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(),
-			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, true, e.Data, len(e.Snap), e.Snap, run.SessionID, owner, ttl).
+			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, true, e.Head(), len(e.Snap), e.Snap, run.SessionID, owner, ttl).
 			Scan(&next.Tail, &next.Snap)
 	} else {
+		entry := e.Data
+		if e.Whole {
+			entry = e.Head()
+		}
 		err = s.pool.QueryRow(ctx, saveNext, run.ID, run.UserID, run.Goal, run.Status, run.Status.Final(), run.Seq,
-			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, e.Whole, e.Data, snap, len(e.Data), len(e.Snap), memory.AtRest(run.Status)).
+			run.CreatedAt, run.UpdatedAt, contracts.RunFormatVersion, e.Whole, entry, snap, len(e.Data), len(e.Snap), memory.AtRest(run.Status)).
 			Scan(&next.Tail, &next.Snap)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,4 +177,96 @@ func BenchConcurrentRuns(b *testing.B, s memory.Checkpointer, runs, steps int, m
 	}
 	b.ReportMetric(float64(b.N*runs*steps)/total.Seconds(), "steps/s")
 	m.report(b, stored0, wal0, b.N*runs*steps)
+}
+
+// BenchLongGoal saves runs runs of steps steps each, one after another,
+// whose goal is LongGoal (10,000 bytes), and reports the bytes stored per
+// step (m.Stored): what a long goal costs a run's log.
+func BenchLongGoal(b *testing.B, s memory.Checkpointer, runs, steps int, m Meter) {
+	ctx := context.Background()
+	stored0, wal0 := m.read()
+	save := func(run *contracts.Run) {
+		if err := s.Save(ctx, run); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for n := range b.N {
+		for r := range runs {
+			run := benchNew(fmt.Sprintf("goal-%d-%d", n, r), steps)
+			run.Goal = LongGoal
+			save(run)
+			for i := range steps {
+				benchStep(run, i, steps)
+				save(run)
+			}
+		}
+	}
+	m.report(b, stored0, wal0, b.N*runs*steps)
+}
+
+// BigRun is run id holding bytes of step results and state (half each,
+// in 1 MiB strings: what agent.MaxRunBytes bounds), saved to s one step
+// at a time as the engine saves it (each entry a step; snapshots as the
+// store takes them on the way), and still running.
+func BigRun(tb testing.TB, s memory.Checkpointer, id string, bytes int) *contracts.Run {
+	ctx := context.Background()
+	run := benchNew(id, 1)
+	value := json.RawMessage(`"` + strings.Repeat("x", 1<<20-2) + `"`)
+	run.State = map[string]json.RawMessage{}
+	for i := range bytes / (2 << 20) {
+		if err := s.Save(ctx, run); err != nil {
+			tb.Fatal(err)
+		}
+		key := fmt.Sprintf("text_%d", i)
+		at := Base.Add(time.Duration(i) * time.Second)
+		run.Steps = append(run.Steps, contracts.StepRecord{ActionID: "a0", Tool: "notes.write", PlanVersion: 1, Attempt: i + 1,
+			Payload: json.RawMessage(`{}`), Result: value, Produced: []string{key}, Status: contracts.StepSucceeded, StartedAt: at, EndedAt: at})
+		run.State[key] = value
+		run.Seq++
+	}
+	return run
+}
+
+// BenchSnapshot measures the Save that snapshots a run holding bytes of
+// results and state (BigRun): the save that stops it at an interrupt
+// (timed). -benchmem's B/op is what that Save allocates.
+func BenchSnapshot(b *testing.B, s memory.Checkpointer, bytes int) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.StopTimer()
+	for n := range b.N {
+		run := BigRun(b, s, fmt.Sprint("big-", n), bytes)
+		run.Status = contracts.RunInterrupted
+		run.Interrupt = &contracts.Interrupt{Kind: contracts.InterruptStepApproval, Message: "go on?", CreatedAt: Base}
+		b.StartTimer()
+		if err := s.Save(ctx, run); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := s.Delete(ctx, []string{run.ID}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchWhole measures the Save of a new run that already holds bytes of
+// results and state (BigRun), as a fork of a large run is saved: one
+// whole-run entry and its snapshot (timed). -benchmem's B/op is what that
+// Save allocates.
+func BenchWhole(b *testing.B, s memory.Checkpointer, bytes int) {
+	ctx := context.Background()
+	run := BigRun(b, memory.NewMemStore(), "big", bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := range b.N {
+		run.ID, run.Seq = fmt.Sprint("whole-", n), 1
+		if err := s.Save(ctx, run); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := s.Delete(ctx, []string{run.ID}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
 }

@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Checkpointer) {
 		{"OldFormat", testOldFormat},
 		{"Log", testLog},
 		{"LogEntrySize", testLogEntrySize},
+		{"LogGoal", testLogGoal},
 		{"Compact", testCompact},
 		{"PruneLog", testPruneLog},
 		{"Delete", testDelete},

@@ -204,15 +204,16 @@ func OpenStore(ctx context.Context, cfg *config.Config) (memory.Checkpointer, er
 // EngineConfig maps the configuration onto the engine's.
 func EngineConfig(cfg *config.Config) agent.Config {
 	return agent.Config{
-		Parallelism:  cfg.Parallelism,
-		ReplanBudget: replanBudget(cfg.ReplanBudget),
-		OnFailure:    cfg.OnFailure,
-		CandidatesK:  cfg.CandidatesK,
-		AllToolsMax:  allToolsMax(cfg.AllToolsMax),
-		Timezone:     cfg.Timezone,
-		Locale:       cfg.Locale,
-		LeaseTTL:     cfg.LeaseTTL,
-		HITL:         cfg.HITL,
+		Parallelism:      cfg.Parallelism,
+		ReplanBudget:     replanBudget(cfg.ReplanBudget),
+		OnFailure:        cfg.OnFailure,
+		CandidatesK:      cfg.CandidatesK,
+		AllToolsMax:      allToolsMax(cfg.AllToolsMax),
+		PromptStateBytes: cfg.PromptStateBytes,
+		Timezone:         cfg.Timezone,
+		Locale:           cfg.Locale,
+		LeaseTTL:         cfg.LeaseTTL,
+		HITL:             cfg.HITL,
 		Policy: policy.Config{
 			DenyDestructive:  !cfg.Policy.Tenant.AllowDestructive,
 			DenyExternalSend: !cfg.Policy.Tenant.AllowExternalSend,

@@ -30,6 +30,10 @@ type Config struct {
 	// planner whole (no ranking can miss a tool, in any language); 0
 	// always ranks.
 	AllToolsMax int `yaml:"all_tools_max"`
+	// PromptStateBytes bounds the run state one prompt shows a model (the
+	// re-planner, the composer, the payload filler): larger values are cut
+	// and marked.
+	PromptStateBytes int `yaml:"prompt_state_bytes"`
 	// OnFailure is what an action that still fails after its retries
 	// does: replan, ask (the person decides) or fail; empty is replan
 	// with a model and ask without one.
@@ -310,12 +314,13 @@ func Default() *Config {
 			DefaultScopes: []string{"*"},
 			ConfirmTools:  []string{"chat."},
 		},
-		Parallelism:  4,
-		ReplanBudget: 3,
-		CandidatesK:  8,
-		AllToolsMax:  40, // agent.AllToolsBound
-		Timezone:     "UTC",
-		LeaseTTL:     30 * time.Second, // agent.DefaultLeaseTTL
+		Parallelism:      4,
+		ReplanBudget:     3,
+		CandidatesK:      8,
+		AllToolsMax:      40,    // agent.AllToolsBound
+		PromptStateBytes: 65536, // agent.DefaultPromptStateBytes
+		Timezone:         "UTC",
+		LeaseTTL:         30 * time.Second, // agent.DefaultLeaseTTL
 		Bundled: Bundled{
 			Enabled: true,
 			// The size limits are the plugins' own defaults (plugins/*/config.go).

@@ -52,6 +52,7 @@ var Overrides = []Override{
 	{Env: "ORDO_ON_FAILURE", Key: "on_failure", ptr: func(c *Config) any { return &c.OnFailure }},
 	{Env: "ORDO_CANDIDATES_K", Key: "candidates_k", ptr: func(c *Config) any { return &c.CandidatesK }},
 	{Env: "ORDO_ALL_TOOLS_MAX", Key: "all_tools_max", ptr: func(c *Config) any { return &c.AllToolsMax }},
+	{Env: "ORDO_PROMPT_STATE_BYTES", Key: "prompt_state_bytes", ptr: func(c *Config) any { return &c.PromptStateBytes }},
 	{Env: "ORDO_TIMEZONE", Key: "timezone", ptr: func(c *Config) any { return &c.Timezone }},
 	{Env: "ORDO_LOCALE", Key: "locale", ptr: func(c *Config) any { return &c.Locale }},
 	{Env: "ORDO_LEASE_TTL", Key: "lease_ttl", ptr: func(c *Config) any { return &c.LeaseTTL }},

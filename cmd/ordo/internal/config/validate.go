@@ -41,6 +41,7 @@ func (c *Config) Validate() error {
 		},
 		func() error { return intRange("candidates_k", c.CandidatesK, 1, 200) },
 		func() error { return intRange("all_tools_max", c.AllToolsMax, 0, 1000) },
+		func() error { return intRange("prompt_state_bytes", c.PromptStateBytes, 1024, 64<<20) },
 		func() error {
 			if _, err := time.LoadLocation(c.Timezone); err != nil || c.Timezone == "" || c.Timezone == "Local" {
 				return invalid("timezone", "an IANA timezone such as UTC or Asia/Seoul, got %q", c.Timezone)

@@ -6,7 +6,8 @@
 // retryable), "fork" starts a child process that would outlive it (its pid
 // in $ORDO_PLUGIN_DATA_DIR/child-PID) and exits on a call, "huge" answers
 // calls with 17 MiB, "hugedescribe" describes a 17 MiB contract, "say" starts
-// by writing "using key $ROGUE_KEY" to its stderr. Its one tool
+// by writing "using key $ROGUE_KEY" to its stderr, after $ROGUE_PAD x's, in
+// two writes cut inside the key. Its one tool
 // is SERVICE.get, SERVICE being $ROGUE_SERVICE or "rogue".
 package main
 
@@ -19,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -69,7 +71,11 @@ func main() {
 		hs.ProtocolVersion = 2
 	}
 	if mode == "say" {
-		fmt.Fprintln(os.Stderr, "using key "+os.Getenv("ROGUE_KEY"))
+		pad, _ := strconv.Atoi(os.Getenv("ROGUE_PAD"))
+		key := os.Getenv("ROGUE_KEY")
+		fmt.Fprint(os.Stderr, strings.Repeat("x", pad)+"using key "+key[:len(key)/2])
+		time.Sleep(200 * time.Millisecond)
+		fmt.Fprintln(os.Stderr, key[len(key)/2:])
 	}
 	if mode == "fork" {
 		child := exec.Command("sleep", "300")

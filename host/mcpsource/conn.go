@@ -52,10 +52,12 @@ func dial(ctx context.Context, spec host.UpstreamSpec, log *slog.Logger) (*conn,
 		if spec.BearerToken != "" {
 			headers["Authorization"] = "Bearer " + spec.BearerToken
 		}
-		endpoint, query := splitQuery(spec.URL)
-		bounded := &http.Client{Transport: newBoundedTransport(spec, query, refuseDeep(log, spec.Name))}
-		h, err := transport.NewStreamableHTTP(endpoint,
-			transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(bounded), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
+		bt, err := newBoundedTransport(spec, refuseDeep(log, spec.Name))
+		if err != nil {
+			return nil, err
+		}
+		h, err := transport.NewStreamableHTTP(bt.shown.String(),
+			transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(&http.Client{Transport: bt}), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
 		if err != nil {
 			return nil, err
 		}

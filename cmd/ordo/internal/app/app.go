@@ -375,6 +375,9 @@ func upstreamSpec(u config.Upstream, env config.Env, log *slog.Logger) host.Upst
 	if u.BearerTokenEnv != "" && s.BearerToken == "" {
 		log.Warn("upstream token variable is unset; connecting without a token", "upstream", u.Name, "variable", u.BearerTokenEnv)
 	}
+	if u.URLSecretEnv != "" && s.URLSecret == "" {
+		log.Warn("upstream URL secret variable is unset; the upstream is refused", "upstream", u.Name, "variable", u.URLSecretEnv)
+	}
 	return s
 }
 

@@ -46,6 +46,7 @@ func (h *Host) AddPlugin(ctx context.Context, spec PluginSpec) error {
 }
 
 func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) error {
+	h.warnShortSecrets("plugin", spec.Name, spec.Env, nil)
 	src := newSource(spec.Name, kindPlugin, origin)
 	err := h.admitPlugin(ctx, src, spec)
 	h.mu.Lock()

@@ -133,6 +133,7 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 	if err := spec.Check(); err != nil {
 		return err
 	}
+	h.warnShortSecrets("upstream", spec.Name, spec.Env, map[string]string{"bearer_token": spec.BearerToken, "url_secret": spec.URLSecret})
 	if err := h.nameFree(spec.Name); err != nil {
 		return err
 	}

@@ -1,12 +1,15 @@
 package host
 
 import (
+	"encoding/json"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ordo-run/ordo/contracts"
+	"github.com/ordo-run/ordo/internal/syncbuf"
 )
 
 func TestUpstreamSpecCheck(t *testing.T) {
@@ -124,4 +127,34 @@ func FuzzShownURL(f *testing.F) {
 			t.Fatalf("%q shows %q", raw, out)
 		}
 	})
+}
+
+// A configured value shorter than contracts.MinConcealed is not hidden
+// where repeated: adding a plugin or an upstream that has one warns, naming
+// its key and never its value (absolute paths are no secrets).
+func TestShortSecretsWarned(t *testing.T) {
+	var logs syncbuf.Buffer
+	h := newHost(t, WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	env := map[string]string{"PIN": "q7z", "API_KEY": "long-enough-key", "ROOT": "/x", "EMPTY": "", "ROGUE_SERVICE": "pinny"}
+	if err := h.AddPlugin(t.Context(), PluginSpec{Name: "pinny", Path: roguePluginBin, Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	// No opener: refused after the check, warned all the same.
+	h.AddUpstream(t.Context(), UpstreamSpec{Name: "u", URL: "https://h/s/{secret}/mcp", URLSecret: "k9!", BearerToken: "long-enough-token", Env: env})
+	var warned []string
+	for line := range strings.Lines(logs.String()) {
+		var rec struct {
+			Msg, Plugin, Upstream string
+			Keys                  []string
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && strings.Contains(rec.Msg, "too short") {
+			warned = append(warned, rec.Plugin+rec.Upstream+": "+strings.Join(rec.Keys, " "))
+		}
+	}
+	if want := []string{"pinny: env.PIN", "u: env.PIN url_secret"}; !slices.Equal(warned, want) {
+		t.Fatalf("warned %q, want %q\n%s", warned, want, logs.String())
+	}
+	if strings.Contains(logs.String(), "q7z") || strings.Contains(logs.String(), "k9!") {
+		t.Fatalf("a value is logged:\n%s", logs.String())
+	}
 }

@@ -87,6 +87,9 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 	if err != nil {
 		return nil, err
 	}
+	if st, ok := store.(*embedded.Store); ok && st.Exposed() != nil {
+		log.Warn("the run store is readable by other users; make it private (chmod 600)", "err", st.Exposed())
+	}
 	a := &App{Config: cfg, Log: log, Store: store}
 	fail := func(err error) (*App, error) {
 		a.Close()

@@ -7,7 +7,8 @@
 // in $ORDO_PLUGIN_DATA_DIR/child-PID) and exits on a call, "huge" answers
 // calls with 17 MiB, "hugedescribe" describes a 17 MiB contract, "say" starts
 // by writing "using key $ROGUE_KEY" to its stderr, after $ROGUE_PAD x's, in
-// two writes cut inside the key. Its one tool
+// two writes cut inside the key, "leak" answers calls with $ROGUE_KEY in
+// its result, or in its error when the payload says "fail". Its one tool
 // is SERVICE.get, SERVICE being $ROGUE_SERVICE or "rogue".
 package main
 
@@ -46,8 +47,13 @@ func (r rogue) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRespo
 	return &pb.DescribeResponse{Contracts: [][]byte{[]byte(c)}, PluginVersion: "rogue-1"}, nil
 }
 
-func (r rogue) Call(context.Context, *pb.CallRequest) (*pb.CallResponse, error) {
+func (r rogue) Call(_ context.Context, req *pb.CallRequest) (*pb.CallResponse, error) {
 	switch r.mode {
+	case "leak":
+		if strings.Contains(string(req.PayloadJson), "fail") {
+			return &pb.CallResponse{Outcome: &pb.CallResponse_Error{Error: &pb.ToolError{Code: 6000, Message: "bad key " + os.Getenv("ROGUE_KEY")}}}, nil
+		}
+		return &pb.CallResponse{Outcome: &pb.CallResponse_ResultJson{ResultJson: []byte(`{"said":"using key ` + os.Getenv("ROGUE_KEY") + `"}`)}}, nil
 	case "forge":
 		code, _ := strconv.Atoi(os.Getenv("ROGUE_CODE"))
 		return &pb.CallResponse{Outcome: &pb.CallResponse_Error{Error: &pb.ToolError{Code: int32(code), Message: "forged",

@@ -48,7 +48,7 @@ type UpstreamOptions struct {
 }
 
 // UpstreamStatus is what an upstream source reports of itself. It never
-// holds Env values or the bearer token.
+// holds Env values, the bearer token or a key in the URL (URL is ShownURL).
 type UpstreamStatus struct {
 	Name      string        `json:"name"`
 	Transport string        `json:"transport"` // stdio | http

@@ -179,9 +179,9 @@ func Conceal(values ...string) Concealer {
 // ConcealEnv is a Concealer of a configured environment's values (a
 // plugin's or an upstream's env, which config show hides too), but for
 // absolute paths: a root directory is no credential, and hiding it would
-// blank every path a plugin logs. More values (a token) may be added.
-func ConcealEnv(env map[string]string, more ...string) Concealer {
-	values := more
+// blank every path a plugin logs.
+func ConcealEnv(env map[string]string) Concealer {
+	var values []string
 	for _, v := range env {
 		if !filepath.IsAbs(v) {
 			values = append(values, v)

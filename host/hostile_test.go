@@ -288,9 +288,10 @@ func TestPluginHugeMessages(t *testing.T) {
 	testerr.Code(t, err, contracts.CodePluginRefused)
 }
 
-// A tool that repeats its plugin's configured secret (an env value) in
-// its result or its error has it hidden before any layer above the host
-// (the run record, the re-planner's prompt, logs, traces) sees it.
+// A tool that repeats its plugin's configured credential (the value of an
+// env variable named …KEY) in its result or its error has it hidden before
+// any layer above the host (the run record, the re-planner's prompt, logs,
+// traces) sees it; a value of another variable (ROGUE_MODE) is data, kept.
 func TestToolAnswerHidesSourceSecrets(t *testing.T) {
 	const secret = "plugin-env-s3cret-42"
 	h := newHost(t)
@@ -299,7 +300,7 @@ func TestToolAnswerHidesSourceSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := h.Call(t.Context(), "leaky.get", []byte(`{}`), "")
-	if err != nil || string(out) != `{"said":"using key `+contracts.Redacted+`"}` {
+	if err != nil || string(out) != `{"mode":"leak","said":"using key `+contracts.Redacted+`"}` {
 		t.Fatalf("result %s, %v", out, err)
 	}
 	_, err = h.Call(t.Context(), "leaky.get", []byte(`{"fail":true}`), "")

@@ -48,7 +48,7 @@ func (h *Host) AddPlugin(ctx context.Context, spec PluginSpec) error {
 func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) error {
 	h.warnShortSecrets("plugin", spec.Name, spec.Env, nil)
 	src := newSource(spec.Name, kindPlugin, origin)
-	src.hide = contracts.ConcealEnv(spec.Env)
+	src.hide = answerSecrets(spec.Env)
 	err := h.admitPlugin(ctx, src, spec)
 	h.mu.Lock()
 	defer h.mu.Unlock()

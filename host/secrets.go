@@ -4,6 +4,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -34,4 +35,23 @@ func (h *Host) warnShortSecrets(kind, name string, env map[string]string, named 
 		h.log.Warn("configured secrets too short to be hidden where repeated (logs, errors, answers)",
 			kind, name, "keys", short, "min_length", contracts.MinConcealed)
 	}
+}
+
+// secretNames are what an env variable's name holds, in any case, when
+// its value is a credential: API_KEY, GITHUB_TOKEN, DB_PASSWORD, ….
+var secretNames = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL", "WEBHOOK", "PRIVATE"}
+
+// answerSecrets hides, in a source's tools' answers, the values of the env
+// variables whose name says they hold a credential (secretNames), and more
+// (an upstream's bearer token, URL secret and URL keys). Not every env
+// value, as its stderr lines hide: a mode or a region ("us-east-1") is
+// data a tool's answers may hold and a plan may read.
+func answerSecrets(env map[string]string, more ...string) contracts.Concealer {
+	values := more
+	for k, v := range env {
+		if slices.ContainsFunc(secretNames, func(n string) bool { return strings.Contains(strings.ToUpper(k), n) }) {
+			values = append(values, v)
+		}
+	}
+	return contracts.Conceal(values...)
 }

@@ -210,3 +210,36 @@ func FuzzConcealer(f *testing.F) {
 		}
 	})
 }
+
+// FuzzConcealerCut: a stream fed to Cut in pieces of any sizes (each byte
+// of sizes one piece's length) shows no value, holds less than the
+// longest value between pieces, and shows what Text shows of it whole.
+func FuzzConcealerCut(f *testing.F) {
+	f.Add("using key sk-live-0123456789 now", []byte{13, 2, 40})
+	f.Add("ababababa hunter22hunter22", []byte{1, 1, 1, 3, 5})
+	f.Fuzz(func(t *testing.T, text string, sizes []byte) {
+		values := []string{"sk-live-0123456789", "hunter22", "abab", "ban"}
+		c := Conceal(values...)
+		var out strings.Builder
+		held, rest := "", text
+		for _, n := range sizes {
+			n := min(int(n), len(rest))
+			var shown string
+			shown, held = c.Cut(held + rest[:n])
+			out.WriteString(shown)
+			rest = rest[n:]
+			if len(held) >= len("sk-live-0123456789") {
+				t.Fatalf("holds %q", held)
+			}
+		}
+		out.WriteString(c.Text(held + rest))
+		for _, v := range values {
+			if strings.Contains(out.String(), v) && !strings.Contains(c.Text(text), v) {
+				t.Fatalf("%q in pieces %v shows %q: %q", text, sizes, v, out.String())
+			}
+		}
+		if len(sizes) == 0 && out.String() != c.Text(text) {
+			t.Fatalf("whole: %q, Text: %q", out.String(), c.Text(text))
+		}
+	})
+}

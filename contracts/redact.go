@@ -153,9 +153,10 @@ func localRef(root map[string]any, ref string) (any, bool) {
 	return cur, true
 }
 
-// minConcealed is the shortest secret value a Concealer looks for: a
+// MinConcealed is the shortest secret value a Concealer looks for: a
 // shorter one would turn every "a" or "1" of an answer into the marker.
-const minConcealed = 4
+// A configured value shorter than this is not hidden (the host warns).
+const MinConcealed = 4
 
 // A Concealer hides the secret values one call was given wherever the
 // tool's answer repeats them — an error saying "wrong password hunter2",
@@ -163,12 +164,12 @@ const minConcealed = 4
 // prompt made from the answer holds them.
 type Concealer struct{ values []string }
 
-// Conceal is a Concealer of values (those of at least minConcealed
+// Conceal is a Concealer of values (those of at least MinConcealed
 // characters): a token, a key, a configured variable's value.
 func Conceal(values ...string) Concealer {
 	var c Concealer
 	for _, v := range values {
-		if v != Redacted && utf8.RuneCountInString(v) >= minConcealed {
+		if v != Redacted && utf8.RuneCountInString(v) >= MinConcealed {
 			c.values = append(c.values, v)
 		}
 	}
@@ -228,6 +229,36 @@ func (c Concealer) Text(s string) string {
 		s = strings.ReplaceAll(s, v, Redacted)
 	}
 	return s
+}
+
+// Cut splits text, the start of a stream not shown yet (a plugin's
+// stderr line, say), into what can be shown now, concealed, and what to
+// hold until more of the stream arrives: no value straddles the two, so a
+// value written in two pieces is hidden like one written whole. What is
+// held is shorter than the longest value, so a line cut because it grew
+// past its bound keeps a bounded tail.
+func (c Concealer) Cut(text string) (shown, held string) {
+	longest := 0
+	for _, v := range c.values {
+		longest = max(longest, len(v))
+	}
+	// A value that may go on past text starts in its last longest-1 bytes.
+	cut := max(len(text)-max(longest-1, 0), 0)
+	for moved := true; moved; {
+		moved = false
+		for _, v := range c.values {
+			// Every occurrence in this window starts before cut and ends
+			// after it: the cut moves to its end (occurrences of one value
+			// that overlap are hidden as Text hides them).
+			lo, hi := max(cut-len(v)+1, 0), min(cut+len(v)-1, len(text))
+			if lo < hi {
+				if i := strings.Index(text[lo:hi], v); i >= 0 {
+					cut, moved = lo+i+len(v), true
+				}
+			}
+		}
+	}
+	return c.Text(text[:cut]), text[cut:]
 }
 
 // value is v with the secret values hidden in its strings (keys

@@ -192,6 +192,9 @@ func (h *Host) dispatch(ctx context.Context, inv *Invocation) (json.RawMessage, 
 		}
 		out, err := in.prov.Call(ctx, name, inv.Payload, inv.IdempotencyKey)
 		in.release()
+		// A tool that repeats its source's configured credentials (a
+		// plugin's API_KEY, an upstream's token) shows them to no layer above.
+		out, err = e.src.hide.Result(out), e.src.hide.Error(err)
 		if err == nil {
 			return out, nil
 		}

@@ -287,3 +287,25 @@ func TestPluginHugeMessages(t *testing.T) {
 		Env: map[string]string{"ROGUE_MODE": "hugedescribe", "ROGUE_SERVICE": "rogue2"}})
 	testerr.Code(t, err, contracts.CodePluginRefused)
 }
+
+// A tool that repeats its plugin's configured credential (the value of an
+// env variable named …KEY) in its result or its error has it hidden before
+// any layer above the host (the run record, the re-planner's prompt, logs,
+// traces) sees it; a value of another variable (ROGUE_MODE) is data, kept.
+func TestToolAnswerHidesSourceSecrets(t *testing.T) {
+	const secret = "plugin-env-s3cret-42"
+	h := newHost(t)
+	if err := h.AddPlugin(t.Context(), PluginSpec{Name: "leaky", Path: roguePluginBin,
+		Env: map[string]string{"ROGUE_MODE": "leak", "ROGUE_SERVICE": "leaky", "ROGUE_KEY": secret}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Call(t.Context(), "leaky.get", []byte(`{}`), "")
+	if err != nil || string(out) != `{"mode":"leak","said":"using key `+contracts.Redacted+`"}` {
+		t.Fatalf("result %s, %v", out, err)
+	}
+	_, err = h.Call(t.Context(), "leaky.get", []byte(`{"fail":true}`), "")
+	testerr.Code(t, err, contracts.CodeToolFailed)
+	if strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "bad key "+contracts.Redacted) {
+		t.Fatalf("error: %v", err)
+	}
+}

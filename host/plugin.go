@@ -46,7 +46,9 @@ func (h *Host) AddPlugin(ctx context.Context, spec PluginSpec) error {
 }
 
 func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) error {
+	h.warnShortSecrets("plugin", spec.Name, spec.Env, nil)
 	src := newSource(spec.Name, kindPlugin, origin)
+	src.hide = answerSecrets(spec.Env)
 	err := h.admitPlugin(ctx, src, spec)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -402,6 +404,7 @@ func pluginLogger(l *slog.Logger, name string, hide contracts.Concealer) hclog.L
 // burst of pluginLogBurst: one that writes to its stderr as fast as it can
 // must not fill Ordo's log and disk.
 const (
+	pluginLineMax  = 64 << 10 // go-plugin reads a plugin's stderr this much at a time (its default)
 	pluginLogBurst = 1000
 	pluginLogRate  = 100
 )
@@ -410,10 +413,17 @@ const (
 // (a token bucket). Lines beyond it are dropped: the first drop of a flood
 // is logged, and the count of those dropped at most once a second while
 // lines flow.
+//
+// go-plugin hands a stderr line longer than pluginLineMax over in chunks
+// (debug entries of pluginLineMax bytes, or one less, without fields): a
+// chunk's end that a value may straddle is held and logged with the next
+// entry of the same logger (Concealer.Cut), so a key cut in two is hidden.
 type slogSink struct {
 	l        *slog.Logger
 	hide     contracts.Concealer
 	mu       sync.Mutex
+	held     string // the end of the last chunk, not logged yet
+	heldFrom string // the name of the logger it came from
 	tokens   float64
 	last     time.Time
 	dropped  int
@@ -421,12 +431,21 @@ type slogSink struct {
 	reported time.Time // the last count of dropped lines
 }
 
-func (s *slogSink) Accept(_ string, level hclog.Level, msg string, args ...any) {
+func (s *slogSink) Accept(name string, level hclog.Level, msg string, args ...any) {
 	ctx, lvl := context.Background(), slogLevel(level)
 	if !s.l.Enabled(ctx, lvl) {
 		return
 	}
 	s.mu.Lock()
+	if s.held != "" && name == s.heldFrom {
+		msg, s.held = s.held+msg, ""
+	}
+	if level == hclog.Debug && len(args) == 0 && len(msg) >= pluginLineMax-1 {
+		msg, s.held = s.hide.Cut(msg)
+		s.heldFrom = name
+	} else {
+		msg = s.hide.Text(msg)
+	}
 	now := time.Now()
 	s.tokens = min(pluginLogBurst, s.tokens+now.Sub(s.last).Seconds()*pluginLogRate)
 	s.last = now
@@ -451,7 +470,7 @@ func (s *slogSink) Accept(_ string, level hclog.Level, msg string, args ...any) 
 		s.l.Warn("plugin log lines dropped", "dropped", dropped)
 	}
 	if ok {
-		s.l.Log(ctx, lvl, s.hide.Text(msg), s.hidden(pathKey(args))...)
+		s.l.Log(ctx, lvl, msg, s.hidden(pathKey(args))...)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,22 +97,31 @@ func TestPluginLogFloodBounded(t *testing.T) {
 
 // A plugin that says what its configured env holds on its stderr ("using
 // key …") has the value hidden in Ordo's log: the env values are secrets
-// (config show hides them too).
+// (config show hides them too). The plugin writes the key in two writes;
+// on a line longer than go-plugin reads at once (which it logs in chunks)
+// the key straddles the first chunk's end.
 func TestPluginStderrHidesEnvValues(t *testing.T) {
 	const secret = "plugin-env-s3cret"
-	var logs syncbuf.Buffer
-	h := newHost(t, WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-	if err := h.AddPlugin(context.Background(), PluginSpec{Name: "talky", Path: roguePluginBin,
-		Env: map[string]string{"ROGUE_MODE": "say", "ROGUE_KEY": secret, "ROGUE_SERVICE": "talky"}}); err != nil {
-		t.Fatal(err)
-	}
-	testwait.For(t, 10*time.Second, func() error {
-		if !strings.Contains(logs.String(), "using key") {
-			return errors.New("the plugin's line is not in the log")
-		}
-		return nil
-	})
-	if !strings.Contains(logs.String(), "using key "+contracts.Redacted) || strings.Contains(logs.String(), secret) {
-		t.Fatalf("log:\n%s", logs.String())
+	for name, pad := range map[string]int{"short line": 0, "long line": pluginLineMax - len("using key ") - len(secret)/2} {
+		t.Run(name, func(t *testing.T) {
+			var logs syncbuf.Buffer
+			h := newHost(t, WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			if err := h.AddPlugin(context.Background(), PluginSpec{Name: "talky", Path: roguePluginBin,
+				Env: map[string]string{"ROGUE_MODE": "say", "ROGUE_KEY": secret, "ROGUE_SERVICE": "talky", "ROGUE_PAD": strconv.Itoa(pad)}}); err != nil {
+				t.Fatal(err)
+			}
+			testwait.For(t, 10*time.Second, func() error {
+				if l := logs.String(); !strings.Contains(l, contracts.Redacted) && !strings.Contains(l, secret[len(secret)/2:]) {
+					return errors.New("the end of the plugin's line is not in the log")
+				}
+				return nil
+			})
+			l := logs.String()
+			for _, part := range []string{secret, secret[:len(secret)/2], secret[len(secret)/2:]} {
+				if i := strings.Index(l, part); i >= 0 {
+					t.Fatalf("%q is in the log: …%s…", part, l[max(i-200, 0):min(i+200, len(l))])
+				}
+			}
+		})
 	}
 }

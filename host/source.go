@@ -121,6 +121,8 @@ type source struct {
 	path   string     // what Sources shows: a plugin's binary, an upstream's command or URL
 	stamp  string     // directory plugins: what the file looked like when loaded
 
+	hide contracts.Concealer // its configured credentials, hidden in its answers (answerSecrets)
+
 	mu       sync.Mutex
 	cur      *instance // nil while restarting or after shutdown
 	version  string

@@ -48,7 +48,7 @@ type UpstreamOptions struct {
 }
 
 // UpstreamStatus is what an upstream source reports of itself. It never
-// holds Env values or the bearer token.
+// holds Env values, the bearer token or a key in the URL (URL is ShownURL).
 type UpstreamStatus struct {
 	Name      string        `json:"name"`
 	Transport string        `json:"transport"` // stdio | http
@@ -133,6 +133,7 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 	if err := spec.Check(); err != nil {
 		return err
 	}
+	h.warnShortSecrets("upstream", spec.Name, spec.Env, map[string]string{"bearer_token": spec.BearerToken, "url_secret": spec.URLSecret})
 	if err := h.nameFree(spec.Name); err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 		return err
 	}
 	src := newSource(spec.Name, kindUpstream, origin)
-	src.path = spec.path()
+	src.path, src.hide = spec.path(), answerSecrets(spec.Env, spec.Secrets()...)
 	in := &instance{prov: p, up: p, version: p.Status().Server}
 	if err := h.admit(ctx, src, in); err != nil {
 		return err

@@ -24,8 +24,12 @@ type UpstreamSpec struct {
 	// Env is added to the few neutral variables a stdio upstream inherits
 	// (PATH HOME TMPDIR LANG TZ); Ordo's own environment never reaches it.
 	Env map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
-	// URL is a streamable-HTTP MCP endpoint, http or https.
+	// URL is a streamable-HTTP MCP endpoint, http or https. A key it
+	// carries in its path goes in URLSecret, the URL holding
+	// URLSecretPlaceholder where it goes; it is shown as ShownURL shows it.
 	URL string `json:"url,omitempty" yaml:"url,omitempty"`
+	// URLSecret replaces URLSecretPlaceholder in URL where requests are sent.
+	URLSecret string `json:"url_secret,omitempty" yaml:"url_secret,omitempty"`
 	// BearerToken, when set, is sent as "Authorization: Bearer ..." to URL.
 	BearerToken string `json:"bearer_token,omitempty" yaml:"bearer_token,omitempty"`
 	// Overrides adjust tools by their upstream name (or catalog id).
@@ -77,10 +81,16 @@ func (s UpstreamSpec) Check() error {
 		case u.User != nil: // shown by Sources and in errors; a token belongs in bearer_token
 			return bad("url", "carries credentials (user:password@); give a token as the bearer token instead")
 		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			return bad("url", "%q is not an http(s) URL", u.Redacted())
+			return bad("url", "%q is not an http(s) URL", ShownURL(s.URL))
+		case strings.Count(s.URL, URLSecretPlaceholder) > 1:
+			return bad("url", "holds %s more than once", URLSecretPlaceholder)
+		case strings.Contains(s.URL, URLSecretPlaceholder) != (s.URLSecret != ""):
+			return bad("url_secret", "give a URL secret exactly when the URL holds %s", URLSecretPlaceholder)
 		}
 	} else if s.BearerToken != "" {
 		return bad("bearer_token", "only an HTTP upstream takes a bearer token")
+	} else if s.URLSecret != "" {
+		return bad("url_secret", "only an HTTP upstream takes a URL secret")
 	}
 	if strings.ContainsAny(s.BearerToken, "\r\n") {
 		return bad("bearer_token", "contains a line break")
@@ -142,7 +152,7 @@ func (s UpstreamSpec) Transport() string {
 // path is what Sources shows as the upstream's path.
 func (s UpstreamSpec) path() string {
 	if s.URL != "" {
-		return s.URL
+		return ShownURL(s.URL)
 	}
 	return strings.Join(s.Command, " ")
 }

@@ -538,6 +538,18 @@ func TestPluginsAddUpstream(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "6005") {
 		t.Errorf("--mcp-url --token-env: exit %d\n%s", r.code, r.stderr)
 	}
+	// --url-secret-env fills the URL's {secret}, which no error shows;
+	// unset, it is error 1000.
+	r = e.ordo("", "plugins", "add", "--mcp-url", "http://127.0.0.1:1/s/{secret}/mcp", "--url-secret-env", "WEB_KEY", "--name", "webk")
+	if r.code != 2 || !strings.Contains(r.stderr, "WEB_KEY (--url-secret-env) is unset") {
+		t.Errorf("--url-secret-env unset: exit %d\n%s", r.code, r.stderr)
+	}
+	e.vars = append(e.vars, "WEB_KEY=web-path-key-0123456789")
+	r = e.ordo("", "plugins", "add", "--mcp-url", "http://127.0.0.1:1/s/{secret}/mcp", "--url-secret-env", "WEB_KEY", "--name", "webk")
+	if r.code == 0 || !strings.Contains(r.stderr, "6005") || !strings.Contains(r.stderr, "/s/%7Bsecret%7D/mcp") ||
+		strings.Contains(r.stderr, "web-path-key") {
+		t.Errorf("--mcp-url --url-secret-env: exit %d\n%s", r.code, r.stderr)
+	}
 	// remove deletes the entry from the file, comments kept.
 	r = e.ordo("", "--config", cfg, "plugins", "remove", "inner")
 	r.want(t, 0)

@@ -243,7 +243,7 @@ func TestRunsDelete(t *testing.T) {
 func TestConfigValidateShow(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	secrets := []string{"hunter2-db", "tok-inline-0123456789abcdef", "https://hooks.example.com/services/T0/B0/XyZ", "upstream-key-42", "tok-from-env-0123456789", "url-key-43"}
+	secrets := []string{"hunter2-db", "tok-inline-0123456789abcdef", "https://hooks.example.com/services/T0/B0/XyZ", "upstream-key-42", "tok-from-env-0123456789", "url-key-43", "ODk1ZjQ2YjYtZTA0Mi00"}
 	cfg := filepath.Join(e.home, "ordo.yaml")
 	os.WriteFile(cfg, []byte(`store: postgres://ordo:hunter2-db@db.example.com/ordo?sslmode=disable
 parallelism: 7
@@ -260,6 +260,11 @@ upstreams:
     env: {MEMORY_KEY: upstream-key-42}
   - name: remote
     url: https://mcp.example.com/mcp?api_key=url-key-43&region=eu
+  - name: zap
+    url: https://mcp.zapier.com/api/mcp/s/ODk1ZjQ2YjYtZTA0Mi00/mcp
+  - name: keyed
+    url: https://mcp.example.com/s/{secret}/mcp
+    url_secret_env: KEYED_SECRET
 `), 0o600)
 	e.vars = append(e.vars, "ORDO_CONFIG="+cfg)
 
@@ -287,7 +292,8 @@ upstreams:
 		}
 	}
 	for _, want := range []string{"store: postgres://ordo:HIDDEN@db.example.com/ordo?sslmode=disable", "parallelism: 7", "token: HIDDEN",
-		"token_env: BOB_TOKEN", "webhook_url: HIDDEN", "MEMORY_KEY: HIDDEN", "url: https://mcp.example.com/mcp?api_key=HIDDEN&region=HIDDEN", "data_dir: " + e.data} {
+		"token_env: BOB_TOKEN", "webhook_url: HIDDEN", "MEMORY_KEY: HIDDEN", "url: https://mcp.example.com/mcp?api_key=HIDDEN&region=HIDDEN", "data_dir: " + e.data,
+		"url: https://mcp.zapier.com/api/mcp/s/HIDDEN/mcp", "url: https://mcp.example.com/s/{secret}/mcp", "url_secret_env: KEYED_SECRET"} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("config show lacks %q:\n%s", want, show.stdout)
 		}

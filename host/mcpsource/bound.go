@@ -40,40 +40,40 @@ func refuseDeep(log *slog.Logger, upstream string) jsonbound.Refuse {
 //
 // It also keeps the upstream's credentials out of what mcp-go says when a
 // request fails (and so out of every log, status and record made of it):
-// the endpoint's query (an ?api_key=…) is added here, to a URL mcp-go and
-// net/http's errors never see with it (splitQuery), and the bearer token
-// and the query's values are hidden in an error answer's body, which mcp-go
-// quotes — a server or proxy that echoes the request would put them there.
+// mcp-go is given the endpoint as shown (host.ShownURL, without its query),
+// and the request to it is sent here to the real one, its query (an
+// ?api_key=…), its URL secret and the keys in its path in place, so
+// net/http's errors never name them; the bearer token and those values
+// are hidden in an error answer's body, which mcp-go quotes — a server or
+// proxy that echoes the request would put them there.
 type boundedTransport struct {
 	next   http.RoundTripper
 	refuse jsonbound.Refuse
-	query  string              // the endpoint's query, or ""
-	hide   contracts.Concealer // the bearer token, the query's values
+	shown  *url.URL            // what mcp-go posts to
+	real   *url.URL            // where it goes
+	hide   contracts.Concealer // spec.Secrets()
 }
 
-// newBoundedTransport is the transport for spec's endpoint, whose query
-// is query (splitQuery).
-func newBoundedTransport(spec host.UpstreamSpec, query string, refuse jsonbound.Refuse) boundedTransport {
-	secrets := []string{spec.BearerToken}
-	values, _ := url.ParseQuery(query)
-	for _, vs := range values {
-		for _, v := range vs {
-			secrets = append(secrets, v, url.QueryEscape(v))
-		}
+// newBoundedTransport is the transport for spec's endpoint.
+func newBoundedTransport(spec host.UpstreamSpec, refuse jsonbound.Refuse) (boundedTransport, error) {
+	base, _, _ := strings.Cut(host.ShownURL(spec.URL), "?")
+	shown, err := url.Parse(base)
+	if err != nil {
+		return boundedTransport{}, err
 	}
-	return boundedTransport{next: http.DefaultTransport, refuse: refuse, query: query, hide: contracts.Conceal(secrets...)}
-}
-
-// splitQuery is an endpoint without its query, and the query.
-func splitQuery(endpoint string) (base, query string) {
-	base, query, _ = strings.Cut(endpoint, "?")
-	return base, query
+	real, err := url.Parse(spec.Endpoint())
+	if err != nil {
+		return boundedTransport{}, err
+	}
+	return boundedTransport{next: http.DefaultTransport, refuse: refuse, shown: shown, real: real,
+		hide: contracts.Conceal(spec.Secrets()...)}, nil
 }
 
 func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.query != "" {
+	if req.URL.Host == t.shown.Host && req.URL.Path == t.shown.Path {
 		req = req.Clone(req.Context())
-		req.URL.RawQuery = strings.TrimPrefix(req.URL.RawQuery+"&"+t.query, "&")
+		req.URL.Path, req.URL.RawPath = t.real.Path, t.real.RawPath
+		req.URL.RawQuery = strings.TrimPrefix(req.URL.RawQuery+"&"+t.real.RawQuery, "&")
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {

@@ -52,10 +52,12 @@ func dial(ctx context.Context, spec host.UpstreamSpec, log *slog.Logger) (*conn,
 		if spec.BearerToken != "" {
 			headers["Authorization"] = "Bearer " + spec.BearerToken
 		}
-		endpoint, query := splitQuery(spec.URL)
-		bounded := &http.Client{Transport: newBoundedTransport(spec, query, refuseDeep(log, spec.Name))}
-		h, err := transport.NewStreamableHTTP(endpoint,
-			transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(bounded), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
+		bt, err := newBoundedTransport(spec, refuseDeep(log, spec.Name))
+		if err != nil {
+			return nil, err
+		}
+		h, err := transport.NewStreamableHTTP(bt.shown.String(),
+			transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(&http.Client{Transport: bt}), transport.WithHTTPLogger(slog.New(quiet{log.Handler()})))
 		if err != nil {
 			return nil, err
 		}
@@ -239,36 +241,58 @@ func (p *proc) stop() {
 // tail logs an upstream's stderr line by line (at debug) and keeps the
 // last bytes for the error that reports its exit, with the values of the
 // upstream's configured env hidden: a server that fails saying "invalid
-// key sk-…" would put its key in Ordo's log, status and errors.
+// key sk-…" would put its key in Ordo's log, status and errors. A line is
+// hidden whole, however many writes it came in; one longer than lineMax
+// is logged in pieces cut where no value straddles them (Concealer.Cut).
 type tail struct {
 	log  *slog.Logger
 	hide contracts.Concealer
 	mu   sync.Mutex
-	buf  []byte
+	line string // the end of the stream, not shown yet
+	buf  []byte // the last tailSize bytes shown
 }
 
-const tailSize = 1024
+const (
+	tailSize = 1024
+	lineMax  = 64 << 10 // as go-plugin reads a plugin's stderr
+)
 
 func (t *tail) Write(b []byte) (int, error) {
-	text := t.hide.Text(string(b)) // before the tail is cut, which could cut a value short
-	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		if line != "" {
-			t.log.Debug("upstream stderr", "line", line)
-		}
-	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.line += string(b)
+	for {
+		line, rest, ok := strings.Cut(t.line, "\n")
+		if !ok {
+			break
+		}
+		t.show(t.hide.Text(line) + "\n")
+		t.line = rest
+	}
+	if len(t.line) > lineMax {
+		var shown string
+		shown, t.line = t.hide.Cut(t.line)
+		t.show(shown)
+	}
+	return len(b), nil
+}
+
+// show logs text, concealed, and keeps its end in the tail.
+func (t *tail) show(text string) {
+	if line := strings.TrimRight(text, "\n"); line != "" {
+		t.log.Debug("upstream stderr", "line", line)
+	}
 	t.buf = append(t.buf, text...)
 	if len(t.buf) > tailSize {
 		t.buf = t.buf[len(t.buf)-tailSize:]
 	}
-	t.mu.Unlock()
-	return len(b), nil
 }
 
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.hide.Text(strings.TrimSpace(string(t.buf)))
+	s := string(t.buf) + t.hide.Text(t.line)
+	return strings.TrimSpace(s[max(len(s)-tailSize, 0):])
 }
 
 // quiet lowers mcp-go's transport logs to debug: its listener logs an

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -234,65 +235,79 @@ func TestUpstreamListChurnBounded(t *testing.T) {
 	t.Logf("%d changes re-listed %d times in %s", i-1, n, elapsed)
 }
 
-// An upstream's credentials — its bearer token, a key in its URL's query —
-// are in no error, status or log line: not when a server (or a proxy
-// before it) refuses a request and echoes it, headers and URL, in the
-// body mcp-go quotes; not when the server cannot be reached (net/http's
-// error names the URL). The key still reaches a server that takes it.
+// An upstream's credentials — its bearer token, a key in its URL's query
+// or path (its URL secret, or a segment that looks like a key) — are in no
+// error, status, source list or log line: not when a server (or a proxy
+// before it) refuses a request and echoes it, headers and URL, in the body
+// mcp-go quotes; not when the server cannot be reached (net/http's error
+// names the URL). The key still reaches a server that takes it.
 func TestHTTPUpstreamErrorsHideCredentials(t *testing.T) {
-	const secret, key = "upstream-bearer-s3cret-0123456789", "url-key-s3cret"
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "bad gateway for "+r.Header.Get("Authorization")+" at "+r.URL.String(), http.StatusBadGateway)
-	}))
-	t.Cleanup(echo.Close)
-	var logs syncbuf.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	spec := host.UpstreamSpec{Name: "echo", URL: echo.URL + "/mcp?api_key=" + key, BearerToken: secret}
-	h := newHost(t, host.WithStartTimeout(5*time.Second), host.WithLogger(log), host.WithUpstreams(spec))
-	ctx := context.Background()
-	spec.Name = "added"
-	err := h.AddUpstream(ctx, spec)
-	if contracts.CodeOf(err) != contracts.CodePluginRefused || !strings.Contains(err.Error(), "bad gateway for Bearer "+contracts.Redacted+" at /mcp?api_key="+contracts.Redacted) {
-		t.Fatalf("add: %v", err)
-	}
-	gone := host.UpstreamSpec{Name: "gone", URL: "http://" + freeAddr(t) + "/mcp?api_key=" + key}
-	goneErr := h.AddUpstream(ctx, gone)
-	if contracts.CodeOf(goneErr) != contracts.CodePluginRefused {
-		t.Fatalf("add an unreachable upstream: %v", goneErr)
-	}
-	var status string
-	for _, s := range h.Sources() {
-		status += s.Name + ": " + s.Error + "\n"
-	}
-	if !strings.Contains(status, "echo: ") || !strings.Contains(logs.String(), contracts.Redacted) {
-		t.Fatalf("the configured upstream's failure is not shown: %s\n%s", status, logs.String())
-	}
-	for what, text := range map[string]string{"add": err.Error(), "add unreachable": goneErr.Error(), "status": status, "log": logs.String()} {
-		if strings.Contains(text, secret) || strings.Contains(text, key) {
-			t.Fatalf("the %s shows a credential: %s", what, text)
-		}
-	}
+	const secret = "upstream-bearer-s3cret-0123456789"
+	for name, c := range map[string]struct{ path, urlSecret, key string }{
+		"query":      {"/mcp?api_key=url-key-s3cret", "", "url-key-s3cret"},
+		"path token": {"/s/Tk3nInPath0123456789/mcp", "", "Tk3nInPath0123456789"},
+		"url secret": {"/s/{secret}/mcp", "lowercase-only-secret", "lowercase-only-secret"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "bad gateway for "+r.Header.Get("Authorization")+" at "+r.URL.String(), http.StatusBadGateway)
+			}))
+			t.Cleanup(echo.Close)
+			var logs syncbuf.Buffer
+			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			spec := host.UpstreamSpec{Name: "echo", URL: echo.URL + c.path, URLSecret: c.urlSecret, BearerToken: secret}
+			h := newHost(t, host.WithStartTimeout(5*time.Second), host.WithLogger(log), host.WithUpstreams(spec))
+			ctx := context.Background()
+			spec.Name = "added"
+			err := h.AddUpstream(ctx, spec)
+			if contracts.CodeOf(err) != contracts.CodePluginRefused || !strings.Contains(err.Error(), "bad gateway for Bearer "+contracts.Redacted+" at /") ||
+				!strings.Contains(err.Error(), contracts.Redacted+"/mcp") && !strings.Contains(err.Error(), "?api_key="+contracts.Redacted) {
+				t.Fatalf("add: %v", err)
+			}
+			gone := host.UpstreamSpec{Name: "gone", URL: "http://" + freeAddr(t) + c.path, URLSecret: c.urlSecret}
+			goneErr := h.AddUpstream(ctx, gone)
+			if contracts.CodeOf(goneErr) != contracts.CodePluginRefused {
+				t.Fatalf("add an unreachable upstream: %v", goneErr)
+			}
+			var status string
+			for _, s := range h.Sources() {
+				status += s.Name + ": " + s.Path + ": " + s.Error + "\n"
+			}
+			upstreams, _ := json.Marshal(h.Upstreams())
+			if !strings.Contains(status, "echo: http://") || !strings.Contains(logs.String(), contracts.Redacted) {
+				t.Fatalf("the configured upstream's failure is not shown: %s\n%s", status, logs.String())
+			}
+			for what, text := range map[string]string{"add": err.Error(), "add unreachable": goneErr.Error(), "sources": status,
+				"upstreams": string(upstreams), "log": logs.String()} {
+				if strings.Contains(text, secret) || strings.Contains(text, c.key) {
+					t.Fatalf("the %s shows a credential: %s", what, text)
+				}
+			}
 
-	addr := freeAddr(t)
-	keyed := server.NewStreamableHTTPServer(calcServer(false))
-	ln, lerr := net.Listen("tcp", addr)
-	if lerr != nil {
-		t.Fatal(lerr)
-	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("api_key") != key {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		keyed.ServeHTTP(w, r)
-	})}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
-	if err := h.AddUpstream(ctx, host.UpstreamSpec{Name: "keyed", URL: "http://" + addr + "/mcp?api_key=" + key}); err != nil {
-		t.Fatal(err)
-	}
-	out, err := h.Call(ctx, "keyed.add", json.RawMessage(`{"a":2,"b":3}`), "")
-	if err != nil || !strings.Contains(string(out), `"sum":5`) {
-		t.Fatalf("keyed.add: %s %v", out, err)
+			addr := freeAddr(t)
+			keyed := server.NewStreamableHTTPServer(calcServer(false))
+			ln, lerr := net.Listen("tcp", addr)
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			spec = host.UpstreamSpec{Name: "keyed", URL: "http://" + addr + c.path, URLSecret: c.urlSecret}
+			want, _ := url.Parse(spec.Endpoint())
+			hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != want.Path || r.URL.RawQuery != want.RawQuery {
+					http.Error(w, "unauthorized", http.StatusUnauthorized)
+					return
+				}
+				keyed.ServeHTTP(w, r)
+			})}
+			go hs.Serve(ln)
+			t.Cleanup(func() { hs.Close() })
+			if err := h.AddUpstream(ctx, spec); err != nil {
+				t.Fatal(err)
+			}
+			out, err := h.Call(ctx, "keyed.add", json.RawMessage(`{"a":2,"b":3}`), "")
+			if err != nil || !strings.Contains(string(out), `"sum":5`) {
+				t.Fatalf("keyed.add: %s %v", out, err)
+			}
+		})
 	}
 }

@@ -371,7 +371,7 @@ func (s *Source) Connected() bool {
 func (s *Source) Status() host.UpstreamStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	info := host.UpstreamStatus{Name: s.spec.Name, Transport: s.spec.Transport(), Command: slices.Clone(s.spec.Command), URL: s.spec.URL,
+	info := host.UpstreamStatus{Name: s.spec.Name, Transport: s.spec.Transport(), Command: slices.Clone(s.spec.Command), URL: host.ShownURL(s.spec.URL),
 		Restarts: s.restarts, ToolsHash: s.tools.hash, Skipped: slices.Clone(s.tools.skipped), Error: s.lastErr}
 	if s.conn != nil {
 		info.Connected, info.PID, info.Server, info.Protocol = true, s.conn.pid(), s.conn.server, s.conn.proto

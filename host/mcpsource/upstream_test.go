@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -271,5 +272,36 @@ func TestUpstreamStderrHidesEnvValues(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), secret) || strings.Contains(logs.String(), secret) {
 		t.Fatalf("the env value is shown: %v\n%s", err, logs.String())
+	}
+}
+
+// An upstream that writes its key in two writes (half, a pause, the rest),
+// or in a line longer than lineMax cut inside the key, has it hidden all
+// the same: the tail hides whole lines, and cuts a long one where no value
+// straddles the cut.
+func TestUpstreamStderrHidesSplitValues(t *testing.T) {
+	const secret = "env-key-s3cret" // 14 bytes: halves of 7
+	for name, script := range map[string]string{
+		"two writes": `printf 'auth failed with key %s' "${VAULT_KEY%???????}" >&2; sleep 0.3; printf '%s\n' "${VAULT_KEY#???????}" >&2; exit 3`,
+		"long line": fmt.Sprintf(`head -c %d /dev/zero | tr '\0' x >&2; printf '%%s' "${VAULT_KEY%%???????}" >&2; sleep 0.3; printf '%%s\n' "${VAULT_KEY#???????}" >&2; exit 3`,
+			mcpsource.LineMax-3),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs syncbuf.Buffer
+			h := newHost(t, host.WithStartTimeout(10*time.Second),
+				host.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			err := h.AddUpstream(context.Background(), host.UpstreamSpec{Name: "crashy",
+				Command: []string{"sh", "-c", script}, Env: map[string]string{"VAULT_KEY": secret}})
+			if contracts.CodeOf(err) != contracts.CodePluginRefused || !strings.Contains(logs.String(), contracts.Redacted) {
+				t.Fatalf("add: %v\n%.2000s", err, logs.String())
+			}
+			for _, half := range []string{secret, secret[:7], secret[7:]} {
+				if strings.Contains(err.Error(), half) || strings.Contains(logs.String(), half) {
+					l := logs.String()
+					i := max(strings.Index(l, half), 0)
+					t.Fatalf("%q is shown: %v\n…%s…", half, err, l[max(i-200, 0):min(i+200, len(l))])
+				}
+			}
+		})
 	}
 }

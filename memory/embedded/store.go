@@ -30,6 +30,7 @@ type Store struct {
 	// changes alone may skip its sync (see unsynced).
 	fullSync bool
 	migrated []string // the schema migrations Open applied
+	exposed  error    // why a file stays readable to others (private)
 }
 
 var (
@@ -69,9 +70,11 @@ func open(path, synchronous string) (*Store, error) {
 	// A new file is the user's alone, whatever its directory: SQLite would
 	// make it 0644, and its -wal and -shm take its mode. Runs hold goals,
 	// tool results and people's answers. (An empty file is a new database.)
+	// One an older Ordo made is made so (private).
 	if f, err := os.OpenFile(abs, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
 		f.Close()
 	}
+	exposed := private(abs)
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
 	common := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1", busyTimeout.Milliseconds())
 	w, err := sql.Open("sqlite", uri+"?"+common+"&_journal_mode=WAL&_synchronous="+synchronous+"&_txlock=immediate")
@@ -98,7 +101,7 @@ func open(path, synchronous string) (*Store, error) {
 		return nil, memory.StoreError("open store", err)
 	}
 	r.SetMaxOpenConns(4)
-	s := &Store{w: w, r: r, fullSync: synchronous == "FULL", migrated: migrated}
+	s := &Store{w: w, r: r, fullSync: synchronous == "FULL", migrated: migrated, exposed: exposed}
 	if s.load, err = r.PrepareContext(ctx, loadQuery); err != nil {
 		r.Close()
 		w.Close()
@@ -152,6 +155,12 @@ func unwrapPath(err error) error {
 // first ("embedded schema N"; a new file gets them all), for `ordo migrate`
 // to report: opening the file is what migrates it.
 func (s *Store) Migrated() []string { return slices.Clone(s.migrated) }
+
+// Exposed says why the store's files stay readable to other users, if
+// they do: made by an older Ordo and owned by another user, or the mode
+// could not be changed. Open takes group's and others' access away from
+// the files the user owns; the caller warns of the rest.
+func (s *Store) Exposed() error { return s.exposed }
 
 // Close lets the Saves already queued commit, then closes the file.
 func (s *Store) Close() error {

@@ -6,7 +6,9 @@
 // retryable), "fork" starts a child process that would outlive it (its pid
 // in $ORDO_PLUGIN_DATA_DIR/child-PID) and exits on a call, "huge" answers
 // calls with 17 MiB, "hugedescribe" describes a 17 MiB contract, "say" starts
-// by writing "using key $ROGUE_KEY" to its stderr. Its one tool
+// by writing "using key $ROGUE_KEY" to its stderr, after $ROGUE_PAD x's, in
+// two writes cut inside the key, "leak" answers calls with $ROGUE_KEY in
+// its result, or in its error when the payload says "fail". Its one tool
 // is SERVICE.get, SERVICE being $ROGUE_SERVICE or "rogue".
 package main
 
@@ -19,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -44,8 +47,13 @@ func (r rogue) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRespo
 	return &pb.DescribeResponse{Contracts: [][]byte{[]byte(c)}, PluginVersion: "rogue-1"}, nil
 }
 
-func (r rogue) Call(context.Context, *pb.CallRequest) (*pb.CallResponse, error) {
+func (r rogue) Call(_ context.Context, req *pb.CallRequest) (*pb.CallResponse, error) {
 	switch r.mode {
+	case "leak":
+		if strings.Contains(string(req.PayloadJson), "fail") {
+			return &pb.CallResponse{Outcome: &pb.CallResponse_Error{Error: &pb.ToolError{Code: 6000, Message: "bad key " + os.Getenv("ROGUE_KEY")}}}, nil
+		}
+		return &pb.CallResponse{Outcome: &pb.CallResponse_ResultJson{ResultJson: []byte(`{"mode":"leak","said":"using key ` + os.Getenv("ROGUE_KEY") + `"}`)}}, nil
 	case "forge":
 		code, _ := strconv.Atoi(os.Getenv("ROGUE_CODE"))
 		return &pb.CallResponse{Outcome: &pb.CallResponse_Error{Error: &pb.ToolError{Code: int32(code), Message: "forged",
@@ -69,7 +77,11 @@ func main() {
 		hs.ProtocolVersion = 2
 	}
 	if mode == "say" {
-		fmt.Fprintln(os.Stderr, "using key "+os.Getenv("ROGUE_KEY"))
+		pad, _ := strconv.Atoi(os.Getenv("ROGUE_PAD"))
+		key := os.Getenv("ROGUE_KEY")
+		fmt.Fprint(os.Stderr, strings.Repeat("x", pad)+"using key "+key[:len(key)/2])
+		time.Sleep(200 * time.Millisecond)
+		fmt.Fprintln(os.Stderr, key[len(key)/2:])
 	}
 	if mode == "fork" {
 		child := exec.Command("sleep", "300")

@@ -89,6 +89,9 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 	if err != nil {
 		return nil, err
 	}
+	if st, ok := store.(*embedded.Store); ok && st.Exposed() != nil {
+		log.Warn("the run store is readable by other users; make it private (chmod 600)", "err", st.Exposed())
+	}
 	a := &App{Config: cfg, Log: log, Store: store}
 	fail := func(err error) (*App, error) {
 		a.Close()
@@ -377,6 +380,9 @@ func upstreamSpec(u config.Upstream, env config.Env, log *slog.Logger) host.Upst
 	s := u.Spec(env)
 	if u.BearerTokenEnv != "" && s.BearerToken == "" {
 		log.Warn("upstream token variable is unset; connecting without a token", "upstream", u.Name, "variable", u.BearerTokenEnv)
+	}
+	if u.URLSecretEnv != "" && s.URLSecret == "" {
+		log.Warn("upstream URL secret variable is unset; the upstream is refused", "upstream", u.Name, "variable", u.URLSecretEnv)
 	}
 	return s
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordo-run/ordo/cmd/ordo/internal/app"
 	"github.com/ordo-run/ordo/cmd/ordo/internal/config"
+	"github.com/ordo-run/ordo/host"
 )
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -155,7 +156,7 @@ func hideSecrets(cfg *config.Config) *config.Config {
 	c.Upstreams = slices.Clone(c.Upstreams)
 	for i := range c.Upstreams {
 		c.Upstreams[i].Env = hideValues(c.Upstreams[i].Env)
-		c.Upstreams[i].URL = hideURLQuery(hideURLPassword(c.Upstreams[i].URL))
+		c.Upstreams[i].URL = host.ShownURL(c.Upstreams[i].URL)
 	}
 	return &c
 }
@@ -190,20 +191,5 @@ func hideURLPassword(s string) string {
 	if !changed {
 		return s
 	}
-	return u.String()
-}
-
-// hideURLQuery hides every value of a URL's query: an upstream's endpoint
-// may carry its key there (…/mcp?api_key=KEY).
-func hideURLQuery(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.RawQuery == "" {
-		return s
-	}
-	q := u.Query()
-	for k := range q {
-		q[k] = []string{hidden}
-	}
-	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -151,6 +151,7 @@ mounts it without a restart. NAME defaults to the package or program the command
 	cmd.Flags().StringVar(&up.url, "mcp-url", "", "an upstream MCP server's streamable-HTTP URL")
 	cmd.Flags().StringVar(&up.tokenEnv, "bearer-token-env", "", "with --mcp-url: the variable holding its bearer token")
 	cmd.Flags().StringVar(&up.tokenEnv, "token-env", "", "short for --bearer-token-env")
+	cmd.Flags().StringVar(&up.urlSecretEnv, "url-secret-env", "", "with --mcp-url: the variable holding the key that replaces {secret} in the URL")
 	cmd.Flags().BoolVar(&up.json, "json", false, `print what was installed or mounted as JSON ({"installed", "path", "sha256", "tools"}; upstreams {"upstream", "tools", "entry", "saved_to"})`)
 	cmd.Flags().BoolVar(&up.save, "save", false, "append the upstream to the configuration file (default ~/.config/ordo/ordo.yaml); a running serve mounts it")
 	return cmd

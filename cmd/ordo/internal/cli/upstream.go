@@ -21,8 +21,8 @@ import (
 )
 
 type upstreamFlags struct {
-	command, url, tokenEnv string
-	save, json             bool
+	command, url, tokenEnv, urlSecretEnv string
+	save, json                           bool
 }
 
 // upstreamTool is one tool an upstream adds, as `plugins add --json` shows it.
@@ -38,7 +38,7 @@ func (g *globals) addUpstream(cmd *cobra.Command, name string, f upstreamFlags) 
 	if err != nil {
 		return err
 	}
-	u := config.Upstream{Name: name, URL: f.url, BearerTokenEnv: f.tokenEnv}
+	u := config.Upstream{Name: name, URL: f.url, BearerTokenEnv: f.tokenEnv, URLSecretEnv: f.urlSecretEnv}
 	if f.command != "" {
 		if u.Command, err = mcpsource.SplitCommand(f.command); err != nil {
 			return err
@@ -57,6 +57,10 @@ func (g *globals) addUpstream(cmd *cobra.Command, name string, f upstreamFlags) 
 	if v, _ := g.io.Env(f.tokenEnv); f.tokenEnv != "" && v == "" {
 		return contracts.Errorf(contracts.CodeInvalidInput, "the variable %s (--token-env) is unset or empty: export it with the upstream's bearer token", f.tokenEnv).
 			With("field", "token_env")
+	}
+	if v, _ := g.io.Env(f.urlSecretEnv); f.urlSecretEnv != "" && v == "" {
+		return contracts.Errorf(contracts.CodeInvalidInput, "the variable %s (--url-secret-env) is unset or empty: export it with the key the URL carries", f.urlSecretEnv).
+			With("field", "url_secret_env")
 	}
 	h, err := host.New(host.WithLogger(log.With("component", "host")), host.WithDataDir(cfg.DataDir), host.WithUpstreamOpener(mcpsource.Open))
 	if err != nil {

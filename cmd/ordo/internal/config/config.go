@@ -138,13 +138,15 @@ type Plugin struct {
 
 // Upstream is an MCP server reached over stdio (Command) or streamable
 // HTTP (URL). Its bearer token comes from the variable BearerTokenEnv
-// names, never from the file.
+// names, and a key its URL carries (where the URL says {secret}) from the
+// one URLSecretEnv names, never from the file.
 type Upstream struct {
 	Name           string                       `yaml:"name"`
 	Command        []string                     `yaml:"command,omitempty"`
 	Env            map[string]string            `yaml:"env,omitempty"`
 	URL            string                       `yaml:"url,omitempty"`
 	BearerTokenEnv string                       `yaml:"bearer_token_env,omitempty"`
+	URLSecretEnv   string                       `yaml:"url_secret_env,omitempty"`
 	PollInterval   time.Duration                `yaml:"poll_interval,omitempty"`
 	Overrides      map[string]host.ToolOverride `yaml:"overrides,omitempty"`
 }
@@ -156,6 +158,9 @@ func (u Upstream) Spec(env Env) host.UpstreamSpec {
 		PollInterval: u.PollInterval, Overrides: u.Overrides}
 	if u.BearerTokenEnv != "" {
 		s.BearerToken, _ = env(u.BearerTokenEnv)
+	}
+	if u.URLSecretEnv != "" {
+		s.URLSecret, _ = env(u.URLSecretEnv)
 	}
 	return s
 }

@@ -216,19 +216,18 @@ func (c *Config) validateUpstreams() error {
 		if taken {
 			return invalid(key+".name", "a name not used by another plugin or upstream, %q is taken", u.Name)
 		}
-		if u.BearerTokenEnv != "" && !envName.MatchString(u.BearerTokenEnv) {
-			return invalid(key+".bearer_token_env", "the name of an environment variable, got %q", u.BearerTokenEnv)
+		for _, v := range [][2]string{{"bearer_token_env", u.BearerTokenEnv}, {"url_secret_env", u.URLSecretEnv}} {
+			if v[1] != "" && !envName.MatchString(v[1]) {
+				return invalid(key+"."+v[0], "the name of an environment variable, got %q", v[1])
+			}
 		}
-		// The host's own check, with a stand-in token: it names the field.
-		spec := u.Spec(func(string) (string, bool) { return "", false })
-		if u.BearerTokenEnv != "" {
-			spec.BearerToken = "set-at-start"
-		}
+		// The host's own check, with stand-in secrets: it names the field.
+		spec := u.Spec(func(string) (string, bool) { return "set-at-start", true })
 		if err := spec.Check(); err != nil {
 			ce := contracts.AsError(err)
 			field, _ := ce.Details["field"].(string)
-			if field == "bearer_token" {
-				field = "bearer_token_env"
+			if field == "bearer_token" || field == "url_secret" {
+				field += "_env"
 			}
 			return contracts.Errorf(contracts.CodeInvalidConfig, "config key %s.%s: %s", key, field, ce.Message).
 				With("key", key+"."+field)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -91,17 +90,7 @@ func TestKnownContractsOfAMissingBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := startHost(t, t.TempDir(), PluginSpec{Name: "test", Path: bin, PinFound: true, Contracts: describedContracts(t, "known")})
-	_, err := h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "")
-	if c := contracts.CodeOf(err); c != contracts.CodeToolUnavailable && c != contracts.CodeUnknownTool {
-		t.Fatalf("call: %v", err)
-	}
-	testwait.Until(t, 30*time.Second, "the plugin refused", func() bool {
-		p := h.Sources()
-		return len(p) == 1 && p[0].State == StateRefused
-	})
-	if p := h.Sources(); !strings.Contains(p[0].Error, "not an executable file") {
-		t.Fatalf("refused for %q", p[0].Error)
-	}
+	callRefused(t, h, "not an executable file")
 	if _, ok := h.Lookup("test.echo"); ok {
 		t.Fatal("the tools of a plugin that cannot be pinned are still listed")
 	}

@@ -88,30 +88,18 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		// the same parse, and its error).
 		go func() { _, _ = semantic.NewStatic() }()
 	}
-	a := &App{Config: cfg, Log: log}
-	// A new store is created and migrated with a few fsyncs, tens of
-	// milliseconds: it opens while the host, the tool index and pattern
-	// memory, which do not need it, are assembled.
-	opened := make(chan error, 1)
-	go func() {
-		st, err := OpenStore(ctx, cfg)
-		if err == nil {
-			a.Store = st
-		}
-		opened <- err
-	}()
-	storeOpened := sync.OnceValue(func() error { return <-opened })
+	store, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, Log: log, Store: store}
 	fail := func(err error) (*App, error) {
-		if serr := storeOpened(); serr != nil {
-			err = serr // what Open reported when the store opened first
-		}
-		a.Close() // the store too, if it opened
+		a.Close()
 		return nil, err
 	}
 	if err := a.startTelemetry(ctx, o.Env); err != nil {
 		return fail(err)
 	}
-	var err error
 	if a.LLM, err = newLLM(cfg, o.Env); err != nil {
 		return fail(err)
 	}
@@ -139,6 +127,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 	if err != nil {
 		return fail(err)
 	}
+	a.Metrics.Watch(a.Store, a.Host)
 	if a.LLM != nil {
 		prov, err := host.InProcess(builtin.Tools(a.LLM, nil)...)
 		if err != nil {
@@ -170,10 +159,6 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) 
 		}
 		a.collector = patterns.NewCollector(a.Patterns, patterns.CollectorOptions{Logger: log.With("component", "patterns")})
 	}
-	if err := storeOpened(); err != nil {
-		return fail(err)
-	}
-	a.observeStore()
 	a.Engine = agent.New(EngineConfig(cfg), a.deps(a.LLM))
 	return a, nil
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/ordo-run/ordo/agent"
@@ -171,23 +169,5 @@ func TestRetryTakesTheCallersScopes(t *testing.T) {
 		if run.Status != tc.want || tc.want == contracts.RunFailed && !errors.Is(run.Error, &contracts.Error{Code: contracts.CodePolicyDenied}) {
 			t.Errorf("%s retried: %s %v, want %s", tc.user, run.Status, run.Error, tc.want)
 		}
-	}
-}
-
-// TestStoreErrorWins: the store opens while the rest of Open goes on; when
-// it cannot, Open reports the store's error, as when the store opened
-// first, not what failed after it for the same reason (here the files
-// root, inside the same unusable data directory).
-func TestStoreErrorWins(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "data")
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := load(t, "")
-	cfg.DataDir, cfg.Bundled.Files.Root = file, filepath.Join(file, "files")
-	_, err := Open(context.Background(), cfg, slog.New(slog.DiscardHandler), Options{Env: envOf()})
-	var ce *contracts.Error
-	if !errors.As(err, &ce) || ce.Code != contracts.CodeInvalidConfig || ce.Details["key"] != "data_dir" {
-		t.Fatalf("Open on a data dir that is a file: %v", err)
 	}
 }

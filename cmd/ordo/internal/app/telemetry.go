@@ -16,27 +16,21 @@ import (
 // the client's model, whose name Ordo does not choose.
 const samplingModel = "mcp-sampling"
 
-// startTelemetry makes the app's metrics and starts tracing when the
-// OTEL_* variables ask for it.
+// startTelemetry makes the app's metrics, the engine's observed store, and
+// starts tracing when the OTEL_* variables ask for it.
 func (a *App) startTelemetry(ctx context.Context, env config.Env) error {
 	a.Metrics = telemetry.New()
+	name := config.StoreEmbedded
+	if a.Config.IsPostgres() {
+		name = "postgres"
+	}
+	a.engineStore = a.Metrics.Store(a.Store, name)
 	stop, err := telemetry.StartTracing(ctx, env, a.Log)
 	if err != nil {
 		return contracts.Errorf(contracts.CodeInvalidConfig, "tracing from the OTEL_* variables: %w", err).With("key", "OTEL_EXPORTER_OTLP_ENDPOINT")
 	}
 	a.stopTracing = stop
 	return nil
-}
-
-// observeStore has the metrics see the store, once open: as the engine
-// writes through it (engineStore), and its runs with the host's sources.
-func (a *App) observeStore() {
-	name := config.StoreEmbedded
-	if a.Config.IsPostgres() {
-		name = "postgres"
-	}
-	a.engineStore = a.Metrics.Store(a.Store, name)
-	a.Metrics.Watch(a.Store, a.Host)
 }
 
 // opsHandlers are what operators scrape and probe, served without a token

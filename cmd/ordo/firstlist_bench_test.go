@@ -94,6 +94,7 @@ func firstList(b *testing.B, cmd string, vars, args []string, dataDir, want stri
 		if err != nil {
 			b.Fatal(err)
 		}
+		defer c.Close() // on failure; Close is called below, once
 		if _, err := c.Initialize(ctx, initRequest()); err != nil {
 			b.Fatal(err)
 		}

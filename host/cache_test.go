@@ -190,17 +190,7 @@ func TestForgedCacheStartsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	h = startHost(t, data, spec)
-	_, err := h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "")
-	if c := contracts.CodeOf(err); c != contracts.CodeToolUnavailable && c != contracts.CodeUnknownTool {
-		t.Fatalf("a call to the forged plugin: %v", err)
-	}
-	testwait.Until(t, 30*time.Second, "the forged plugin refused", func() bool {
-		p := h.Sources()
-		return len(p) == 1 && p[0].State == StateRefused
-	})
-	if p := h.Sources(); !strings.Contains(p[0].Error, "checksum") {
-		t.Fatalf("refused for %q, want a checksum mismatch", p[0].Error)
-	}
+	callRefused(t, h, "checksum")
 	h.Close()
 
 	// Bundled: pinned to what the entry says was found, and started.
@@ -213,6 +203,24 @@ func TestForgedCacheStartsNothing(t *testing.T) {
 	}
 	if p := h.Sources(); p[0].SHA256 != want || !h.sums.known(bin, want) {
 		t.Fatalf("plugins %+v", p)
+	}
+}
+
+// callRefused calls test.echo of a plugin listed but unable to start:
+// the call fails as unavailable (unknown once the plugin is refused), and
+// the plugin ends refused for a reason that names why.
+func callRefused(t *testing.T, h *Host, why string) {
+	t.Helper()
+	_, err := h.Call(context.Background(), "test.echo", json.RawMessage(`{"text":"hi"}`), "")
+	if c := contracts.CodeOf(err); c != contracts.CodeToolUnavailable && c != contracts.CodeUnknownTool {
+		t.Fatalf("a call to a plugin that cannot start: %v", err)
+	}
+	testwait.Until(t, 30*time.Second, "the plugin refused", func() bool {
+		p := h.Sources()
+		return len(p) == 1 && p[0].State == StateRefused
+	})
+	if p := h.Sources(); !strings.Contains(p[0].Error, why) {
+		t.Fatalf("refused for %q, want %q", p[0].Error, why)
 	}
 }
 

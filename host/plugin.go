@@ -35,6 +35,13 @@ type PluginSpec struct {
 	PinFound bool              `json:"-" yaml:"-"`
 	Env      map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
 	Args     []string          `json:"args,omitempty" yaml:"args,omitempty"`
+	// Contracts, with PinFound, are what the binary is known to describe
+	// with Env and Args before it has run (Ordo's bundled plugins are
+	// built from Ordo's own module): such a plugin is listed at once, from
+	// the contract cache or else from these, and is pinned and started in
+	// the background, as a plugin listed from the cache is. What its
+	// process describes wins.
+	Contracts []contracts.Contract `json:"-" yaml:"-"`
 }
 
 // AddPlugin verifies, starts and admits a plugin: checksum, handshake,
@@ -63,8 +70,9 @@ func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) er
 
 // admitPlugin checks spec, starts the first instance, registers the source
 // and starts its supervisor. A plugin whose contracts are cached for its
-// binary (see contractCache) is registered with them at once, in state
-// starting, and its process is started in the background (bringUp).
+// binary (see contractCache), or known before it runs (PluginSpec.Contracts),
+// is registered with them at once, in state starting, and its process is
+// started in the background (bringUp).
 func (h *Host) admitPlugin(ctx context.Context, src *source, spec PluginSpec) error {
 	if err := checkName(spec.Name); err != nil {
 		return err
@@ -72,12 +80,18 @@ func (h *Host) admitPlugin(ctx context.Context, src *source, spec PluginSpec) er
 	if err := h.nameFree(spec.Name); err != nil {
 		return err
 	}
-	spec, err := h.pin(spec)
+	tools, ahead, err := h.known(&spec)
 	if err != nil {
 		return err
 	}
+	if !ahead {
+		if spec, err = h.pin(spec); err != nil {
+			return err
+		}
+		tools, ahead = h.cachedTools(spec)
+	}
 	src.spec, src.path = spec, spec.Path
-	if tools, ok := h.cachedTools(spec); ok {
+	if ahead {
 		if err := h.admitTools(src, tools); err != nil {
 			return err
 		}
@@ -111,6 +125,27 @@ func (h *Host) supervised(src *source) {
 	src.stopSup, src.supDone = stop, make(chan struct{})
 	src.mu.Unlock()
 	go h.supervise(sctx, src)
+}
+
+// known returns the tools of a plugin trusted as found whose contracts
+// are known before it runs (PluginSpec.Contracts): the cache's for its
+// binary, else the known ones. Its pin cannot fail on a checksum, so it is
+// left to bringUp: hashing the binary is not on the way to the first
+// list. It only makes spec.Path absolute.
+func (h *Host) known(spec *PluginSpec) ([]*contracts.Tool, bool, error) {
+	if !spec.PinFound || spec.SHA256 != "" || spec.Contracts == nil {
+		return nil, false, nil
+	}
+	path, err := absPath(*spec)
+	if err != nil {
+		return nil, false, err
+	}
+	spec.Path = path
+	if tools, ok := h.cachedTools(*spec); ok {
+		return tools, true, nil
+	}
+	tools, err := checkContracts(spec.Contracts, nil)
+	return tools, err == nil, nil
 }
 
 // cachedTools returns the checked tools the cache holds for spec's binary.
@@ -150,11 +185,12 @@ func (h *Host) admitTools(src *source, tools []*contracts.Tool) error {
 	return nil
 }
 
-// bringUp starts the process of a plugin admitted from the cache. What it
-// describes replaces the cached tools (catalog events for any difference).
-// If it cannot start, the plugin is refused as if New had started it: its
-// tools leave the catalog, the calls waiting for it fail as unavailable,
-// and its cache entry is dropped.
+// bringUp pins (if New has not) and starts the process of a plugin listed
+// from the cache or from known contracts. What it describes replaces the
+// listed tools (catalog events for any difference). If it cannot start,
+// the plugin is refused as if New had started it: its tools leave the
+// catalog, the calls waiting for it fail as unavailable, and its cache
+// entry is dropped.
 func (h *Host) bringUp(src *source) {
 	defer h.bringing.Done()
 	ctx := h.bringCtx
@@ -177,7 +213,16 @@ func (h *Host) bringUp(src *source) {
 	case <-ctx.Done():
 		return
 	}
-	in, err := h.start(ctx, spec)
+	var err error
+	if spec.SHA256 == "" { // listed from PluginSpec.Contracts, not pinned yet
+		if spec, err = h.pin(spec); err == nil {
+			src.pinned(spec)
+		}
+	}
+	var in *instance
+	if err == nil {
+		in, err = h.start(ctx, spec)
+	}
 	var tools []*contracts.Tool
 	if err == nil {
 		if tools, err = h.describe(ctx, src, in.prov); err != nil {
@@ -225,12 +270,9 @@ func (h *Host) remember(spec PluginSpec, in *instance) {
 
 // pin checks the spec's fields and fills in SHA256 when it is missing.
 func (h *Host) pin(spec PluginSpec) (PluginSpec, error) {
-	if spec.Path == "" {
-		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q has no path", spec.Name).With("field", "path")
-	}
-	abs, err := filepath.Abs(spec.Path)
+	abs, err := absPath(spec)
 	if err != nil {
-		return spec, contracts.Errorf(contracts.CodeInvalidInput, "plugin %q path: %w", spec.Name, err).With("field", "path")
+		return spec, err
 	}
 	spec.Path = abs
 	actual, err := h.sha256Of(spec)
@@ -255,6 +297,18 @@ func (h *Host) pin(spec PluginSpec) (PluginSpec, error) {
 	}
 	spec.SHA256 = want
 	return spec, nil
+}
+
+// absPath is spec's binary's absolute path.
+func absPath(spec PluginSpec) (string, error) {
+	if spec.Path == "" {
+		return "", contracts.Errorf(contracts.CodeInvalidInput, "plugin %q has no path", spec.Name).With("field", "path")
+	}
+	abs, err := filepath.Abs(spec.Path)
+	if err != nil {
+		return "", contracts.Errorf(contracts.CodeInvalidInput, "plugin %q path: %w", spec.Name, err).With("field", "path")
+	}
+	return abs, nil
 }
 
 // sha256Of is the checksum of spec's binary: the contract cache's when its

@@ -117,7 +117,7 @@ type source struct {
 	name   string
 	kind   string
 	origin string
-	spec   PluginSpec // plugins only; SHA256 is always set once admitted
+	spec   PluginSpec // plugins only; SHA256 is set once admitted, or once pinned by bringUp (PluginSpec.Contracts)
 	path   string     // what Sources shows: a plugin's binary, an upstream's command or URL
 	stamp  string     // directory plugins: what the file looked like when loaded
 
@@ -205,6 +205,14 @@ func (s *source) setRunning(in *instance) bool {
 	s.cur, s.version, s.state, s.lastErr = in, in.version, StateRunning, ""
 	s.changedLocked()
 	return true
+}
+
+// pinned records the checksum bringUp pinned src's binary to (Sources
+// shows it).
+func (s *source) pinned(spec PluginSpec) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.spec = spec
 }
 
 // setDown takes the current instance away (calls now fail as

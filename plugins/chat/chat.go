@@ -110,10 +110,8 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err := p.locked(func() error { return nil }); err != nil {
 		return nil, err
 	}
-	post := postMessageContract
-	post.IdempotentWithKey = p.webhook == nil
 	return []sdk.Tool{
-		{Contract: post, Handler: p.post},
+		{Contract: postContract(p.webhook != nil), Handler: p.post},
 		{Contract: listChannelsContract, Handler: p.list},
 	}, nil
 }

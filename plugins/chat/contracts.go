@@ -18,8 +18,7 @@ var (
 			"ts":{"type":"string","pattern":"^[0-9]+\\.[0-9]{6}$"},"channel":{"type":"string"},"delivery":{"enum":["outbox","webhook"]}}}`),
 		ProducesMap: map[string]string{"message_ts": "$.ts"},
 		TimeoutMS:   15000,
-		// IdempotentWithKey is set in Tools for the outbox only: a webhook
-		// post cut off by a crash may have left, and cannot be asked.
+		// IdempotentWithKey is set by postContract.
 	}
 	listChannelsContract = contracts.Contract{
 		Tool: "chat.list_channels", Service: "chat", RiskLevel: contracts.RiskRead, Idempotent: true,
@@ -33,3 +32,18 @@ var (
 		TimeoutMS:   5000,
 	}
 )
+
+// Contracts are the contracts Tools serves with cfg, known without
+// opening anything: what a host lists while the plugin's process starts.
+func Contracts(cfg Config) []contracts.Contract {
+	return []contracts.Contract{postContract(cfg.WebhookURL != ""), listChannelsContract}
+}
+
+// postContract is chat.post_message's contract: idempotent with a key for
+// the outbox only, since a webhook post cut off by a crash may have left,
+// and cannot be asked.
+func postContract(webhook bool) contracts.Contract {
+	post := postMessageContract
+	post.IdempotentWithKey = !webhook
+	return post
+}

@@ -96,3 +96,9 @@ var (
 			"path":{"type":"string"},"deleted":{"const":true},"kind":{"enum":["file","dir","symlink","other"]}}}`,
 		map[string]string{"deleted_path": "$.path"})
 )
+
+// Contracts are the contracts Tools serves, known without opening
+// anything: what a host lists while the plugin's process starts.
+func Contracts() []contracts.Contract {
+	return []contracts.Contract{readContract, writeContract, listContract, searchContract, deleteContract}
+}

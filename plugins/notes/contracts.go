@@ -67,3 +67,9 @@ var (
 		IdempotentWithKey: true,
 	}
 )
+
+// Contracts are the contracts Tools serves, known without opening
+// anything: what a host lists while the plugin's process starts.
+func Contracts() []contracts.Contract {
+	return []contracts.Contract{createPageContract, getPageContract, queryPagesContract, appendBlockContract}
+}

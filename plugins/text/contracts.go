@@ -46,3 +46,9 @@ var (
 		TimeoutMS:   5000,
 	}
 )
+
+// Contracts are the contracts Tools serves, known without opening
+// anything: what a host lists while the plugin's process starts.
+func Contracts() []contracts.Contract {
+	return []contracts.Contract{templateContract, extractContract, joinContract}
+}

@@ -26,6 +26,11 @@ import (
 	"github.com/ordo-run/ordo/memory"
 	"github.com/ordo-run/ordo/memory/embedded"
 	"github.com/ordo-run/ordo/memory/patterns"
+	"github.com/ordo-run/ordo/plugins/chat"
+	"github.com/ordo-run/ordo/plugins/files"
+	"github.com/ordo-run/ordo/plugins/notes"
+	"github.com/ordo-run/ordo/plugins/sheets"
+	"github.com/ordo-run/ordo/plugins/text"
 	"github.com/ordo-run/ordo/recommender"
 	"github.com/ordo-run/ordo/recommender/embed/semantic"
 	"github.com/ordo-run/ordo/telemetry"
@@ -355,8 +360,9 @@ func PluginSpecs(cfg *config.Config, log *slog.Logger) []host.PluginSpec {
 				continue
 			}
 			// Shipped beside ordo, so trusted as found: the host pins what
-			// is there when it starts it (hashing it once, not here too).
-			specs = append(specs, host.PluginSpec{Name: name, Path: path, PinFound: true, Env: env})
+			// is there when it starts it (hashing it once, not here too),
+			// and lists its tools meanwhile.
+			specs = append(specs, host.PluginSpec{Name: name, Path: path, PinFound: true, Env: env, Contracts: bundledContracts(name, env)})
 		}
 	}
 	for _, p := range cfg.Plugins {
@@ -409,6 +415,25 @@ func bundledEnv(cfg *config.Config, name string) (map[string]string, bool) {
 		return env, b.Chat.Enabled
 	}
 	return nil, false
+}
+
+// bundledContracts are what bundled plugin name describes with env, known
+// without running it: ordo and its plugins are built from one module. A
+// binary from another build describes itself at its start, and that wins.
+func bundledContracts(name string, env map[string]string) []contracts.Contract {
+	switch name {
+	case "files":
+		return files.Contracts()
+	case "sheets":
+		return sheets.Contracts()
+	case "notes":
+		return notes.Contracts()
+	case "text":
+		return text.Contracts()
+	case "chat":
+		return chat.Contracts(chat.Config{WebhookURL: env[chat.WebhookEnv]})
+	}
+	return nil
 }
 
 // FindBundled finds ordo-plugin-NAME next to the running ordo binary, else

@@ -22,7 +22,11 @@ type Tool struct {
 	hash     string
 	input    *jsonschema.Schema
 	output   *jsonschema.Schema
-	paths    map[string]*jsonpath.Path
+	// inputFast and outputFast tell most valid values at a glance (nil
+	// when the schema is beyond them; see fastSchema).
+	inputFast  *fastSchema
+	outputFast *fastSchema
+	paths      map[string]*jsonpath.Path
 	// props and required are the input schema's top-level properties and
 	// required list, read once for the engine's payload binding.
 	props    map[string]bool
@@ -88,6 +92,7 @@ func NewTool(c Contract) (*Tool, error) {
 	if t.output, err = compileSchema("ordo:///tools/"+c.Tool+"/output_schema.json", c.OutputSchema); err != nil {
 		return nil, schemaCompileError(c.Tool, "output_schema", err)
 	}
+	t.inputFast, t.outputFast = compileFast(c.InputSchema), compileFast(c.OutputSchema)
 	t.props, t.required = schemaFields(c.InputSchema)
 	// The schema's own secret marks count as secret_fields, and a listed
 	// path counts as its top-level field (the hash stays the contract's as
@@ -134,11 +139,17 @@ func (c Contract) Hash() string {
 
 // ValidateInput checks a payload against the input schema (CodeSchemaViolation).
 func (t *Tool) ValidateInput(payload any) error {
+	if t.inputFast != nil && t.inputFast.valid(payload) {
+		return nil
+	}
 	return t.check(t.input, payload, CodeSchemaViolation, "input")
 }
 
 // ValidateOutput checks a result against the output schema (CodeToolInvalidOutput).
 func (t *Tool) ValidateOutput(result any) error {
+	if t.outputFast != nil && t.outputFast.valid(result) {
+		return nil
+	}
 	return t.check(t.output, result, CodeToolInvalidOutput, "output")
 }
 

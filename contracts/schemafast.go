@@ -3,7 +3,6 @@ package contracts
 import (
 	"encoding/json"
 	"slices"
-	"unicode/utf8"
 )
 
 // fastSchema is a compiled form of the plain schemas most tools declare
@@ -168,87 +167,238 @@ func (s *fastSchema) valid(v any) bool {
 	if s.any {
 		return true
 	}
-	if s.types != nil && !s.typed(v) {
-		return false
-	}
 	switch v := v.(type) {
 	case map[string]any:
-		return s.object(v)
+		if !s.is("object") || s.enum != nil || !s.hasRequired(func(k string) bool { _, ok := v[k]; return ok }) {
+			return false
+		}
+		for k, x := range v {
+			p, ok := s.props[k]
+			if !ok {
+				p = s.other()
+			}
+			if p == nil || !p.valid(x) {
+				return false
+			}
+		}
+		return true
 	case []any:
-		if s.items != nil {
-			for _, x := range v {
-				if !s.items.valid(x) {
-					return false
-				}
+		if !s.is("array") || s.enum != nil {
+			return false
+		}
+		for _, x := range v {
+			if s.items != nil && !s.items.valid(x) {
+				return false
 			}
 		}
 		return true
 	case string:
-		if s.minLength > 0 || s.maxLength >= 0 {
-			n := utf8.RuneCountInString(v)
-			if n < s.minLength || s.maxLength >= 0 && n > s.maxLength {
-				return false
-			}
-		}
-		return s.enum == nil || slices.Contains(s.enum, v)
-	case json.Number, bool, nil:
-		return s.enum == nil
+		return textOK(s, v)
+	case json.Number:
+		return numberOK(s, v)
+	case bool:
+		return s.is("boolean") && s.enum == nil
+	case nil:
+		return s.is("null") && s.enum == nil
 	}
 	return false // a Go value jsonschema reads its own way
 }
 
-func (s *fastSchema) object(m map[string]any) bool {
-	for _, r := range s.required {
-		if _, ok := m[r]; !ok {
-			return false
-		}
+// accepts reports whether v surely satisfies s (nil: not known); JSON
+// text is read in place.
+func (s *fastSchema) accepts(v any) bool {
+	if s == nil {
+		return false
 	}
-	for k, x := range m {
-		p, ok := s.props[k]
-		switch {
-		case ok:
-		case s.closed:
-			return false
-		case s.extra != nil:
-			p = s.extra
-		default:
-			continue
-		}
-		if !p.valid(x) {
-			return false
-		}
+	switch t := v.(type) {
+	case json.RawMessage:
+		return s.validJSON(t)
+	case []byte:
+		return s.validJSON(t)
 	}
-	return s.enum == nil
+	return s.valid(v)
 }
 
-// typed reports whether v is surely of one of s.types. An integer is a
-// number literal without fraction or exponent ("1.0" is one too, for
-// jsonschema: not sure here).
-func (s *fastSchema) typed(v any) bool {
-	var t string
-	switch v := v.(type) {
-	case map[string]any:
-		t = "object"
-	case []any:
-		t = "array"
-	case string:
-		t = "string"
-	case bool:
-		t = "boolean"
-	case nil:
-		t = "null"
-	case json.Number:
-		if slices.Contains(s.types, "number") {
+// validJSON is valid for JSON text that DecodeJSON takes, read in place:
+// no value is built, so checking a payload or a result the host passes on
+// as text allocates nothing.
+func (s *fastSchema) validJSON(data []byte) bool {
+	if CheckJSONDepth(data, MaxJSONDepth) != nil {
+		return false
+	}
+	d := fastDecoder{data: data}
+	if !s.scan(&d) {
+		return false
+	}
+	d.space()
+	return d.i == len(d.data)
+}
+
+// scan reads the value at d.i and reports whether it surely satisfies s.
+func (s *fastSchema) scan(d *fastDecoder) bool {
+	d.space()
+	if d.i >= len(d.data) {
+		return false
+	}
+	if s.any {
+		_, ok := d.value()
+		return ok
+	}
+	switch c := d.data[d.i]; {
+	case c == '{':
+		return s.is("object") && s.enum == nil && s.scanObject(d)
+	case c == '[':
+		if !s.is("array") || s.enum != nil {
+			return false
+		}
+		d.i++
+		if d.next(']') {
 			return true
 		}
-		t = "integer"
-		for i := 0; i < len(v); i++ {
-			if c := v[i]; (c < '0' || c > '9') && !(i == 0 && c == '-') {
+		items := s.items
+		if items == nil {
+			items = anySchema
+		}
+		for items.scan(d) {
+			if d.next(']') {
+				return true
+			}
+			if !d.next(',') {
 				return false
 			}
 		}
-	default:
+		return false
+	case c == '"':
+		if b, ok := d.rawStr(); ok {
+			return textOK(s, b)
+		}
+		str, ok := d.str()
+		return ok && textOK(s, str)
+	case c == 't':
+		return s.is("boolean") && s.enum == nil && d.literal("true")
+	case c == 'f':
+		return s.is("boolean") && s.enum == nil && d.literal("false")
+	case c == 'n':
+		return s.is("null") && s.enum == nil && d.literal("null")
+	}
+	text, ok := d.numberText()
+	return ok && numberOK(s, text)
+}
+
+// scanObject reads the object at d.i. A name given twice is checked each
+// time (DecodeJSON keeps the last value, which is then checked too).
+func (s *fastSchema) scanObject(d *fastDecoder) bool {
+	d.i++ // '{'
+	if len(s.required) > 64 {
 		return false
 	}
-	return slices.Contains(s.types, t)
+	var seen uint64 // bit i: required[i] was given
+	for first := true; ; first = false {
+		if first && d.next('}') {
+			break
+		}
+		d.space()
+		if d.i >= len(d.data) || d.data[d.i] != '"' {
+			return false
+		}
+		k, ok := d.rawStr()
+		if !ok || !d.next(':') {
+			return false // an escaped name: not sure
+		}
+		for i, r := range s.required {
+			if r == string(k) {
+				seen |= 1 << i
+			}
+		}
+		p, ok := s.props[string(k)]
+		if !ok {
+			p = s.other()
+		}
+		if p == nil || !p.scan(d) {
+			return false
+		}
+		if d.next('}') {
+			break
+		}
+		if !d.next(',') {
+			return false
+		}
+	}
+	return s.hasRequired(func(k string) bool {
+		i := slices.Index(s.required, k)
+		return seen&(1<<i) != 0
+	})
+}
+
+// other is the schema of a member properties does not name, nil when
+// additionalProperties refuses it.
+func (s *fastSchema) other() *fastSchema {
+	switch {
+	case s.closed:
+		return nil
+	case s.extra != nil:
+		return s.extra
+	}
+	return anySchema
+}
+
+var anySchema = &fastSchema{any: true}
+
+func (s *fastSchema) hasRequired(has func(string) bool) bool {
+	for _, r := range s.required {
+		if !has(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// is reports whether s admits JSON type t.
+func (s *fastSchema) is(t string) bool {
+	return s.types == nil || slices.Contains(s.types, t)
+}
+
+// textOK checks a string (decoded, or raw text without escapes).
+func textOK[T ~string | ~[]byte](s *fastSchema, v T) bool {
+	if !s.is("string") {
+		return false
+	}
+	if s.minLength > 0 || s.maxLength >= 0 {
+		n := 0
+		for range string(v) {
+			n++
+		}
+		if n < s.minLength || s.maxLength >= 0 && n > s.maxLength {
+			return false
+		}
+	}
+	if s.enum == nil {
+		return true
+	}
+	for _, e := range s.enum {
+		if e == string(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// numberOK checks a number's text. An integer is one without fraction
+// or exponent ("1.0" is one too, for jsonschema: not sure here).
+func numberOK[T ~string | ~[]byte](s *fastSchema, text T) bool {
+	if s.enum != nil {
+		return false
+	}
+	if s.is("number") {
+		return true
+	}
+	if !slices.Contains(s.types, "integer") {
+		return false
+	}
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; (c < '0' || c > '9') && !(i == 0 && c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,8 @@
 package contracts
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -42,47 +44,61 @@ var schemaCases = []struct {
 }
 
 // TestSchemaFast checks the fast path takes the plain schemas and values
-// it is for, and never accepts what jsonschema refuses.
+// it is for, decoded and as text, and never accepts what jsonschema
+// refuses.
 func TestSchemaFast(t *testing.T) {
 	for _, c := range schemaCases {
-		fast, lib, ok := bothVerdicts(t, []byte(c.schema), []byte(c.value))
-		if !ok {
-			t.Fatalf("%s: schema or value does not compile", c.schema)
+		for _, text := range []bool{false, true} {
+			fast, lib := verdicts(t, []byte(c.schema), []byte(c.value), text)
+			if fast && !lib {
+				t.Errorf("schema %s, value %s (text %v): the fast path accepts what jsonschema refuses", c.schema, c.value, text)
+			}
+			if fast != c.fast {
+				t.Errorf("schema %s, value %s (text %v): fast path says %v, want %v", c.schema, c.value, text, fast, c.fast)
+			}
 		}
-		if fast && !lib {
-			t.Errorf("schema %s, value %s: the fast path accepts what jsonschema refuses", c.schema, c.value)
-		}
-		if fast != c.fast {
-			t.Errorf("schema %s, value %s: fast path says %v, want %v", c.schema, c.value, fast, c.fast)
+	}
+	// Text DecodeJSON refuses, or that it reads otherwise than it looks.
+	echo := []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)
+	for _, value := range []string{`{"text":"hi"} x`, `{"text":"hi",}`, `{"text":"a\x"}`, "{\"text\":\"a\x01\"}", `{"text":01}`,
+		`{"text":"hi","text":1}`, `{"te\u0078t":"hi"}`, "\ufeff{\"text\":\"hi\"}", `{"text":"hi"`, strings.Repeat("[", 65) + strings.Repeat("]", 65)} {
+		if fast, lib := verdicts(t, echo, []byte(value), true); fast {
+			t.Errorf("the fast path accepts the text %q (jsonschema: %v)", value, lib)
 		}
 	}
 }
 
 // FuzzSchemaFast holds the fast path to jsonschema: whatever value it
-// accepts under whatever schema, jsonschema accepts.
+// accepts under whatever schema, decoded or as text, DecodeJSON decodes and
+// jsonschema accepts.
 func FuzzSchemaFast(f *testing.F) {
 	for _, c := range schemaCases {
 		f.Add([]byte(c.schema), []byte(c.value))
 	}
 	f.Fuzz(func(t *testing.T, schema, value []byte) {
-		if fast, lib, _ := bothVerdicts(t, schema, value); fast && !lib {
-			t.Fatalf("schema %s, value %s: the fast path accepts what jsonschema refuses", schema, value)
+		for _, text := range []bool{false, true} {
+			if fast, lib := verdicts(t, schema, value, text); fast && !lib {
+				t.Fatalf("schema %s, value %s (text %v): the fast path accepts what jsonschema refuses", schema, value, text)
+			}
 		}
 	})
 }
 
-// bothVerdicts validates value under schema by the fast path and by
-// jsonschema; ok is false when either does not compile or decode.
-func bothVerdicts(t *testing.T, schema, value []byte) (fast, lib, ok bool) {
+// verdicts validates value under schema by the fast path (on the decoded
+// value, or on the text) and by DecodeJSON and jsonschema (false when
+// either refuses). A schema that does not compile gets no verdicts.
+func verdicts(t *testing.T, schema, value []byte, text bool) (fast, lib bool) {
 	t.Helper()
 	sch, err := compileSchema("ordo:///test.json", schema)
 	if err != nil {
-		return false, false, false
-	}
-	v, err := DecodeJSON(value)
-	if err != nil {
-		return false, false, false
+		return false, false
 	}
 	fs := compileFast(schema)
-	return fs != nil && fs.valid(v), sch.Validate(v) == nil, true
+	v, err := DecodeJSON(value)
+	if text {
+		fast = fs.accepts(json.RawMessage(value))
+	} else if err == nil {
+		fast = fs.accepts(v)
+	}
+	return fast, err == nil && sch.Validate(v) == nil
 }

@@ -139,7 +139,7 @@ func (c Contract) Hash() string {
 
 // ValidateInput checks a payload against the input schema (CodeSchemaViolation).
 func (t *Tool) ValidateInput(payload any) error {
-	if t.inputFast != nil && t.inputFast.valid(payload) {
+	if t.inputFast.accepts(payload) {
 		return nil
 	}
 	return t.check(t.input, payload, CodeSchemaViolation, "input")
@@ -147,11 +147,20 @@ func (t *Tool) ValidateInput(payload any) error {
 
 // ValidateOutput checks a result against the output schema (CodeToolInvalidOutput).
 func (t *Tool) ValidateOutput(result any) error {
-	if t.outputFast != nil && t.outputFast.valid(result) {
+	if t.outputFast.accepts(result) {
 		return nil
 	}
 	return t.check(t.output, result, CodeToolInvalidOutput, "output")
 }
+
+// InputJSONValid reports whether JSON text is surely a payload
+// ValidateInput accepts, read without decoding it (the host passes
+// payloads on as text). False is "not sure": decode it and ValidateInput
+// says what is wrong, if anything.
+func (t *Tool) InputJSONValid(data []byte) bool { return t.inputFast.accepts(json.RawMessage(data)) }
+
+// OutputJSONValid is InputJSONValid for a result and ValidateOutput.
+func (t *Tool) OutputJSONValid(data []byte) bool { return t.outputFast.accepts(json.RawMessage(data)) }
 
 // check validates v; side ("input", "output") names it in an error only,
 // so a valid value costs no message (this runs on every tool call).

@@ -136,25 +136,32 @@ func (d *fastDecoder) array() (any, bool) {
 
 // str reads the string literal at d.i.
 func (d *fastDecoder) str() (string, bool) {
+	if b, ok := d.rawStr(); ok {
+		return string(b), true
+	}
+	return d.escaped(d.i + 1)
+}
+
+// rawStr reads the string literal at d.i if it has no escapes: its bytes,
+// in place. False leaves d.i as it was (str tells escapes from bad text).
+func (d *fastDecoder) rawStr() ([]byte, bool) {
 	start := d.i + 1
 	ascii := true
 	for j := start; j < len(d.data); j++ {
 		switch c := d.data[j]; {
 		case c == '"':
 			if !ascii && !utf8.Valid(d.data[start:j]) {
-				return "", false
+				return nil, false
 			}
 			d.i = j + 1
-			return string(d.data[start:j]), true
-		case c == '\\':
-			return d.escaped(start)
-		case c < 0x20:
-			return "", false
+			return d.data[start:j], true
+		case c == '\\' || c < 0x20:
+			return nil, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // escaped reads a string literal from its first byte, start, that has
@@ -232,6 +239,15 @@ func hex4(p []byte) (rune, bool) {
 
 // number reads a number by JSON's grammar, kept as its text.
 func (d *fastDecoder) number() (any, bool) {
+	text, ok := d.numberText()
+	if !ok {
+		return nil, false
+	}
+	return json.Number(text), true
+}
+
+// numberText reads a number by JSON's grammar: its text, in place.
+func (d *fastDecoder) numberText() ([]byte, bool) {
 	start, j := d.i, d.i
 	digits := func() int {
 		k := j
@@ -265,5 +281,5 @@ func (d *fastDecoder) number() (any, bool) {
 		}
 	}
 	d.i = j
-	return json.Number(d.data[start:j]), true
+	return d.data[start:j], true
 }

@@ -193,8 +193,11 @@ func ConcealEnv(env map[string]string) Concealer {
 // NewConcealer conceals the values in payload's secret fields (strings,
 // and numbers as written, at any depth inside the field).
 func NewConcealer(payload json.RawMessage, secretFields []string) Concealer {
+	if len(secretFields) == 0 { // before obj, which escapes: no allocation on every call of a tool without secrets
+		return Concealer{}
+	}
 	var obj map[string]any
-	if len(secretFields) == 0 || json.Unmarshal(payload, &obj) != nil {
+	if json.Unmarshal(payload, &obj) != nil {
 		return Concealer{}
 	}
 	var values []string

@@ -22,7 +22,11 @@ type Tool struct {
 	hash     string
 	input    *jsonschema.Schema
 	output   *jsonschema.Schema
-	paths    map[string]*jsonpath.Path
+	// inputFast and outputFast tell most valid values at a glance (nil
+	// when the schema is beyond them; see fastSchema).
+	inputFast  *fastSchema
+	outputFast *fastSchema
+	paths      map[string]*jsonpath.Path
 	// props and required are the input schema's top-level properties and
 	// required list, read once for the engine's payload binding.
 	props    map[string]bool
@@ -88,6 +92,7 @@ func NewTool(c Contract) (*Tool, error) {
 	if t.output, err = compileSchema("ordo:///tools/"+c.Tool+"/output_schema.json", c.OutputSchema); err != nil {
 		return nil, schemaCompileError(c.Tool, "output_schema", err)
 	}
+	t.inputFast, t.outputFast = compileFast(c.InputSchema), compileFast(c.OutputSchema)
 	t.props, t.required = schemaFields(c.InputSchema)
 	// The schema's own secret marks count as secret_fields, and a listed
 	// path counts as its top-level field (the hash stays the contract's as
@@ -134,13 +139,28 @@ func (c Contract) Hash() string {
 
 // ValidateInput checks a payload against the input schema (CodeSchemaViolation).
 func (t *Tool) ValidateInput(payload any) error {
+	if t.inputFast.accepts(payload) {
+		return nil
+	}
 	return t.check(t.input, payload, CodeSchemaViolation, "input")
 }
 
 // ValidateOutput checks a result against the output schema (CodeToolInvalidOutput).
 func (t *Tool) ValidateOutput(result any) error {
+	if t.outputFast.accepts(result) {
+		return nil
+	}
 	return t.check(t.output, result, CodeToolInvalidOutput, "output")
 }
+
+// InputJSONValid reports whether JSON text is surely a payload
+// ValidateInput accepts, read without decoding it (the host passes
+// payloads on as text). False is "not sure": decode it and ValidateInput
+// says what is wrong, if anything.
+func (t *Tool) InputJSONValid(data []byte) bool { return t.inputFast.accepts(json.RawMessage(data)) }
+
+// OutputJSONValid is InputJSONValid for a result and ValidateOutput.
+func (t *Tool) OutputJSONValid(data []byte) bool { return t.outputFast.accepts(json.RawMessage(data)) }
 
 // check validates v; side ("input", "output") names it in an error only,
 // so a valid value costs no message (this runs on every tool call).

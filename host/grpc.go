@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -51,6 +52,8 @@ type grpcProvider struct {
 	rpc             pb.ToolPluginClient
 	describeTimeout time.Duration
 	described       *pb.DescribeResponse
+	watchOnce       sync.Once
+	exited          func() bool // set by watchOnce (see watchExit)
 }
 
 // version calls Describe once and keeps the answer for Describe.
@@ -154,10 +157,12 @@ func (p *grpcProvider) transportError(ctx context.Context, tool string, err erro
 }
 
 // gone reports whether the plugin's process has exited: go-plugin noticed,
-// or, in the moment before it does, the process is already reaped. A call
-// sent then would fail as a crash although it never reached the plugin.
+// or, in the moment before it does (it reaps the process first), the
+// kernel said so (watchExit). A call sent then would fail as a crash
+// although it never reached the plugin.
 func (p *grpcProvider) gone() bool {
-	return p.client.Exited() || processGone(p.pid)
+	p.watchOnce.Do(func() { p.exited = watchExit(p.pid) })
+	return p.client.Exited() || p.exited()
 }
 
 // health asks the plugin whether it can serve.

@@ -57,10 +57,15 @@ func Chain(final Invoker, mw ...Middleware) Invoker {
 }
 
 // ValidateInput refuses a payload that is not JSON or breaks the input
-// schema (CodeSchemaViolation) before any tool sees it.
+// schema (CodeSchemaViolation) before any tool sees it. A payload the
+// contract's fast path reads as surely valid is not decoded (see
+// contracts.Tool.InputJSONValid).
 func ValidateInput() Middleware {
 	return func(next Invoker) Invoker {
 		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
+			if inv.Tool.InputJSONValid(inv.Payload) {
+				return next.Invoke(ctx, inv)
+			}
 			v, err := contracts.DecodeJSON(inv.Payload)
 			if err != nil {
 				return nil, contracts.Errorf(contracts.CodeSchemaViolation, "payload of %s: %w", inv.Tool.Name(), err).
@@ -75,13 +80,17 @@ func ValidateInput() Middleware {
 }
 
 // ValidateOutput refuses a result that is not JSON or breaks the output
-// schema (CodeToolInvalidOutput), whatever the tool claims.
+// schema (CodeToolInvalidOutput), whatever the tool claims. Like
+// ValidateInput, it decodes only a result the fast path is not sure of.
 func ValidateOutput() Middleware {
 	return func(next Invoker) Invoker {
 		return InvokerFunc(func(ctx context.Context, inv *Invocation) (json.RawMessage, error) {
 			out, err := next.Invoke(ctx, inv)
 			if err != nil {
 				return nil, err
+			}
+			if inv.Tool.OutputJSONValid(out) {
+				return out, nil
 			}
 			v, err := contracts.DecodeJSON(out)
 			if err != nil {

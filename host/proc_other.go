@@ -14,3 +14,6 @@ func killGroup(int) {}
 // processGone is known only on Linux here; elsewhere go-plugin's Exited
 // alone tells.
 func processGone(int) bool { return false }
+
+// watchExit is processGone's answer: nothing to watch here.
+func watchExit(int) func() bool { return func() bool { return false } }

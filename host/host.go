@@ -263,6 +263,11 @@ func (h *Host) admit(ctx context.Context, src *source, in *instance) error {
 		return err
 	}
 	h.sources[src.name] = src
+	// Admitted: no longer refused. Cleared here, under the lock that
+	// registers it, not after admitPlugin returns: by then a plugin
+	// started in the background (bringUp) may have been refused anew.
+	// A failed AddPlugin leaves what config or the directory refused.
+	delete(h.refused, src.name)
 	return nil
 }
 

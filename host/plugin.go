@@ -57,13 +57,11 @@ func (h *Host) addPlugin(ctx context.Context, spec PluginSpec, origin string) er
 	src := newSource(spec.Name, kindPlugin, origin)
 	src.hide = answerSecrets(spec.Env)
 	err := h.admitPlugin(ctx, src, spec)
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if err != nil && origin != originAPI {
+		h.mu.Lock()
 		h.refused[spec.Name] = SourceInfo{Name: spec.Name, Kind: kindPlugin, Origin: origin, Path: spec.Path,
 			SHA256: spec.SHA256, State: StateRefused, Error: err.Error()}
-	} else if err == nil {
-		delete(h.refused, spec.Name) // a failed AddPlugin leaves what config or the directory refused
+		h.mu.Unlock()
 	}
 	return err
 }
@@ -182,6 +180,7 @@ func (h *Host) admitTools(src *source, tools []*contracts.Tool) error {
 	src.state = StateStarting
 	src.mu.Unlock()
 	h.sources[src.name] = src
+	delete(h.refused, src.name) // see admit
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ordo-run/ordo/agent/llm/llmtest"
 	"github.com/ordo-run/ordo/internal/testmcp"
+	"github.com/ordo-run/ordo/internal/testwait"
 )
 
 // scrape GETs url and returns the status and body.
@@ -153,7 +154,10 @@ func TestMetricsMoveWithRuns(t *testing.T) {
 	if code, body := scrape(t, metricsURL); code != http.StatusOK || sample(body, "ordo_runs_started_total") < 3 {
 		t.Errorf("metrics.listen: %d, runs started %v", code, sample(body, "ordo_runs_started_total"))
 	}
-	code, body := scrape(t, ops+"/readyz")
+	// On a new data directory the bundled plugins are listed before their
+	// processes start (in the background): ready once they have.
+	var body string
+	var err error
 	var ready struct {
 		Ready  bool
 		Checks []struct {
@@ -161,7 +165,12 @@ func TestMetricsMoveWithRuns(t *testing.T) {
 			OK   bool
 		}
 	}
-	if err := json.Unmarshal([]byte(body), &ready); err != nil || code != http.StatusOK || !ready.Ready || len(ready.Checks) < 6 {
+	testwait.Until(t, time.Minute, "/readyz ready", func() bool {
+		code, body = scrape(t, ops+"/readyz")
+		err = json.Unmarshal([]byte(body), &ready)
+		return err == nil && code == http.StatusOK
+	})
+	if !ready.Ready || len(ready.Checks) < 6 {
 		t.Errorf("readyz: %d %v %s", code, err, body)
 	}
 }

@@ -134,7 +134,8 @@ func (s *Server) confirmAddPlugin(raw json.RawMessage) (confirmation, error) {
 }
 
 // confirmAddUpstream shows the program and arguments that will run (as
-// the argv, no shell) or the URL Ordo will connect to, with everything
+// the argv, no shell) or the URL Ordo will connect to (as host.ShownURL
+// shows it: a key in it is not the person's to see), with everything
 // that changes what its tools may do (environment, risk overrides).
 func (s *Server) confirmAddUpstream(raw json.RawMessage) (confirmation, error) {
 	var a addUpstreamArgs
@@ -148,7 +149,10 @@ func (s *Server) confirmAddUpstream(raw json.RawMessage) (confirmation, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "An MCP client asks Ordo to connect an upstream MCP server and add its tools as %s.*.\n\nName: %s\n", spec.Name, spec.Name)
 	if spec.URL != "" {
-		fmt.Fprintf(&b, "URL: %s\n", spec.URL)
+		fmt.Fprintf(&b, "URL: %s\n", host.ShownURL(spec.URL)) // keys in it shown HIDDEN
+		if a.URLSecretEnv != "" {
+			fmt.Fprintf(&b, "URL secret (%s): from the server's variable %s\n", host.URLSecretPlaceholder, a.URLSecretEnv)
+		}
 		if a.BearerTokenEnv != "" {
 			fmt.Fprintf(&b, "Bearer token: from the server's variable %s\n", a.BearerTokenEnv)
 		}

@@ -32,9 +32,17 @@ func (s *Server) ServeRunEvents(w http.ResponseWriter, r *http.Request, id Ident
 	s.serveEvents(w, r.WithContext(withIdentity(r.Context(), id)))
 }
 
+// UpstreamForm is an upstream MCP server as the console's form names it:
+// the add_upstream arguments a form holds.
+type UpstreamForm struct {
+	Name, CommandLine, URL, BearerTokenEnv, URLSecretEnv string
+}
+
 // UpstreamSpec checks an upstream MCP server named the way add_upstream
-// names one (a command line, or a URL with the variable holding its bearer
-// token) and returns the host's spec; errors are add_upstream's.
-func (s *Server) UpstreamSpec(name, commandLine, url, bearerTokenEnv string) (host.UpstreamSpec, error) {
-	return addUpstreamArgs{Name: name, MCP: commandLine, MCPURL: url, BearerTokenEnv: bearerTokenEnv}.spec(s.opts.LookupEnv)
+// names one (a command line, or a URL with the variables holding its
+// bearer token and URL secret) and returns the host's spec; errors are
+// add_upstream's.
+func (s *Server) UpstreamSpec(f UpstreamForm) (host.UpstreamSpec, error) {
+	return addUpstreamArgs{Name: f.Name, MCP: f.CommandLine, MCPURL: f.URL, BearerTokenEnv: f.BearerTokenEnv,
+		URLSecretEnv: f.URLSecretEnv}.spec(s.opts.LookupEnv)
 }

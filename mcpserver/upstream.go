@@ -21,13 +21,14 @@ type addUpstreamArgs struct {
 	Env            map[string]string            `json:"env"`
 	MCPURL         string                       `json:"mcp_url"`
 	BearerTokenEnv string                       `json:"bearer_token_env"`
+	URLSecretEnv   string                       `json:"url_secret_env"`
 	PollInterval   string                       `json:"poll_interval"`
 	Overrides      map[string]host.ToolOverride `json:"overrides"`
 }
 
 // spec turns the arguments into the host's spec, resolving the bearer
-// token from the server's environment. Every problem is CodeInvalidInput
-// naming the argument.
+// token and the URL secret from the server's environment. Every problem
+// is CodeInvalidInput naming the argument.
 func (a addUpstreamArgs) spec(lookup func(string) (string, bool)) (host.UpstreamSpec, error) {
 	bad := func(field, format string, args ...any) error {
 		return contracts.Errorf(contracts.CodeInvalidInput, "add_upstream: argument %s: "+format, append([]any{field}, args...)...).
@@ -53,15 +54,24 @@ func (a addUpstreamArgs) spec(lookup func(string) (string, bool)) (host.Upstream
 	if a.MCPURL != "" && len(a.Env) > 0 {
 		return spec, bad("env", "only a stdio upstream (mcp or command) takes env")
 	}
-	if a.BearerTokenEnv != "" {
+	for _, v := range []struct {
+		field, name, what string
+		into              *string
+	}{
+		{"bearer_token_env", a.BearerTokenEnv, "a bearer token", &spec.BearerToken},
+		{"url_secret_env", a.URLSecretEnv, "a URL secret", &spec.URLSecret},
+	} {
+		if v.name == "" {
+			continue
+		}
 		if a.MCPURL == "" {
-			return spec, bad("bearer_token_env", "only an HTTP upstream (mcp_url) takes a bearer token")
+			return spec, bad(v.field, "only an HTTP upstream (mcp_url) takes %s", v.what)
 		}
-		token, _ := lookup(a.BearerTokenEnv)
-		if token == "" {
-			return spec, bad("bearer_token_env", "the variable %s is unset or empty on the server", a.BearerTokenEnv)
+		value, _ := lookup(v.name)
+		if value == "" {
+			return spec, bad(v.field, "the variable %s is unset or empty on the server", v.name)
 		}
-		spec.BearerToken = token
+		*v.into = value
 	}
 	if a.PollInterval != "" {
 		d, err := time.ParseDuration(a.PollInterval)
@@ -72,8 +82,11 @@ func (a addUpstreamArgs) spec(lookup func(string) (string, bool)) (host.Upstream
 	}
 	if err := spec.Check(); err != nil {
 		ce := contracts.AsError(err)
-		if ce.Details["field"] == "url" { // the spec's name for mcp_url
+		switch ce.Details["field"] { // the spec's names for the arguments
+		case "url":
 			ce = ce.With("field", "mcp_url")
+		case "url_secret":
+			ce = ce.With("field", "url_secret_env")
 		}
 		return spec, ce
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/mcpserver"
 )
 
 type adminData struct {
@@ -46,7 +47,8 @@ func (c *Console) showAdmin(w http.ResponseWriter, r *http.Request, s *session, 
 }
 
 // addPlugin adds a plugin binary (path and checksum) or an upstream MCP
-// server (a command line, or a URL and the variable holding its token),
+// server (a command line, or a URL and the variables holding its token
+// and the key its URL carries),
 // checked as add_plugin and add_upstream check them.
 func (c *Console) addPlugin(w http.ResponseWriter, r *http.Request, s *session) {
 	name := strings.TrimSpace(r.PostFormValue("name"))
@@ -54,8 +56,9 @@ func (c *Console) addPlugin(w http.ResponseWriter, r *http.Request, s *session) 
 	switch r.PostFormValue("kind") {
 	case "upstream":
 		var spec host.UpstreamSpec
-		spec, err = c.opts.MCP.UpstreamSpec(name, strings.TrimSpace(r.PostFormValue("mcp")), strings.TrimSpace(r.PostFormValue("mcp_url")),
-			strings.TrimSpace(r.PostFormValue("bearer_token_env")))
+		field := func(key string) string { return strings.TrimSpace(r.PostFormValue(key)) }
+		spec, err = c.opts.MCP.UpstreamSpec(mcpserver.UpstreamForm{Name: name, CommandLine: field("mcp"), URL: field("mcp_url"),
+			BearerTokenEnv: field("bearer_token_env"), URLSecretEnv: field("url_secret_env")})
 		if err == nil {
 			err = c.opts.Admin.AddUpstream(r.Context(), spec)
 		}

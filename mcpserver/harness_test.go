@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ type envConfig struct {
 	sampleIn time.Duration // Options.SamplingTimeout
 	host     []host.Option // e.g. upstreams, mounted before the tools are indexed
 	maxTasks int           // Options.MaxTasksPerUser
+	log      *slog.Logger  // the server's and the host's log
 }
 
 func withConfig(c agent.Config) envOpt { return func(e *envConfig) { e.cfg = c } }
@@ -64,6 +66,14 @@ func withSamplingTimeout(d time.Duration) envOpt {
 	return func(e *envConfig) { e.sampling, e.sampleIn = true, d }
 }
 func withMaxTasks(n int) envOpt { return func(e *envConfig) { e.maxTasks = n } }
+
+// withLog sends the server's and the host's log lines to w, as text.
+func withLog(w io.Writer) envOpt {
+	return func(e *envConfig) {
+		e.log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		e.host = append(e.host, host.WithLogger(e.log))
+	}
+}
 func withHost(opts ...host.Option) envOpt {
 	return func(e *envConfig) { e.host = append(e.host, opts...) }
 }
@@ -77,7 +87,7 @@ func newEnv(t *testing.T, opts ...envOpt) *env {
 	e, h, rec := newStack(t, ec.cfg, ec.host)
 	e.engine = agent.New(ec.cfg, agent.Deps{Tools: h, Store: e.store, Recommender: rec})
 	o := mcpserver.Options{
-		Engine: e.engine, Runs: e.store, Catalog: h, Admin: h, Version: "test", MaxTasksPerUser: ec.maxTasks,
+		Engine: e.engine, Runs: e.store, Catalog: h, Admin: h, Version: "test", MaxTasksPerUser: ec.maxTasks, Logger: ec.log,
 		// The operator turned the admin tools on for stdio (mcp.stdio_admin).
 		StdioIdentity: &mcpserver.Identity{User: "local", Roles: []string{mcpserver.RoleAdmin}},
 		Tokens: []mcpserver.Token{

@@ -139,7 +139,9 @@ func TestStdioAdminQuestionHidesURLKey(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var log syncbuf.Buffer
 			e := newEnv(t, withLog(&log))
-			h := &elicitor{answer: func(mcp.ElicitationParams) *mcp.ElicitationResult { return accept(map[string]any{"decision": "approve"}) }}
+			h := &elicitor{answer: func(mcp.ElicitationParams) *mcp.ElicitationResult {
+				return accept(map[string]any{"decision": "approve"})
+			}}
 			c := e.stdioClient(t, clientOpts{opts: []client.ClientOption{client.WithElicitationHandler(h)}})
 			tc.args["name"] = "calc"
 			out := call(t, c, "add_upstream", tc.args)

@@ -2,14 +2,11 @@ package mcpserver_test
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
@@ -23,21 +20,11 @@ const (
 	wrongKey = "Wr0ngK3yWr0ngK3yWr0n"
 )
 
-// keyedUpstream is a real mcp-go server over streamable HTTP that answers
-// only under /s/urlKey/mcp, as services that put the key in the path do;
-// it returns the URL with the key in place and with {secret} for it.
+// keyedUpstream serves calc only under /s/urlKey/mcp; it returns the
+// URL with the key in place and with {secret} for it.
 func keyedUpstream(t *testing.T) (withKey, placeholder string) {
-	t.Helper()
-	h := server.NewStreamableHTTPServer(testmcp.NewCalc(true), server.WithStateful(true))
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/s/"+urlKey+"/mcp" {
-			http.NotFound(w, r)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() })
-	return ts.URL + "/s/" + urlKey + "/mcp", ts.URL + "/s/" + host.URLSecretPlaceholder + "/mcp"
+	base := testmcp.ServeCalcAt(t, "/s/"+urlKey+"/mcp")
+	return base + "/s/" + urlKey + "/mcp", base + "/s/" + host.URLSecretPlaceholder + "/mcp"
 }
 
 // noKey fails t if what holds urlKey or wrongKey.

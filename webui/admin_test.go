@@ -136,3 +136,68 @@ func TestUpstreamMarkupStaysText(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminUpstreamURLSecret: the add-upstream form takes the variable
+// holding the key an upstream's URL carries where it says {secret}
+// (url_secret_env), checked as add_upstream checks it; an upstream keyed
+// in its path, or by {secret}, is added and its tool runs, and the key is
+// on no page the console answers (errors included) and in no log line.
+func TestAdminUpstreamURLSecret(t *testing.T) {
+	const key = "Pa7hK3yInTheURL0123"
+	t.Setenv("ORDO_TEST_CONSOLE_URL_KEY", key)
+	base := testmcp.ServeCalcAt(t, "/s/"+key+"/mcp")
+	withKey, placeholder := base+"/s/"+key+"/mcp", base+"/s/{secret}/mcp"
+	s := newStack(t)
+	ada := s.browser(t).signIn(adaToken)
+	if _, body := ada.get("/ui/admin"); !strings.Contains(body, `name="url_secret_env"`) {
+		t.Fatalf("the form lacks url_secret_env:\n%s", body)
+	}
+	noKey := func(where, text string) {
+		t.Helper()
+		if strings.Contains(text, key) {
+			t.Errorf("%s holds the key: %s", where, text)
+		}
+	}
+	for _, form := range []url.Values{
+		{"mcp_url": {withKey}, "url_secret_env": {"ORDO_TEST_CONSOLE_URL_KEY"}},
+		{"mcp_url": {placeholder}},
+		{"mcp_url": {placeholder}, "url_secret_env": {"ORDO_TEST_NO_SUCH_VAR"}},
+		{"mcp": {"calc-server"}, "url_secret_env": {"ORDO_TEST_CONSOLE_URL_KEY"}},
+	} {
+		form.Set("kind", "upstream")
+		form.Set("name", "calc")
+		res, body := ada.post("/ui/admin/plugins", form)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "url_secret_env") {
+			t.Errorf("bad add %v: %s, want 400 naming url_secret_env\n%s", form, res.Status, body)
+		}
+		noKey("the refusal", body)
+	}
+	for name, form := range map[string]url.Values{
+		"key in the path": {"mcp_url": {withKey}},
+		"{secret}":        {"mcp_url": {placeholder}, "url_secret_env": {"ORDO_TEST_CONSOLE_URL_KEY"}},
+	} {
+		form.Set("kind", "upstream")
+		form.Set("name", "calc")
+		res, body := ada.post("/ui/admin/plugins", form)
+		if res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s: add calc: %s\n%s", name, res.Status, body)
+		}
+		_, body = ada.get(res.Header.Get("Location"))
+		if !strings.Contains(body, "<code>calc</code>") {
+			t.Fatalf("%s: the admin page lacks calc:\n%s", name, body)
+		}
+		noKey(name+": the admin page", body)
+		if _, err := s.host.Call(context.Background(), "calc.add", json.RawMessage(`{"a":1,"b":2}`), "k"); err != nil {
+			t.Fatalf("%s: calc.add: %v", name, err)
+		}
+		_, body = ada.get("/ui/tools")
+		noKey(name+": the tools page", body)
+		if res, body := ada.post("/ui/admin/plugins/remove", url.Values{"name": {"calc"}}); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s: remove calc: %s\n%s", name, res.Status, body)
+		}
+	}
+	if !strings.Contains(s.log.String(), "plugin added in the console") {
+		t.Fatalf("the log lacks the adds:\n%s", s.log.String())
+	}
+	noKey("the log", s.log.String())
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"github.com/ordo-run/ordo/agent/llm"
 	"github.com/ordo-run/ordo/contracts"
 	"github.com/ordo-run/ordo/host"
+	"github.com/ordo-run/ordo/internal/syncbuf"
 	"github.com/ordo-run/ordo/internal/testhost"
 	"github.com/ordo-run/ordo/internal/testwait"
 	"github.com/ordo-run/ordo/mcpserver"
@@ -48,6 +50,7 @@ type stack struct {
 	engine   *agent.Engine
 	ts       *httptest.Server
 	gates    gates
+	log      syncbuf.Buffer // the host's, the server's and the console's log lines
 }
 
 // gates hold test.hold calls until the test opens them, by name.
@@ -77,8 +80,9 @@ func newStack(t *testing.T) *stack { return newStackWith(t, agent.DefaultConfig(
 // with model (none when nil).
 func newStackWith(t *testing.T, cfg agent.Config, model llm.LLM) *stack {
 	t.Helper()
-	h := testhost.Start(t)
 	s := &stack{store: memory.NewMemStore()}
+	log := slog.New(slog.NewTextHandler(&s.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := testhost.Start(t, host.WithLogger(log))
 	rec := testhost.Serve(t, h, echoTool(), holdTool(&s.gates), loginTool(), failTool())
 	var err error
 	if s.patterns, err = patterns.Open("", nil, patterns.Options{}); err != nil {
@@ -86,7 +90,7 @@ func newStackWith(t *testing.T, cfg agent.Config, model llm.LLM) *stack {
 	}
 	s.host = h
 	s.engine = agent.New(cfg, agent.Deps{Tools: h, Store: s.store, Memory: s.patterns, Recommender: rec, LLM: model})
-	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Admin: h,
+	srv, err := mcpserver.New(mcpserver.Options{Engine: s.engine, Runs: s.store, Catalog: h, Admin: h, Logger: log,
 		Tokens: []mcpserver.Token{
 			{Token: adaToken, Identity: mcpserver.Identity{User: "ada", Roles: []string{mcpserver.RoleAdmin}}},
 			{Token: bobToken, Identity: mcpserver.Identity{User: "bob"}},
@@ -96,7 +100,7 @@ func newStackWith(t *testing.T, cfg agent.Config, model llm.LLM) *stack {
 		t.Fatal(err)
 	}
 	ui, err := webui.New(webui.Options{MCP: srv, Engine: s.engine, Runs: s.store, Catalog: h, Admin: h, Templates: s.engine,
-		Config: []byte("http:\n  tokens:\n    - name: ada\n      token: HIDDEN\n"), Version: "test"})
+		Config: []byte("http:\n  tokens:\n    - name: ada\n      token: HIDDEN\n"), Version: "test", Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

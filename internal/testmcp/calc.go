@@ -2,6 +2,9 @@ package testmcp
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -31,4 +34,21 @@ func AddAdd(s *server.MCPServer, more ...mcp.ToolOption) {
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultStructured(map[string]any{"sum": req.GetFloat("a", 0) + req.GetFloat("b", 0)}, "sum"), nil
 		})
+}
+
+// ServeCalcAt serves NewCalc(true) over streamable HTTP on loopback,
+// answering only at path (404 elsewhere), as services that carry their
+// key in the path do, until the test ends; it returns the base URL.
+func ServeCalcAt(tb testing.TB, path string) string {
+	tb.Helper()
+	h := server.NewStreamableHTTPServer(NewCalc(true), server.WithStateful(true))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(func() { ts.CloseClientConnections(); ts.Close() })
+	return ts.URL
 }

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -32,7 +33,11 @@ func noKey(t *testing.T, where string, what any) {
 	t.Helper()
 	text, ok := what.(string)
 	if !ok {
-		text = toJSON(t, what)
+		data, err := json.Marshal(what)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = string(data)
 	}
 	for _, k := range []string{urlKey, wrongKey} {
 		if strings.Contains(text, k) {
@@ -95,7 +100,7 @@ func TestAddUpstreamURLSecret(t *testing.T) {
 		}
 		noKey(t, name+": the run", ran)
 		listed := call(t, admin, "list_plugins", map[string]any{})
-		if !strings.Contains(toJSON(t, listed), host.HiddenURLPart) && name == "key in the path" {
+		if !strings.Contains(fmt.Sprint(listed), host.HiddenURLPart) && name == "key in the path" {
 			t.Errorf("%s: list_plugins does not show the key hidden: %v", name, listed)
 		}
 		noKey(t, name+": list_plugins", listed)
@@ -148,13 +153,4 @@ func TestStdioAdminQuestionHidesURLKey(t *testing.T) {
 			noKey(t, "the log", log.String())
 		})
 	}
-}
-
-func toJSON(t *testing.T, v any) string {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }

@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -67,4 +68,47 @@ func BenchmarkLongGoal(b *testing.B) {
 // (64 MiB of results and state) at an interrupt.
 func BenchmarkSnapshot64MiB(b *testing.B) {
 	storetest.BenchSnapshot(b, benchStore(b, "FULL"), 64<<20)
+}
+
+// BenchmarkOpen: opening a store where there is no file (built beside it
+// and linked in whole, one sync), an empty file (migrated in place, as
+// every new file was: seven syncs), and an up-to-date file (no write).
+//
+//	go test -run '^$' -bench Open -benchtime 50x ./memory/embedded/
+func BenchmarkOpen(b *testing.B) {
+	for _, file := range []string{"none", "empty", "up-to-date"} {
+		b.Run(file, func(b *testing.B) {
+			dir := b.TempDir()
+			if file == "up-to-date" {
+				s, err := Open(filepath.Join(dir, "ordo.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
+			for i := range b.N {
+				path := filepath.Join(dir, "ordo.db")
+				if file != "up-to-date" {
+					path = filepath.Join(dir, fmt.Sprint(i), "ordo.db")
+				}
+				if file == "empty" {
+					if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+						b.Fatal(err)
+					}
+					if err := os.WriteFile(path, nil, 0o600); err != nil {
+						b.Fatal(err)
+					}
+				}
+				s, err := Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := s.Close(); err != nil { // closing checkpoints the WAL: not part of opening
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
 }

@@ -67,6 +67,8 @@ func open(path, synchronous string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, memory.StoreError("create store directory", err)
 	}
+	ctx := context.Background()
+	created, isNew := create(ctx, abs)
 	// A new file is the user's alone, whatever its directory: SQLite would
 	// make it 0644, and its -wal and -shm take its mode. Runs hold goals,
 	// tool results and people's answers. (An empty file is a new database.)
@@ -75,7 +77,7 @@ func open(path, synchronous string) (*Store, error) {
 		f.Close()
 	}
 	exposed := private(abs)
-	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
+	uri := fileURI(abs)
 	common := fmt.Sprintf("_busy_timeout=%d&_foreign_keys=1", busyTimeout.Milliseconds())
 	w, err := sql.Open("sqlite", uri+"?"+common+"&_journal_mode=WAL&_synchronous="+synchronous+"&_txlock=immediate")
 	if err != nil {
@@ -83,8 +85,10 @@ func open(path, synchronous string) (*Store, error) {
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	ctx := context.Background()
 	migrated, err := migrate(ctx, w)
+	if isNew {
+		migrated = created
+	}
 	if err != nil {
 		w.Close()
 		if contracts.CodeOf(err) == contracts.CodeCheckpointFormat {
@@ -114,6 +118,56 @@ func open(path, synchronous string) (*Store, error) {
 		return nil, memory.StoreError("open store", err)
 	}
 	return s, nil
+}
+
+// fileURI is the driver's name for the file at abs.
+func fileURI(abs string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
+}
+
+// create makes the store file at abs, if there is none, whole: the schema
+// is written into a private temporary file beside it without syncs, the
+// file is synced once and linked in under its name, so it appears complete
+// or not at all (a crash leaves at most a stray temporary). Migrating an
+// empty file in place cost seven syncs before the first tools/list of a
+// new data dir: its switch to WAL goes through a rollback journal (four),
+// then the WAL is made and committed (three). The directory entry is
+// synced by SQLite when the first write makes the WAL beside it, before
+// that write is acknowledged. create returns the migrations applied, or
+// false when abs exists, another process linked its file first, or the
+// file system cannot (no hard links, full): Open then migrates in place
+// and says why it could not.
+func create(ctx context.Context, abs string) ([]string, bool) {
+	if _, err := os.Lstat(abs); !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	f, err := os.CreateTemp(filepath.Dir(abs), filepath.Base(abs)+".new-*")
+	if err != nil {
+		return nil, false
+	}
+	tmp := f.Name()
+	f.Close()
+	defer func() {
+		for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm"} {
+			os.Remove(p)
+		}
+	}()
+	db, err := sql.Open("sqlite", fileURI(tmp)+"?_pragma=synchronous(OFF)&_journal_mode=WAL")
+	if err != nil {
+		return nil, false
+	}
+	db.SetMaxOpenConns(1)
+	applied, err := migrate(ctx, db)
+	if errors.Join(err, db.Close()) != nil { // closing moves the WAL into the file
+		return nil, false
+	}
+	if f, err = os.OpenFile(tmp, os.O_RDWR, 0); err != nil {
+		return nil, false
+	}
+	if errors.Join(f.Sync(), f.Close()) != nil || os.Link(tmp, abs) != nil {
+		return nil, false
+	}
+	return applied, true
 }
 
 // cannotWrite says why the store file at path cannot be written, if the

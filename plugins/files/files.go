@@ -45,12 +45,9 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	root.Hide(cfg.DataDir)
+	root.HideOrdo(cfg.DataDir)
 	if cfg.AllowHardLinks {
 		root.AllowHardLinks()
-	}
-	if plugins := filepath.Dir(cfg.DataDir); filepath.Base(plugins) == "plugins" { // the host's <data_dir>/plugins/files
-		root.Hide(filepath.Dir(plugins))
 	}
 	lock, err := filelock.Open(filepath.Join(cfg.DataDir, lockName))
 	if err != nil {

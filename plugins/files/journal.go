@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/ordo-run/ordo/plugins/internal/atomicfile"
@@ -86,7 +88,7 @@ func (j *journal) follows(c *change) {
 // perform runs one side effect of call exactly once per idempotency key,
 // under the lock: plan looks at the tree and says what will change (or
 // refuses); data is the content a write puts.
-func (p *plugin) perform(call sdk.Call, data []byte, plan func() (*change, error)) (any, error) {
+func (p *plugin) perform(ctx context.Context, call sdk.Call, data []byte, plan func() (*change, error)) (any, error) {
 	if err := p.lock.Lock(); err != nil {
 		return nil, err
 	}
@@ -116,7 +118,7 @@ func (p *plugin) perform(call sdk.Call, data []byte, plan func() (*change, error
 			}
 		}
 		c.data = data
-		result, err := c.apply(p.root.FS(), resumed)
+		result, err := c.apply(ctx, p.root.FS(), resumed)
 		if err != nil {
 			return idem.Record{}, err
 		}
@@ -176,9 +178,9 @@ func (c *change) point(stage string) string {
 
 // apply makes the change; resumed means an earlier call with the same key
 // may have made part or all of it, so apply looks before it acts.
-func (c *change) apply(fsys *os.Root, resumed bool) (any, error) {
+func (c *change) apply(ctx context.Context, fsys *os.Root, resumed bool) (any, error) {
 	if c.Op == "delete" {
-		return c.remove(fsys, resumed)
+		return c.remove(ctx, fsys, resumed)
 	}
 	if dir := filepath.Dir(c.Name); dir != "." {
 		if err := fsys.MkdirAll(dir, 0o755); err != nil {
@@ -216,11 +218,14 @@ func (c *change) apply(fsys *os.Root, resumed bool) (any, error) {
 	return map[string]any{"path": c.Path, "bytes_written": len(c.data), "created": c.Created}, nil
 }
 
-func (c *change) remove(fsys *os.Root, resumed bool) (any, error) {
+func (c *change) remove(ctx context.Context, fsys *os.Root, resumed bool) (any, error) {
 	var err error
 	if _, lerr := fsys.Lstat(c.Name); !resumed || !errors.Is(lerr, fs.ErrNotExist) {
 		if c.Kind == "dir" && c.Recursive {
-			err = fsys.RemoveAll(c.Name)
+			var removed int
+			if removed, err = removeTree(ctx, fsys, c.Name); ended(err) {
+				return nil, fmt.Errorf("files.delete of %q stopped after removing %d entries (the same idempotency key removes the rest): %w", c.Path, removed, err)
+			}
 		} else {
 			err = fsys.Remove(c.Name)
 		}
@@ -232,6 +237,47 @@ func (c *change) remove(fsys *os.Root, resumed bool) (any, error) {
 		return nil, toolerr.FromOS("path", c.Path, err)
 	}
 	return map[string]any{"path": c.Path, "deleted": true, "kind": c.Kind}, nil
+}
+
+// removeTree removes name and everything under it, children first, and
+// returns how many entries it removed. It checks ctx before each removal:
+// a cancelled or timed-out delete of a large tree stops there instead of
+// running on after the host gave up (os.Root.RemoveAll cannot be stopped),
+// and leaves the call's intent pending for its re-issue to finish.
+func removeTree(ctx context.Context, fsys *os.Root, name string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	err := fsys.Remove(name)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return 1, nil
+	}
+	if info, lerr := fsys.Lstat(name); lerr != nil || !info.IsDir() {
+		return 0, err
+	}
+	dir, err := fsys.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, n := range names {
+		k, err := removeTree(ctx, fsys, path.Join(name, n))
+		if removed += k; err != nil {
+			return removed, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return removed, err
+	}
+	if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return removed, err
+	}
+	return removed + 1, nil
 }
 
 // created reports whether a cut-off create_new made its file: it exists

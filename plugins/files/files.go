@@ -53,7 +53,7 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plugin{root: root, maxBytes: cfg.MaxBytes, lock: lock, journal: newJournal(filepath.Join(cfg.DataDir, journalName))}
+	p := &plugin{root: root, maxBytes: cfg.MaxBytes, lock: lock, journal: newJournal(filepath.Join(cfg.DataDir, journalName), cmp.Or(cfg.journalMax, journalMaxBytes))}
 	if err := p.locked(p.journal.refresh); err != nil {
 		return nil, err
 	}

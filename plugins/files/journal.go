@@ -251,7 +251,15 @@ func (j *journal) compact() error {
 		return err
 	}
 	out := bytes.Join(append(append([][]byte{append(header, '\n')}, pending...), done[keep:]...), nil)
-	if err := atomicfile.WriteFile(j.path, out, 0o600, "files/journal-compact"); err != nil {
+	dir, err := os.OpenRoot(filepath.Dir(j.path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	// The temporary file has one name: a crash mid-way leaves it for the
+	// next compaction to overwrite, not a new one each time.
+	tmp := atomicfile.TempName(filepath.Base(j.path), "compact")
+	if err := atomicfile.WriteIn(dir, filepath.Base(j.path), tmp, out, 0o600, "files/journal-compact"); err != nil {
 		return err
 	}
 	return j.refresh()

@@ -30,6 +30,8 @@ type Config struct {
 	// AllowHardLinks lets read and append reach a file with other hard
 	// links (safepath.Root.Linked).
 	AllowHardLinks bool
+
+	journalMax int64 // journalMaxBytes unless a test sets it
 }
 
 // ConfigFromEnv reads ORDO_PLUGIN_DATA_DIR and the variables above. An unset

@@ -45,18 +45,15 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	root.Hide(cfg.DataDir)
+	root.HideOrdo(cfg.DataDir)
 	if cfg.AllowHardLinks {
 		root.AllowHardLinks()
-	}
-	if plugins := filepath.Dir(cfg.DataDir); filepath.Base(plugins) == "plugins" { // the host's <data_dir>/plugins/files
-		root.Hide(filepath.Dir(plugins))
 	}
 	lock, err := filelock.Open(filepath.Join(cfg.DataDir, lockName))
 	if err != nil {
 		return nil, err
 	}
-	p := &plugin{root: root, maxBytes: cfg.MaxBytes, lock: lock, journal: newJournal(filepath.Join(cfg.DataDir, journalName))}
+	p := &plugin{root: root, maxBytes: cfg.MaxBytes, lock: lock, journal: newJournal(filepath.Join(cfg.DataDir, journalName), cmp.Or(cfg.journalMax, journalMaxBytes))}
 	if err := p.locked(p.journal.refresh); err != nil {
 		return nil, err
 	}
@@ -158,7 +155,7 @@ func (p *plugin) write(ctx context.Context, call sdk.Call) (any, error) {
 	if name == "." {
 		return nil, toolerr.Refuse("path", "path %q is the root directory", in.Path)
 	}
-	return p.perform(call, data, func() (*change, error) {
+	return p.perform(ctx, call, data, func() (*change, error) {
 		info, err := p.root.FS().Stat(name)
 		created := errors.Is(err, fs.ErrNotExist)
 		switch {
@@ -274,7 +271,7 @@ type deleteIn struct {
 	Recursive bool   `json:"recursive"`
 }
 
-func (p *plugin) remove(_ context.Context, call sdk.Call) (any, error) {
+func (p *plugin) remove(ctx context.Context, call sdk.Call) (any, error) {
 	var in deleteIn
 	if err := call.Decode(&in); err != nil {
 		return nil, err
@@ -289,7 +286,7 @@ func (p *plugin) remove(_ context.Context, call sdk.Call) (any, error) {
 	if p.root.Holds(name) {
 		return nil, toolerr.Refuse("path", "path %q holds Ordo's own data directory, which the tools may not touch", in.Path).With("path", toolerr.Shown(in.Path))
 	}
-	return p.perform(call, nil, func() (*change, error) {
+	return p.perform(ctx, call, nil, func() (*change, error) {
 		info, err := p.root.FS().Lstat(name)
 		if err != nil {
 			return nil, toolerr.FromOS("path", in.Path, err)
@@ -452,8 +449,14 @@ func (p *plugin) readDir(ctx context.Context, name string, pick picker) ([]fs.Di
 // walkError keeps a cancelled context's error (the SDK maps it to a
 // timeout) and reports the rest against the path.
 func walkError(name string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if ended(err) {
 		return err
 	}
 	return toolerr.FromOS("path", name, err)
+}
+
+// ended reports whether err is a call's context ending (cancelled or timed
+// out), which the SDK reports, not a fault of the path.
+func ended(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

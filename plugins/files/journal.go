@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/ordo-run/ordo/plugins/internal/atomicfile"
@@ -29,37 +31,72 @@ import (
 // what already happened, and answers what the first call would have.
 
 // entry is one journal line: an intent, or a done record (a line without
-// an intent, which is all older journals hold).
+// an intent, which is all older journals hold), or the first line of a
+// compacted journal (Generation).
 type entry struct {
 	Key         string          `json:"key"`
 	PayloadHash string          `json:"payload_sha256"`
 	Result      json.RawMessage `json:"result,omitempty"`
 	Intent      *change         `json:"intent,omitempty"`
+	Generation  int             `json:"compacted,omitempty"`
 }
+
+// journalMaxBytes bounds the journal: past it, compact keeps every intent
+// still pending and the newest done records that fill half of it (some
+// 9,000 keyed writes and deletes at ~230 bytes each).
+const journalMaxBytes = 4 << 20
 
 // journal is the files plugin's view of its journal, kept up to date with
 // what every process sharing the data directory appended.
 type journal struct {
 	path    string
+	max     int64 // journalMaxBytes; smaller in tests
 	log     *jsonl.Follower
+	first   []byte // the start of the file's first line: a compaction changes it
+	gen     int    // the file's Generation
 	guard   *idem.Guard
 	pending map[string]entry // intents without a result
 }
 
-func newJournal(path string) *journal {
-	return &journal{path: path, log: jsonl.Follow(path), guard: idem.NewGuard(nil), pending: map[string]entry{}}
+func newJournal(path string, max int64) *journal {
+	j := &journal{path: path, max: max}
+	j.reset()
+	return j
 }
 
-// refresh reads the lines appended since the last refresh; callers hold the lock.
+// reset forgets what was read, to read the file again from its start.
+func (j *journal) reset() {
+	j.log, j.first, j.gen = jsonl.Follow(j.path), nil, 0
+	j.guard, j.pending = idem.NewGuard(nil), map[string]entry{}
+}
+
+// refresh reads the lines appended since the last refresh; callers hold the
+// lock. A journal compacted since (its first line is a later generation's)
+// is read again whole; one changed otherwise is the Follower's to report.
 func (j *journal) refresh() error {
+	first, err := firstLine(j.path)
+	if err != nil {
+		return err
+	}
+	var head entry
+	if j.first != nil && !bytes.Equal(first, j.first) && json.Unmarshal(first, &head) == nil && head.Generation > j.gen {
+		j.reset()
+	}
 	lines, err := j.log.Next()
 	if err != nil {
 		return err
 	}
 	for _, line := range lines {
+		if j.first == nil {
+			j.first = line[:min(len(line), firstLen)]
+		}
 		var e entry
 		if err := json.Unmarshal(line, &e); err != nil {
 			return fmt.Errorf("%s: %s is not a journal entry: %w", j.path, line, err)
+		}
+		if e.Generation != 0 {
+			j.gen = e.Generation
+			continue
 		}
 		if e.Intent != nil {
 			j.follows(e.Intent)
@@ -77,8 +114,8 @@ func (j *journal) refresh() error {
 // cut-off append happened, even after other appends buried its data.
 func (j *journal) follows(c *change) {
 	for _, p := range j.pending {
-		if p.Intent.Op == "append" && p.Intent.Name == c.Name && p.Intent.next == nil {
-			p.Intent.next = &c.Offset
+		if p.Intent.Op == "append" && p.Intent.Name == c.Name && p.Intent.Next == nil {
+			p.Intent.Next = &c.Offset
 		}
 	}
 }
@@ -86,7 +123,7 @@ func (j *journal) follows(c *change) {
 // perform runs one side effect of call exactly once per idempotency key,
 // under the lock: plan looks at the tree and says what will change (or
 // refuses); data is the content a write puts.
-func (p *plugin) perform(call sdk.Call, data []byte, plan func() (*change, error)) (any, error) {
+func (p *plugin) perform(ctx context.Context, call sdk.Call, data []byte, plan func() (*change, error)) (any, error) {
 	if err := p.lock.Lock(); err != nil {
 		return nil, err
 	}
@@ -116,7 +153,7 @@ func (p *plugin) perform(call sdk.Call, data []byte, plan func() (*change, error
 			}
 		}
 		c.data = data
-		result, err := c.apply(p.root.FS(), resumed)
+		result, err := c.apply(ctx, p.root.FS(), resumed)
 		if err != nil {
 			return idem.Record{}, err
 		}
@@ -136,9 +173,93 @@ func (p *plugin) perform(call sdk.Call, data []byte, plan func() (*change, error
 
 // append journals e durably; the Follower reads it back on the next
 // refresh, so the journal is kept in step by the same path as other
-// processes' lines.
+// processes' lines. A journal grown past its bound is then compacted.
 func (j *journal) append(e entry) error {
 	if err := jsonl.Append(j.path, e); err != nil {
+		return err
+	}
+	if err := j.refresh(); err != nil || j.log.Size() <= j.max {
+		return err
+	}
+	return j.compact()
+}
+
+// firstLen is how much of the first line tells one journal file from the
+// next: a compacted file starts with its generation, an older one with
+// its first entry's key.
+const firstLen = 128
+
+// firstLine reads the start of the journal's first line (nil when there
+// is none).
+func firstLine(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, firstLen)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	line, _, complete := bytes.Cut(buf[:n], []byte("\n"))
+	if !complete && n < firstLen {
+		return nil, nil // no complete line yet
+	}
+	return line, nil
+}
+
+// compact rewrites the journal, under the lock and after a refresh, as a
+// new generation holding every pending intent (with where the next change
+// to its file started, which the later intents it came from held) and the
+// newest done records that fit in half the bound. A key is re-issued when
+// the call it made was cut off (a crash, a lost answer), soon after and in
+// any case before the thousands of keyed calls that would push its record
+// out. The file is replaced atomically (temporary file, fsync, rename), so
+// a crash leaves the old journal or the new one; every process reads the
+// new one from its start (refresh).
+func (j *journal) compact() error {
+	data, err := os.ReadFile(j.path)
+	if err != nil {
+		return err
+	}
+	var pending, done [][]byte
+	for line := range bytes.Lines(data) {
+		var e entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return fmt.Errorf("%s: %s is not a journal entry: %w", j.path, line, err)
+		}
+		if p, ok := j.pending[e.Key]; ok && e.Intent != nil {
+			if line, err = json.Marshal(p); err != nil {
+				return err
+			}
+			pending = append(pending, append(line, '\n'))
+		} else if e.Intent == nil && e.Generation == 0 {
+			done = append(done, line)
+		}
+	}
+	keep, room := len(done), j.max/2
+	for keep > 0 && room >= int64(len(done[keep-1])) {
+		keep--
+		room -= int64(len(done[keep]))
+	}
+	header, err := json.Marshal(entry{Generation: j.gen + 1})
+	if err != nil {
+		return err
+	}
+	out := bytes.Join(append(append([][]byte{append(header, '\n')}, pending...), done[keep:]...), nil)
+	dir, err := os.OpenRoot(filepath.Dir(j.path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	// The temporary file has one name: a crash mid-way leaves it for the
+	// next compaction to overwrite, not a new one each time.
+	tmp := atomicfile.TempName(filepath.Base(j.path), "compact")
+	if err := atomicfile.WriteIn(dir, filepath.Base(j.path), tmp, out, 0o600, "files/journal-compact"); err != nil {
 		return err
 	}
 	return j.refresh()
@@ -163,7 +284,10 @@ type change struct {
 	Recursive bool        `json:"recursive,omitempty"`
 	Tmp       string      `json:"tmp,omitempty"` // the key's temporary file
 	data      []byte      // not journaled: the payload, hashed in the entry, holds it
-	next      *int64      // a cut-off append: the file's size when the next change to it was planned
+	// Next is, for a cut-off append, the file's size when the next change
+	// to it was planned: set when that change's intent is read, and
+	// journaled only by compact, which drops that intent once done.
+	Next *int64 `json:"next,omitempty"`
 }
 
 // point names c's kill point at stage.
@@ -176,9 +300,9 @@ func (c *change) point(stage string) string {
 
 // apply makes the change; resumed means an earlier call with the same key
 // may have made part or all of it, so apply looks before it acts.
-func (c *change) apply(fsys *os.Root, resumed bool) (any, error) {
+func (c *change) apply(ctx context.Context, fsys *os.Root, resumed bool) (any, error) {
 	if c.Op == "delete" {
-		return c.remove(fsys, resumed)
+		return c.remove(ctx, fsys, resumed)
 	}
 	if dir := filepath.Dir(c.Name); dir != "." {
 		if err := fsys.MkdirAll(dir, 0o755); err != nil {
@@ -216,11 +340,14 @@ func (c *change) apply(fsys *os.Root, resumed bool) (any, error) {
 	return map[string]any{"path": c.Path, "bytes_written": len(c.data), "created": c.Created}, nil
 }
 
-func (c *change) remove(fsys *os.Root, resumed bool) (any, error) {
+func (c *change) remove(ctx context.Context, fsys *os.Root, resumed bool) (any, error) {
 	var err error
 	if _, lerr := fsys.Lstat(c.Name); !resumed || !errors.Is(lerr, fs.ErrNotExist) {
 		if c.Kind == "dir" && c.Recursive {
-			err = fsys.RemoveAll(c.Name)
+			var removed int
+			if removed, err = removeTree(ctx, fsys, c.Name); ended(err) {
+				return nil, fmt.Errorf("files.delete of %q stopped after removing %d entries (the same idempotency key removes the rest): %w", c.Path, removed, err)
+			}
 		} else {
 			err = fsys.Remove(c.Name)
 		}
@@ -232,6 +359,47 @@ func (c *change) remove(fsys *os.Root, resumed bool) (any, error) {
 		return nil, toolerr.FromOS("path", c.Path, err)
 	}
 	return map[string]any{"path": c.Path, "deleted": true, "kind": c.Kind}, nil
+}
+
+// removeTree removes name and everything under it, children first, and
+// returns how many entries it removed. It checks ctx before each removal:
+// a cancelled or timed-out delete of a large tree stops there instead of
+// running on after the host gave up (os.Root.RemoveAll cannot be stopped),
+// and leaves the call's intent pending for its re-issue to finish.
+func removeTree(ctx context.Context, fsys *os.Root, name string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	err := fsys.Remove(name)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return 1, nil
+	}
+	if info, lerr := fsys.Lstat(name); lerr != nil || !info.IsDir() {
+		return 0, err
+	}
+	dir, err := fsys.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, n := range names {
+		k, err := removeTree(ctx, fsys, path.Join(name, n))
+		if removed += k; err != nil {
+			return removed, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return removed, err
+	}
+	if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return removed, err
+	}
+	return removed + 1, nil
 }
 
 // created reports whether a cut-off create_new made its file: it exists
@@ -249,8 +417,8 @@ func (c *change) created(fsys *os.Root) bool {
 // rest if the kill tore the write. Anything else is refused: no one can
 // tell whether the append happened.
 func (c *change) unappended(fsys *os.Root) ([]byte, error) {
-	if c.next != nil {
-		switch *c.next {
+	if c.Next != nil {
+		switch *c.Next {
 		case c.Offset + int64(len(c.data)):
 			return nil, nil
 		case c.Offset:

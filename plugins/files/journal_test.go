@@ -143,3 +143,44 @@ func TestResumedAppendAfterOthers(t *testing.T) {
 		})
 	}
 }
+
+// TestJournalBounded: the journal, which grew by a line or two per keyed
+// write or delete for ever (outside bundled.files.max_bytes), is compacted
+// past its bound. What a re-issue needs survives every compaction and is
+// read by every process sharing it: a recent key is still answered from
+// the journal (through this process, another started before the
+// compactions, and a restarted one), and an append cut off before them
+// all is finished from its intent, by the size its file had when the next
+// append was planned (a line compaction dropped).
+func TestJournalBounded(t *testing.T) {
+	e := setup(t)
+	e.cfg.journalMax = 8 << 10
+	e = restart(t, e.cfg)
+	other := restart(t, e.cfg)
+	os.WriteFile(filepath.Join(e.cfg.Root, "log.txt"), []byte("old\n"), 0o644)
+	cut := map[string]any{"path": "log.txt", "content": "cut\n", "mode": "append"}
+	journalIntent(t, e.cfg, "files.write", "cut", cut, &change{Op: "append", Path: "log.txt", Name: "log.txt", Offset: 4, Perm: 0o644})
+	journal := filepath.Join(e.cfg.DataDir, journalName)
+	var want strings.Builder
+	want.WriteString("old\n")
+	for i := range 300 {
+		line := fmt.Sprintf("line %d\n", i)
+		want.WriteString(line)
+		e.Call("files.write", map[string]any{"path": "log.txt", "content": line, "mode": "append"}, fmt.Sprint("run/a", i))
+		if info, err := os.Stat(journal); err != nil || info.Size() > e.cfg.journalMax {
+			t.Fatalf("after %d appends the journal is %v bytes (bound %d): %v", i+1, info.Size(), e.cfg.journalMax, err)
+		}
+	}
+	for _, p := range []env{e, other, restart(t, e.cfg)} {
+		for i := 290; i < 300; i++ {
+			p.Call("files.write", map[string]any{"path": "log.txt", "content": fmt.Sprintf("line %d\n", i), "mode": "append"}, fmt.Sprint("run/a", i))
+		}
+	}
+	if got := e.file(t, "log.txt"); got != want.String() {
+		t.Fatalf("log.txt after re-issuing recent keys:\n%s\nwant\n%s", got, want.String())
+	}
+	other.Call("files.write", cut, "cut")
+	if got := e.file(t, "log.txt"); got != want.String()+"cut\n" {
+		t.Fatalf("log.txt after re-issuing the cut-off append ends %q", got[max(0, len(got)-40):])
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -227,4 +228,46 @@ func TestMaxBytesSkipsUnreadable(t *testing.T) {
 	}
 	defer os.Chmod(locked, 0o755)
 	e.Call("files.write", map[string]any{"path": "a.txt", "content": "fits"}, "")
+}
+
+// TestDeleteStopsWhenCancelled: a recursive delete of a tree checks its
+// call's context before each removal, so a cancelled (or timed-out) delete
+// stops part way, saying how far it got, instead of running on after the
+// host gave up; its intent stays journaled, and the call re-issued with
+// the same key removes the rest and answers as a whole delete.
+func TestDeleteStopsWhenCancelled(t *testing.T) {
+	e := setup(t)
+	for d := range 3 {
+		for f := range 10 {
+			name := filepath.Join(e.cfg.Root, "tree", fmt.Sprint("d", d), fmt.Sprint("f", f))
+			if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(name, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tools, err := Tools(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tools, func(t sdk.Tool) bool { return t.Contract.Tool == "files.delete" })
+	call := sdk.Call{Tool: "files.delete", Payload: map[string]any{"path": "tree", "recursive": true}, IdempotencyKey: "k"}
+	_, err = tools[i].Handler(newCancelAfter(12), call)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "stopped after removing") {
+		t.Fatalf("delete cancelled after 12 checks = %v, want context.Canceled saying how far it got", err)
+	}
+	left := 0
+	filepath.WalkDir(filepath.Join(e.cfg.Root, "tree"), func(string, fs.DirEntry, error) error { left++; return nil })
+	if left == 0 || left >= 33 {
+		t.Fatalf("%d of 33 entries left under tree after the cancel: it did not stop part way", left)
+	}
+	out, err := tools[i].Handler(context.Background(), call)
+	if got := fmt.Sprint(out); err != nil || got != "map[deleted:true kind:dir path:tree]" {
+		t.Fatalf("re-issued delete = %s, %v", got, err)
+	}
+	if _, err := os.Lstat(filepath.Join(e.cfg.Root, "tree")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("tree after the re-issued delete: %v", err)
+	}
 }

@@ -20,6 +20,9 @@ type Config struct {
 	// AllowHardLinks lets the tools read a file with other hard links
 	// (safepath.Root.Linked).
 	AllowHardLinks bool
+	// DataDir is the plugin's data directory: hidden, with the host's
+	// <data_dir> holding it, when the root contains it (safepath.Root.HideOrdo).
+	DataDir string
 }
 
 // ConfigFromEnv reads the variables above; with ORDO_SHEETS_ROOT unset,
@@ -35,7 +38,7 @@ func ConfigFromEnv() (Config, error) {
 		return Config{}, err
 	}
 	links, err := plugenv.Bool(HardLinksEnv)
-	return Config{Root: root, AllowHardLinks: links}, err
+	return Config{Root: root, AllowHardLinks: links, DataDir: data}, err
 }
 
 // ToolsFromEnv is ConfigFromEnv then Tools: what the plugin binary serves.

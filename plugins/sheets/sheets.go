@@ -34,6 +34,7 @@ func Tools(cfg Config) ([]sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	root.HideOrdo(cfg.DataDir)
 	if cfg.AllowHardLinks {
 		root.AllowHardLinks()
 	}

@@ -259,3 +259,37 @@ func TestQueryStopsWhenCancelled(t *testing.T) {
 		t.Fatalf("cancelled query = %v, want context.Canceled", err)
 	}
 }
+
+// TestOrdoDataHidden: with the root set to a directory that holds Ordo's
+// data (a home directory, or the working directory the host runs in), a
+// CSV in that data (a run export, a plugin's store) is refused like any
+// path outside the root, as in files.
+func TestOrdoDataHidden(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".local", "ordo")
+	cfg := Config{Root: home, DataDir: filepath.Join(data, "plugins", "sheets")}
+	for name, content := range map[string]string{
+		filepath.Join(data, "runs.csv"):         "run,secret\nr1,s\n",
+		filepath.Join(cfg.DataDir, "cache.csv"): "k\nv\n",
+		filepath.Join(home, "open.csv"):         "a\n1\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(data, filepath.Join(home, "link")); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := Tools(cfg)
+	s := plugintest.Server(t, tools, err)
+	for _, file := range []string{".local/ordo/runs.csv", ".local/ordo/plugins/sheets/cache.csv", "link/runs.csv", ".local/x/../ordo/runs.csv"} {
+		s.Refused("sheets.get_range", map[string]any{"file": file, "range": "A1:B2"}, "", "file")
+		s.Refused("sheets.query", map[string]any{"file": file}, "", "file")
+	}
+	if got := asJSON(s.Call("sheets.get_range", map[string]any{"file": "open.csv", "range": "A1:A2"}, "")); !strings.Contains(got, `"1"`) {
+		t.Fatalf("open.csv: %s", got)
+	}
+}

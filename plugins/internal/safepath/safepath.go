@@ -115,6 +115,19 @@ func (r *Root) Hide(dir string) {
 	}
 }
 
+// HideOrdo hides a plugin's data directory and, when it is
+// <data_dir>/plugins/<plugin> as the host makes it, the whole <data_dir>:
+// the run store and every plugin's journals and stores.
+func (r *Root) HideOrdo(pluginData string) {
+	if pluginData == "" {
+		return
+	}
+	r.Hide(pluginData)
+	if plugins := filepath.Dir(pluginData); filepath.Base(plugins) == "plugins" {
+		r.Hide(filepath.Dir(plugins))
+	}
+}
+
 // Hidden reports whether name (root-relative, slash-separated, as fs.WalkDir
 // gives it) is in a hidden directory.
 func (r *Root) Hidden(name string) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ordo-run/ordo/contracts"
@@ -178,6 +179,7 @@ func (e *Engine) repin(ctx context.Context, run *contracts.Run, changes []contra
 	for _, c := range changes {
 		rev.Pins[c.Tool] = c.New
 	}
+	rev.KeysFrom = keysFrom(cur)
 	e.commitPlan(ctx, run, rev, decisions)
 	return nil
 }
@@ -223,4 +225,29 @@ func finished(run *contracts.Run, v int) map[string]string {
 		}
 	}
 	return done
+}
+
+// keysFrom is the plan version whose idempotency keys rev's actions use.
+func keysFrom(rev contracts.PlanRevision) int {
+	if rev.KeysFrom > 0 {
+		return rev.KeysFrom
+	}
+	return rev.Version
+}
+
+// stepKey is the idempotency key of an attempt of action id in plan
+// version: run, plan version, action, attempt, where a re-pinned version
+// keeps the version its actions were planned in (keysFrom) and counts on
+// from the attempts the versions since made, so a call in flight at a
+// crash that a contract change then re-pins is re-issued under the key it
+// had, and no two attempts share one. An edit or a re-plan makes new keys.
+func stepKey(run *contracts.Run, version int, id string, attempt int) string {
+	from := version
+	if version >= 1 && version <= len(run.Plans) {
+		from = keysFrom(run.Plans[version-1])
+	}
+	for v := from; v < version; v++ { // a chain of re-pins: each of the one before
+		attempt += attempts(run, v, id)
+	}
+	return run.ID + "/v" + strconv.Itoa(from) + "/" + id + "/" + strconv.Itoa(attempt)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,11 +221,7 @@ func pinHost(t *testing.T, others ...sdk.Tool) (*host.Host, func(desc string)) {
 				t.Fatal(err)
 			}
 		}
-		move := tool("pin.move", contracts.RiskWrite, `{"type":"object","required":["from","to"],"properties":{"from":{"type":"string"},"to":{"type":"string"}}}`,
-			`{"type":"object","required":["moved"],"properties":{"moved":{"type":"string"}}}`, map[string]string{"moved_to": "$.moved"},
-			func(_ context.Context, c sdk.Call) (any, error) { return map[string]any{"moved": c.Payload["to"]}, nil })
-		move.Contract.Description = desc
-		p, err := host.InProcess(move)
+		p, err := host.InProcess(moveTool(desc, func(_ context.Context, c sdk.Call) (any, error) { return map[string]any{"moved": c.Payload["to"]}, nil }))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,6 +231,14 @@ func pinHost(t *testing.T, others ...sdk.Tool) (*host.Host, func(desc string)) {
 	}
 	swap("Moves a file.")
 	return h, swap
+}
+
+// moveTool is pin.move described as desc, served by h.
+func moveTool(desc string, h sdk.Handler) sdk.Tool {
+	move := tool("pin.move", contracts.RiskWrite, `{"type":"object","required":["from","to"],"properties":{"from":{"type":"string"},"to":{"type":"string"}}}`,
+		`{"type":"object","required":["moved"],"properties":{"moved":{"type":"string"}}}`, map[string]string{"moved_to": "$.moved"}, h)
+	move.Contract.Description = desc
+	return move
 }
 
 const notesMovePlan = `{"version":"1.0","goal":"note, then move","timezone":"UTC","actions":[
@@ -346,5 +351,157 @@ func TestRunWithoutPinsRuns(t *testing.T) {
 	wantStatus(t, run, err, contracts.RunCompleted)
 	if len(run.Plans) != 1 || run.Plans[0].Pins != nil {
 		t.Fatalf("plans %+v", run.Plans)
+	}
+}
+
+// keyJournal is a tool that honours idempotency keys as the bundled
+// plugins do: the first call with a key has the effect and records its
+// result; a repeat answers the record and does nothing.
+type keyJournal struct {
+	mu      sync.Mutex
+	results map[string]any
+	keys    []string      // every call's key, in order
+	effects int           // the effects had
+	entered chan struct{} // closed by the first call, which then waits for release
+	release chan struct{}
+}
+
+func newKeyJournal() *keyJournal {
+	return &keyJournal{results: map[string]any{}, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (j *keyJournal) move(_ context.Context, c sdk.Call) (any, error) {
+	j.mu.Lock()
+	j.keys = append(j.keys, c.IdempotencyKey)
+	r, seen := j.results[c.IdempotencyKey]
+	if !seen {
+		r = map[string]any{"moved": c.Payload["to"]}
+		j.results[c.IdempotencyKey] = r
+		j.effects++
+	}
+	first := len(j.keys) == 1
+	j.mu.Unlock()
+	if first {
+		close(j.entered)
+		<-j.release // the "crashed" process never answers in time
+	}
+	return r, nil
+}
+
+// moveHost is a real host serving pin.move described as desc.
+func moveHost(t *testing.T, desc string, h sdk.Handler) *host.Host {
+	t.Helper()
+	hs, err := host.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hs.Close() })
+	p, err := host.InProcess(moveTool(desc, h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.AddProvider(context.Background(), "pin", "1", p); err != nil {
+		t.Fatal(err)
+	}
+	return hs
+}
+
+// A call in flight when its process stopped, whose tool's contract then
+// changed compatibly (nobody approved anything: the recovery re-pins the
+// plan as a new version), is re-issued under the key it had, so the
+// tool's journal answers it and the effect happens once.
+func TestRepinKeepsInFlightKey(t *testing.T) {
+	ctx := context.Background()
+	j := newKeyJournal()
+	before := moveHost(t, "Moves a file.", j.move)
+	after := moveHost(t, "Moves a file to its new name.", j.move)
+	store := newStore()
+	crashed := make(chan error, 1)
+	go func() {
+		// Without leases: it stands for a process that stopped renewing.
+		_, err := fresh(Config{}, before, struct{ memory.Checkpointer }{store}).Run(ctx, Request{Plan: mustPlan(t, movePlan)})
+		crashed <- err
+	}()
+	<-j.entered
+	runs, err := store.List(ctx, memory.Filter{})
+	if err != nil || len(runs) != 1 || runs[0].Status != contracts.RunRunning {
+		t.Fatalf("runs=%+v err=%v", runs, err)
+	}
+	run, err := fresh(Config{}, after, store).Resume(ctx, runs[0].ID, contracts.Decision{})
+	wantStatus(t, run, err, contracts.RunCompleted)
+	close(j.release)
+	if err := <-crashed; contracts.CodeOf(err) != contracts.CodeSequenceConflict {
+		t.Fatalf("the stale engine was not stopped: %v", err)
+	}
+	if want := run.ID + "/v1/m1/1"; len(j.keys) != 2 || j.keys[0] != want || j.keys[1] != want || run.Steps[0].IdempotencyKey != want || j.effects != 1 {
+		t.Fatalf("keys %v (want %s twice), recorded %s, effects %d", j.keys, want, run.Steps[0].IdempotencyKey, j.effects)
+	}
+	rev := run.Plans[len(run.Plans)-1]
+	if len(run.Plans) != 2 || rev.Source != SourceRepin || rev.KeysFrom != 1 || len(run.Steps) != 1 || run.Steps[0].PlanVersion != 2 {
+		t.Fatalf("plans %+v, steps %+v", run.Plans, run.Steps)
+	}
+}
+
+// An approved change re-pins under the keys the plan had; an edit of the
+// action makes a new plan version and new keys: it is another call.
+func TestEditedActionGetsNewKey(t *testing.T) {
+	ctx := context.Background()
+	for _, edit := range []bool{false, true} {
+		var keys []string
+		h, swap := pinHost(t)
+		st := newStore()
+		run, err := fresh(Config{HITL: hitlOn}, h, st).Run(ctx, Request{Plan: mustPlan(t, movePlan)})
+		wantStatus(t, run, err, contracts.RunInterrupted)
+		swap("Moves a file to its new name.")
+		run, err = fresh(Config{HITL: hitlOn}, h, st).Resume(ctx, run.ID, contracts.Decision{Kind: contracts.DecisionApprove, By: "u1"})
+		wantStatus(t, run, err, contracts.RunInterrupted)
+		if run.Interrupt.Kind != contracts.InterruptContractChanged {
+			t.Fatalf("interrupt %+v", run.Interrupt)
+		}
+		d := contracts.Decision{Kind: contracts.DecisionApprove, By: "u1"}
+		if edit {
+			p := mustPlan(t, strings.Replace(movePlan, "b.txt", "c.txt", 1))
+			d = contracts.Decision{Kind: contracts.DecisionEdit, By: "u1", Plan: p}
+		}
+		run, err = fresh(Config{HITL: hitlOn}, h, st).Resume(ctx, run.ID, d)
+		wantStatus(t, run, err, contracts.RunCompleted)
+		for _, s := range run.Steps {
+			keys = append(keys, s.IdempotencyKey)
+		}
+		want, source := run.ID+"/v1/m1/1", SourceRepin
+		if edit {
+			want, source = run.ID+"/v2/m1/1", "edit"
+		}
+		if len(run.Plans) != 2 || run.Plans[1].Source != source || !slices.Equal(keys, []string{want}) {
+			t.Fatalf("edit %v: plans %+v, keys %v, want %s", edit, run.Plans, keys, want)
+		}
+	}
+}
+
+// Keys by plan version: a chain of re-pins keeps the first version's and
+// counts on from the attempts made in each; an edit starts afresh; a
+// re-pin an older build wrote (no KeysFrom) keeps the key it used then.
+func TestStepKeyAcrossRepins(t *testing.T) {
+	run := &contracts.Run{ID: "r", Plans: []contracts.PlanRevision{
+		{Version: 1, Source: "planner"},
+		{Version: 2, Source: SourceRepin, KeysFrom: 1},
+		{Version: 3, Source: SourceRepin, KeysFrom: 1},
+		{Version: 4, Source: "edit"},
+		{Version: 5, Source: SourceRepin}, // an older build's
+	}, Steps: []contracts.StepRecord{
+		{ActionID: "m1", PlanVersion: 1, Attempt: 1, Status: contracts.StepFailed},
+		{ActionID: "m1", PlanVersion: 1, Attempt: 2, Status: contracts.StepFailed},
+		{ActionID: "m1", PlanVersion: 2, Attempt: 1, Status: contracts.StepFailed},
+		{ActionID: "n1", PlanVersion: 2, Attempt: 1, Status: contracts.StepFailed},
+	}}
+	for _, c := range []struct {
+		version, attempt int
+		want             string
+	}{
+		{1, 3, "r/v1/m1/3"}, {2, 2, "r/v1/m1/4"}, {3, 1, "r/v1/m1/4"}, {4, 1, "r/v4/m1/1"}, {5, 1, "r/v5/m1/1"},
+	} {
+		if got := stepKey(run, c.version, "m1", c.attempt); got != c.want {
+			t.Errorf("version %d attempt %d: key %s, want %s", c.version, c.attempt, got, c.want)
+		}
 	}
 }

@@ -97,7 +97,7 @@ func (e *Engine) prepare(ctx context.Context, run *contracts.Run, prog *progress
 	}
 	o.started = contracts.StepRecord{
 		ActionID: a.ID, Tool: a.Tool, PlanVersion: version, Attempt: attempt,
-		IdempotencyKey: run.ID + "/v" + strconv.Itoa(version) + "/" + a.ID + "/" + strconv.Itoa(attempt),
+		IdempotencyKey: stepKey(run, version, a.ID, attempt),
 		Payload:        payload, Status: contracts.StepStarted, StartedAt: e.now(),
 	}
 	return o, nil, nil

@@ -122,6 +122,11 @@ type PlanRevision struct {
 	// before it runs a step the engine compares the tool's contract now
 	// with its pin (agent/pin.go). None in versions older builds wrote.
 	Pins map[string]ContractPin `json:"pins,omitempty"`
+	// KeysFrom is the plan version whose idempotency keys this version's
+	// actions keep: a re-pin carries actions over unchanged, so a call in
+	// flight before it is re-issued under the key it had (agent/pin.go).
+	// 0, as in every version older builds wrote: its own.
+	KeysFrom int `json:"keys_from,omitempty"`
 }
 
 // Policy decisions.

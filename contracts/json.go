@@ -23,6 +23,12 @@ var Missing any = missingValue{}
 
 type missingValue struct{}
 
+// MarshalJSON writes the marker as a model wrote it, MissingWord: a payload
+// still holding one is shown to a model (the filler's bound payload) or a
+// person as the word it knows, not as {} that could be sent back as data.
+// Decoding gives the string back, never the marker.
+func (missingValue) MarshalJSON() ([]byte, error) { return []byte(`"` + MissingWord + `"`), nil }
+
 // MissingWord is how a model (the planner in a plan's literal inputs, the
 // payload filler in its answer) writes a value it does not know, its
 // answer being text; MarkMissing reads it as Missing.

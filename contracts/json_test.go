@@ -113,3 +113,18 @@ func TestTakeMissing(t *testing.T) {
 		t.Fatal("decoded JSON holds a marker")
 	}
 }
+
+// TestMissingEncodesAsTheWord: a payload still holding the marker, shown
+// to a model or a person, says MISSING where the value is, not {} (which a
+// model could send back as data); decoding that text gives the string,
+// never the marker.
+func TestMissingEncodesAsTheWord(t *testing.T) {
+	out, err := json.Marshal(map[string]any{"to": Missing})
+	if err != nil || string(out) != `{"to":"MISSING"}` {
+		t.Fatalf("%s %v", out, err)
+	}
+	v, err := DecodeJSON(out)
+	if err != nil || v.(map[string]any)["to"] == Missing {
+		t.Fatalf("decoded %v %v: the marker came back from text", v, err)
+	}
+}

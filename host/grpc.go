@@ -161,6 +161,9 @@ func (p *grpcProvider) transportError(ctx context.Context, tool string, err erro
 // kernel said so (watchExit). A call sent then would fail as a crash
 // although it never reached the plugin.
 func (p *grpcProvider) gone() bool {
+	if p.client.Exited() {
+		return true // reaped: its pid may name another process by now
+	}
 	p.watchOnce.Do(func() { p.exited = watchExit(p.pid) })
 	return p.client.Exited() || p.exited()
 }

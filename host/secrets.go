@@ -49,9 +49,15 @@ var secretNames = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH
 func answerSecrets(env map[string]string, more ...string) contracts.Concealer {
 	values := more
 	for k, v := range env {
-		if slices.ContainsFunc(secretNames, func(n string) bool { return strings.Contains(strings.ToUpper(k), n) }) {
+		if secretName(k) {
 			values = append(values, v)
 		}
 	}
 	return contracts.Conceal(values...)
+}
+
+// secretName reports whether a name (an env variable's, a URL query
+// parameter's) says its value is a credential.
+func secretName(name string) bool {
+	return slices.ContainsFunc(secretNames, func(n string) bool { return strings.Contains(strings.ToUpper(name), n) })
 }

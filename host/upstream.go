@@ -152,7 +152,7 @@ func (h *Host) admitUpstream(ctx context.Context, spec UpstreamSpec, origin stri
 		return err
 	}
 	src := newSource(spec.Name, kindUpstream, origin)
-	src.path, src.hide = spec.path(), answerSecrets(spec.Env, spec.Secrets()...)
+	src.path, src.hide = spec.path(), answerSecrets(spec.Env, spec.AnswerSecrets()...)
 	in := &instance{prov: p, up: p, version: p.Status().Server}
 	if err := h.admit(ctx, src, in); err != nil {
 		return err

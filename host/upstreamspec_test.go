@@ -158,3 +158,23 @@ func TestShortSecretsWarned(t *testing.T) {
 		t.Fatalf("a value is logged:\n%s", logs.String())
 	}
 }
+
+// TestAnswerSecrets: what a tool answer from an upstream has hidden is the
+// URL's keys — key-like values, values of parameters named as credentials,
+// the URL secret, the bearer token — not every query value ShownURL hides
+// in case: format=json and region=europe are data an answer may hold.
+func TestAnswerSecrets(t *testing.T) {
+	spec := UpstreamSpec{Name: "u", URL: "https://api.example/s/{secret}/mcp?format=json&region=europe&api_key=k3y-value&sig=AbCdEf0123456789xyz",
+		URLSecret: "url-secret-value", BearerToken: "bearer-token-value"}
+	answer, all := spec.AnswerSecrets(), spec.Secrets()
+	for _, v := range []string{"k3y-value", "AbCdEf0123456789xyz", "url-secret-value", "bearer-token-value"} {
+		if !slices.Contains(answer, v) || !slices.Contains(all, v) {
+			t.Errorf("%q: hidden in answers %v, in errors %v", v, slices.Contains(answer, v), slices.Contains(all, v))
+		}
+	}
+	for _, v := range []string{"json", "europe"} {
+		if slices.Contains(answer, v) || !slices.Contains(all, v) {
+			t.Errorf("%q: hidden in answers %v (want false), in errors %v (want true)", v, slices.Contains(answer, v), slices.Contains(all, v))
+		}
+	}
+}

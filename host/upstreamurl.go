@@ -101,7 +101,16 @@ func (s UpstreamSpec) Endpoint() string {
 // Secrets are the values an HTTP upstream's requests carry that ShownURL
 // hides, and the bearer token: what is hidden in the error bodies the
 // upstream answers with, which may echo its request.
-func (s UpstreamSpec) Secrets() []string {
+func (s UpstreamSpec) Secrets() []string { return s.secrets(true) }
+
+// AnswerSecrets are those of Secrets that are keys: the bearer token, the
+// URL secret, key-like query names and path segments, and the values of
+// key-like query parameters or named as credentials (api_key=…). A
+// tool answer is data, so the query values ShownURL hides only in case
+// (format=json, region=europe) are not blanked in it.
+func (s UpstreamSpec) AnswerSecrets() []string { return s.secrets(false) }
+
+func (s UpstreamSpec) secrets(everyQueryValue bool) []string {
 	secrets := []string{s.BearerToken, s.URLSecret, url.PathEscape(s.URLSecret), url.QueryEscape(s.URLSecret)}
 	u, err := url.Parse(s.Endpoint())
 	if err != nil {
@@ -112,7 +121,9 @@ func (s UpstreamSpec) Secrets() []string {
 			secrets = append(secrets, k, url.QueryEscape(k))
 		}
 		for _, v := range vs {
-			secrets = append(secrets, v, url.QueryEscape(v))
+			if everyQueryValue || TokenLike(k) || secretName(k) || TokenLike(v) {
+				secrets = append(secrets, v, url.QueryEscape(v))
+			}
 		}
 	}
 	for _, seg := range strings.Split(u.EscapedPath(), "/") {

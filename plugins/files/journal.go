@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 
 	"github.com/ordo-run/ordo/plugins/internal/atomicfile"
@@ -374,10 +373,22 @@ func removeTree(ctx context.Context, fsys *os.Root, name string) (int, error) {
 	if err == nil || errors.Is(err, fs.ErrNotExist) {
 		return 1, nil
 	}
-	if info, lerr := fsys.Lstat(name); lerr != nil || !info.IsDir() {
+	info, lerr := fsys.Lstat(name)
+	if lerr != nil || !info.IsDir() {
 		return 0, err
 	}
-	dir, err := fsys.Open(name)
+	// The children are removed through the directory opened here, the one
+	// Lstat saw (a directory swapped for a symlink meanwhile would have
+	// led the removal elsewhere in the root, as a path would).
+	sub, err := fsys.OpenRoot(name)
+	if err != nil {
+		return 0, err
+	}
+	defer sub.Close()
+	if now, err := sub.Stat("."); err != nil || !os.SameFile(info, now) {
+		return 0, fmt.Errorf("%s changed while it was being deleted", name)
+	}
+	dir, err := sub.Open(".")
 	if err != nil {
 		return 0, err
 	}
@@ -388,7 +399,7 @@ func removeTree(ctx context.Context, fsys *os.Root, name string) (int, error) {
 	}
 	removed := 0
 	for _, n := range names {
-		k, err := removeTree(ctx, fsys, path.Join(name, n))
+		k, err := removeTree(ctx, sub, n)
 		if removed += k; err != nil {
 			return removed, err
 		}

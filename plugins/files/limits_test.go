@@ -271,3 +271,51 @@ func TestDeleteStopsWhenCancelled(t *testing.T) {
 		t.Fatalf("tree after the re-issued delete: %v", err)
 	}
 }
+
+// swapAt is a context whose Err runs swap at its at-th call: the moment a
+// recursive delete checks in before a removal.
+type swapAt struct {
+	context.Context
+	n, at int
+	swap  func()
+}
+
+func (s *swapAt) Err() error {
+	if s.n++; s.n == s.at {
+		s.swap()
+	}
+	return nil
+}
+
+// TestDeleteTreeHoldsItsDirectories: a directory swapped for a symlink
+// to elsewhere in the root while a recursive delete is inside it does not
+// lead the removal there: the children are removed through the directory
+// the delete opened, not by path.
+func TestDeleteTreeHoldsItsDirectories(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{"t/a/x", "keep/x"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsys, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	ctx := &swapAt{Context: context.Background(), at: 3, swap: func() { // before t/a/x is removed
+		if err := os.Rename(filepath.Join(root, "t", "a"), filepath.Join(root, "moved")); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink("../keep", filepath.Join(root, "t", "a")); err != nil {
+			t.Error(err)
+		}
+	}}
+	removeTree(ctx, fsys, "t")
+	if _, err := os.Stat(filepath.Join(root, "keep", "x")); err != nil {
+		t.Fatalf("keep/x, outside the tree deleted: %v", err)
+	}
+}

@@ -132,8 +132,9 @@ func fileURI(abs string) string {
 // empty file in place cost seven syncs before the first tools/list of a
 // new data dir: its switch to WAL goes through a rollback journal (four),
 // then the WAL is made and committed (three). The directory entry is
-// synced by SQLite when the first write makes the WAL beside it, before
-// that write is acknowledged. create returns the migrations applied, or
+// synced by SQLite (synchronous=FULL, as Open runs it) when the first
+// write makes the WAL beside it, before that write is acknowledged.
+// create returns the migrations applied, or
 // false when abs exists, another process linked its file first, or the
 // file system cannot (no hard links, full): Open then migrates in place
 // and says why it could not.

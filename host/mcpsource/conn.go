@@ -1,6 +1,7 @@
 package mcpsource
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -248,7 +249,7 @@ type tail struct {
 	log  *slog.Logger
 	hide contracts.Concealer
 	mu   sync.Mutex
-	line string // the end of the stream, not shown yet
+	line []byte // the end of the stream, not shown yet
 	buf  []byte // the last tailSize bytes shown
 }
 
@@ -257,24 +258,28 @@ const (
 	lineMax  = 64 << 10 // as go-plugin reads a plugin's stderr
 )
 
+// Write looks for line ends in b alone: a line written a byte at a time
+// costs its length, not its length squared.
 func (t *tail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.line += string(b)
+	n := len(b)
 	for {
-		line, rest, ok := strings.Cut(t.line, "\n")
-		if !ok {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			t.line = append(t.line, b...)
 			break
 		}
-		t.show(t.hide.Text(line) + "\n")
-		t.line = rest
+		t.line = append(t.line, b[:i]...)
+		t.show(t.hide.Text(string(t.line)) + "\n")
+		t.line, b = t.line[:0], b[i+1:]
 	}
 	if len(t.line) > lineMax {
-		var shown string
-		shown, t.line = t.hide.Cut(t.line)
+		shown, held := t.hide.Cut(string(t.line))
 		t.show(shown)
+		t.line = append(t.line[:0], held...)
 	}
-	return len(b), nil
+	return n, nil
 }
 
 // show logs text, concealed, and keeps its end in the tail.
@@ -291,7 +296,7 @@ func (t *tail) show(text string) {
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := string(t.buf) + t.hide.Text(t.line)
+	s := string(t.buf) + t.hide.Text(string(t.line))
 	return strings.TrimSpace(s[max(len(s)-tailSize, 0):])
 }
 

@@ -1,8 +1,10 @@
 package mcpsource
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -178,5 +180,20 @@ func TestSecretFieldsFromSchema(t *testing.T) {
 	bad := host.UpstreamSpec{Name: "up", URL: "http://127.0.0.1:9/mcp", Overrides: map[string]host.ToolOverride{"login": {SecretFields: []string{""}}}}
 	if err := bad.Check(); contracts.CodeOf(err) != contracts.CodeInvalidInput || !strings.Contains(err.Error(), "overrides.login.secret_fields") {
 		t.Fatalf("an empty secret field: %v", err)
+	}
+}
+
+// BenchmarkStderrLineByteByByte: a stdio upstream writing a 64 KiB line to
+// its stderr one byte at a time. Each write looks for line ends in what it
+// brought alone, so the line costs its length in copying, not its length
+// squared (about 2 GB for this line when every write re-read it whole).
+func BenchmarkStderrLineByteByByte(b *testing.B) {
+	line := bytes.Repeat([]byte("x"), lineMax)
+	for b.Loop() {
+		t := &tail{log: slog.New(slog.DiscardHandler), hide: contracts.Conceal("s3cret-value")}
+		for i := range line {
+			t.Write(line[i : i+1])
+		}
+		t.Write([]byte("\n"))
 	}
 }
